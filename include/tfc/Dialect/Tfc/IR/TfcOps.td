@@ -1,0 +1,588 @@
+//===- TfcOps.td - Operations of the tfc dialect -----------*- tablegen -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Shape conventions used throughout:
+//   B batch, H query heads, Hkv key/value heads, Tq query length,
+//   Tk key length, D model width or head width, V vocabulary size.
+// Any dimension may be dynamic (`?`); verifiers check the static ones.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_DIALECT_TFC_IR_TFCOPS_TD
+#define TFC_DIALECT_TFC_IR_TFCOPS_TD
+
+include "tfc/Dialect/Tfc/IR/TfcDialect.td"
+include "tfc/Dialect/Tfc/IR/TfcEnums.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints and base classes
+//===----------------------------------------------------------------------===//
+
+def Tfc_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Tfc_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+def Tfc_IdTensor : RankedTensorOf<[I32, I64]>;
+def Tfc_BoolTensor : RankedTensorOf<[I1]>;
+def Tfc_AnyTensor : RankedTensorOf<[I1, I32, I64, F16, BF16, F32, F64]>;
+
+class Tfc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tfc_Dialect, mnemonic, !listconcat([Pure], traits)>;
+
+// An op whose result type follows from its operands and attributes. Its
+// verifier infers that type (see `mlir::tfc::infer` in TfcOps.h) and accepts a
+// declared result type that is compatible with it: same element type and
+// rank, equal sizes where both are static. Its builders without a result type
+// use the inferred one.
+class Tfc_InferOp<string mnemonic, list<Trait> traits = []>
+    : Tfc_Op<mnemonic, traits> {
+  let hasVerifier = 1;
+}
+
+class Tfc_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Tfc_Op<mnemonic, !listconcat([SameOperandsAndResultType], traits)> {
+  let arguments = (ins Tfc_FloatTensor:$input);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+// Elementwise binary op with NumPy broadcasting. Written either as
+// `tfc.add %a, %b : tensor<...>` when both operands and the result share a
+// type, or with the full `(lhs, rhs) -> result` functional type.
+class Tfc_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Tfc_InferOp<mnemonic, !listconcat([SameOperandsElementType,
+                                         SameOperandsAndResultElementType],
+                                        traits)> {
+  let arguments = (ins Tfc_FloatTensor:$lhs, Tfc_FloatTensor:$rhs);
+  let results = (outs Tfc_FloatTensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::broadcast({lhs.getType(), rhs.getType()}),
+                lhs),
+            lhs, rhs);
+    }]>
+  ];
+}
+
+class Tfc_ReductionOp<string mnemonic, list<Trait> traits = []>
+    : Tfc_InferOp<mnemonic, traits> {
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                       UnitAttr:$keepdim);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis,
+                   CArg<"bool", "false">:$keepdim), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::reduction(input.getType(), axis, keepdim),
+                input),
+            input, axis, keepdim);
+    }]>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Composite ops
+//===----------------------------------------------------------------------===//
+
+def Tfc_EmbeddingOp : Tfc_InferOp<"embedding"> {
+  let summary = "gathers rows of an embedding table";
+  let description = [{
+    `table` is [V, D] and `ids` has any shape S of integer ids; the result is
+    [S..., D] with `result[s..., :] = table[ids[s...], :]`. Ids outside
+    [0, V) are an error at run time.
+
+    ```mlir
+    %e = tfc.embedding %wte[%ids]
+        : (tensor<50257x768xf32>, tensor<?x?xi64>) -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_FloatTensor:$table, Tfc_IdTensor:$ids);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$table, "::mlir::Value":$ids), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::embedding(table.getType(), ids.getType()), table),
+            table, ids);
+    }]>
+  ];
+}
+
+def Tfc_LinearOp : Tfc_InferOp<"linear", [SameOperandsAndResultElementType]> {
+  let summary = "x · Wᵀ + b, with an optional fused activation";
+  let description = [{
+    `input` is [..., K], `weight` is [N, K] (the PyTorch `nn.Linear` layout)
+    and the optional `bias` is [N]. The result is [..., N]. `activation`
+    applies an elementwise activation to the biased result (an epilogue the
+    fusion passes fold in).
+
+    ```mlir
+    %h = tfc.linear %x, %w, %b activation(gelu_tanh)
+        : (tensor<?x?x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>)
+        -> tensor<?x?x3072xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input, Tfc_FloatTensor:$weight,
+                       Optional<Tfc_FloatTensor>:$bias,
+                       DefaultValuedAttr<Tfc_Activation,
+                           "::mlir::tfc::Activation::None">:$activation);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`activation` `(` $activation^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"::mlir::tfc::Activation",
+                        "::mlir::tfc::Activation::None">:$activation), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::linear(input.getType(), weight.getType(),
+                                     bias ? bias.getType() : ::mlir::Type()), input),
+            input, weight, bias, activation);
+    }]>
+  ];
+}
+
+def Tfc_MatmulOp : Tfc_InferOp<"matmul", [SameOperandsAndResultElementType]> {
+  let summary = "batched matrix product with transpose flags";
+  let description = [{
+    `lhs` is [..., M, K] (or [..., K, M] with `transpose_lhs`), `rhs` is
+    [..., K, N] (or [..., N, K] with `transpose_rhs`). Leading batch
+    dimensions broadcast NumPy-style; the result is [batch..., M, N].
+  }];
+  let arguments = (ins Tfc_FloatTensor:$lhs, Tfc_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transposeLhs,
+                   CArg<"bool", "false">:$transposeRhs), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::matmul(lhs.getType(), rhs.getType(),
+                                     transposeLhs, transposeRhs), lhs),
+            lhs, rhs, transposeLhs, transposeRhs);
+    }]>
+  ];
+}
+
+def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "layer normalisation over the last axis";
+  let description = [{
+    `(x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias` over the last
+    axis, with the biased variance. `scale` (gamma) and `bias` (beta) are
+    optional vectors of the last axis' size.
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       Optional<Tfc_FloatTensor>:$scale,
+                       Optional<Tfc_FloatTensor>:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`scale` `(` $scale^ `)`)? (`bias` `(` $bias^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_RmsNormOp : Tfc_Op<"rms_norm"> {
+  let summary = "root-mean-square normalisation over the last axis";
+  let description = [{
+    `x / sqrt(mean(x²) + epsilon) * scale` over the last axis; `scale` is an
+    optional vector of the last axis' size.
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       Optional<Tfc_FloatTensor>:$scale,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`scale` `(` $scale^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_SoftmaxOp : Tfc_Op<"softmax", [SameOperandsAndResultType]> {
+  let summary = "numerically stable softmax over one axis";
+  let description = [{
+    `exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`. A row whose
+    entries are all -inf yields zeros.
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
+  let summary = "scaled dot-product attention, heads as a batch dimension";
+  let description = [{
+    `softmax(Q·Kᵀ · scale + mask) · V` with
+
+    * `query` [B, H, Tq, D], `key` [B, Hkv, Tk, D], `value` [B, Hkv, Tk, Dv];
+      H must be a multiple of Hkv (grouped-query attention: query head h reads
+      key/value head h / (H / Hkv)); Tq may differ from Tk (cross-attention,
+      decoding with a KV cache);
+    * `mask`: an optional additive bias that broadcasts to [B, H, Tq, Tk]
+      (0 keeps a score, -inf removes it);
+    * `causal`: query i sees key j only if j <= i + (Tk - Tq), i.e. the causal
+      diagonal is aligned to the end of the keys, which is what a decoder step
+      over a KV cache needs;
+    * `scale`: defaults to 1/sqrt(D).
+
+    A query row whose keys are all masked yields zeros, never NaN. The result
+    is [B, H, Tq, Dv].
+  }];
+  let arguments = (ins Tfc_FloatTensor:$query, Tfc_FloatTensor:$key,
+                       Tfc_FloatTensor:$value,
+                       Optional<Tfc_FloatTensor>:$mask,
+                       UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, CArg<"::mlir::Value", "{}">:$mask,
+                   CArg<"bool", "false">:$causal,
+                   CArg<"::mlir::FloatAttr", "{}">:$scale), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::attention(query.getType(), key.getType(),
+                                        value.getType()), query),
+            query, key, value, mask, causal, scale);
+    }]>
+  ];
+}
+
+def Tfc_GeluOp : Tfc_Op<"gelu", [SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `erf`: `0.5·x·(1 + erf(x/√2))` (BERT). `tanh`:
+    `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` (GPT-2's `gelu_new`).
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       Tfc_GeluApproximation:$approximation);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = "$approximation $input attr-dict `:` type($input)";
+}
+
+def Tfc_ReluOp : Tfc_UnaryOp<"relu"> {
+  let summary = "max(x, 0)";
+}
+
+def Tfc_SiluOp : Tfc_UnaryOp<"silu"> {
+  let summary = "x · sigmoid(x) (SwiGLU's gate)";
+}
+
+def Tfc_RopeOp : Tfc_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates pairs of features of `input` [..., T, D] by the angle
+    `(offset + t) / base^(2i / R)` where t is the position along T, i the
+    index of the pair and R = `rotary_dim` (default D; the features past R
+    pass through). `adjacent` pairs features (2i, 2i+1) (RoFormer, GPT-J);
+    `rotate_half` pairs i with i + R/2 (GPT-NeoX, LLaMA). `offset` (default
+    0) is the position of the first row, e.g. the KV-cache length.
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       Optional<Index>:$offset,
+                       Tfc_RopeMode:$mode,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$base,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
+                           $rotary_dim);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $mode $input (`offset` `(` $offset^ `)`)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_SinusoidalPositionsOp : Tfc_Op<"sinusoidal_positions"> {
+  let summary = "the fixed sinusoidal position table of 'Attention Is All You Need'";
+  let description = [{
+    Produces a [T, D] table for positions `offset .. offset + length`:
+    `PE(p, 2i) = sin(p / base^(2i/D))`, `PE(p, 2i+1) = cos(p / base^(2i/D))`.
+    D must be static.
+  }];
+  let arguments = (ins Index:$length, Optional<Index>:$offset,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$base);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $length (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_CausalMaskOp : Tfc_Op<"causal_mask"> {
+  let summary = "an additive causal bias";
+  let description = [{
+    A [Tq, Tk] bias that is 0 where key j may be seen by query i
+    (j <= i + (Tk - Tq)) and -inf elsewhere; the same rule as the `causal`
+    flag of `tfc.attention`.
+  }];
+  let arguments = (ins Index:$query_length, Index:$key_length);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query_length `,` $key_length attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_PaddingMaskOp : Tfc_Op<"padding_mask"> {
+  let summary = "turns a 1/0 attention_mask into an additive bias";
+  let description = [{
+    `input` is [B, Tk] with the Hugging Face convention (1 or true = token,
+    0 = padding). The result is the [B, 1, 1, Tk] bias, 0 for tokens and -inf
+    for padding, which broadcasts against [B, H, Tq, Tk] scores.
+  }];
+  let arguments = (ins RankedTensorOf<[I1, I32, I64, F32]>:$input);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_SplitHeadsOp : Tfc_InferOp<"split_heads",
+                                   [SameOperandsAndResultElementType]> {
+  let summary = "[B, T, H·D] -> [B, H, T, D]";
+  let description = [{
+    Reshapes the feature axis into `heads` heads and moves the head axis in
+    front of the sequence axis.
+  }];
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$heads), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::splitHeads(input.getType(), heads), input),
+            input, heads);
+    }]>
+  ];
+}
+
+def Tfc_MergeHeadsOp : Tfc_InferOp<"merge_heads",
+                                   [SameOperandsAndResultElementType]> {
+  let summary = "[B, H, T, D] -> [B, T, H·D]";
+  let description = "The inverse of `tfc.split_heads`.";
+  let arguments = (ins Tfc_FloatTensor:$input);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::mergeHeads(input.getType()), input),
+            input);
+    }]>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise primitives
+//===----------------------------------------------------------------------===//
+
+def Tfc_AddOp : Tfc_BinaryOp<"add", [Commutative]> {
+  let summary = "elementwise a + b with broadcasting";
+  let hasFolder = 1;
+}
+def Tfc_SubOp : Tfc_BinaryOp<"sub"> {
+  let summary = "elementwise a - b with broadcasting";
+  let hasFolder = 1;
+}
+def Tfc_MulOp : Tfc_BinaryOp<"mul", [Commutative]> {
+  let summary = "elementwise a · b with broadcasting";
+  let hasFolder = 1;
+}
+def Tfc_DivOp : Tfc_BinaryOp<"div"> {
+  let summary = "elementwise a / b with broadcasting";
+  let hasFolder = 1;
+}
+def Tfc_MaxOp : Tfc_BinaryOp<"max", [Commutative]> {
+  let summary = "elementwise maximum with broadcasting";
+}
+def Tfc_MinOp : Tfc_BinaryOp<"min", [Commutative]> {
+  let summary = "elementwise minimum with broadcasting";
+}
+def Tfc_PowOp : Tfc_BinaryOp<"pow"> {
+  let summary = "elementwise a ^ b with broadcasting";
+  let hasFolder = 1;
+}
+
+def Tfc_ExpOp : Tfc_UnaryOp<"exp"> { let summary = "elementwise e^x"; }
+def Tfc_LogOp : Tfc_UnaryOp<"log"> { let summary = "elementwise ln(x)"; }
+def Tfc_SqrtOp : Tfc_UnaryOp<"sqrt"> { let summary = "elementwise √x"; }
+def Tfc_RsqrtOp : Tfc_UnaryOp<"rsqrt"> { let summary = "elementwise 1/√x"; }
+def Tfc_TanhOp : Tfc_UnaryOp<"tanh"> { let summary = "elementwise tanh(x)"; }
+def Tfc_ErfOp : Tfc_UnaryOp<"erf"> { let summary = "elementwise erf(x)"; }
+def Tfc_NegOp : Tfc_UnaryOp<"neg"> {
+  let summary = "elementwise -x";
+  let hasFolder = 1;
+}
+
+def Tfc_WhereOp : Tfc_InferOp<"where"> {
+  let summary = "elementwise select with broadcasting";
+  let description = [{
+    `result = condition ? on_true : on_false`, all three broadcast together
+    NumPy-style. A mask fill is `tfc.where %keep, %scores, %neg_inf`.
+  }];
+  let arguments = (ins Tfc_BoolTensor:$condition, Tfc_FloatTensor:$on_true,
+                       Tfc_FloatTensor:$on_false);
+  let results = (outs Tfc_FloatTensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$condition, "::mlir::Value":$onTrue,
+                   "::mlir::Value":$onFalse), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::broadcast({condition.getType(), onTrue.getType(),
+                                         onFalse.getType()}), onTrue),
+            condition, onTrue, onFalse);
+    }]>
+  ];
+}
+
+def Tfc_CastOp : Tfc_Op<"cast"> {
+  let summary = "elementwise conversion of the element type";
+  let description = [{
+    Converts between integer, boolean and float element types; the shape is
+    unchanged. Float to integer truncates toward zero; to `i1`, non-zero is
+    true.
+  }];
+  let arguments = (ins Tfc_AnyTensor:$input);
+  let results = (outs Tfc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def Tfc_ReduceSumOp : Tfc_ReductionOp<"reduce_sum"> {
+  let summary = "sum over one axis";
+}
+def Tfc_ReduceMaxOp : Tfc_ReductionOp<"reduce_max"> {
+  let summary = "maximum over one axis";
+}
+def Tfc_ReduceMeanOp : Tfc_ReductionOp<"reduce_mean"> {
+  let summary = "arithmetic mean over one axis";
+}
+
+def Tfc_ArgmaxOp : Tfc_InferOp<"argmax"> {
+  let summary = "index of the maximum over one axis (first one on ties)";
+  let arguments = (ins Tfc_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                       UnitAttr:$keepdim);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis,
+                   CArg<"bool", "false">:$keepdim), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::reduction(input.getType(), axis, keepdim,
+                                        $_builder.getI64Type()), input),
+            input, axis, keepdim);
+    }]>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Tfc_TransposeOp : Tfc_InferOp<"transpose",
+                                  [SameOperandsAndResultElementType]> {
+  let summary = "permutes the axes";
+  let description = [{
+    `result.shape[i] = input.shape[permutation[i]]`.
+
+    ```mlir
+    %t = tfc.transpose %x [0, 2, 1, 3]
+        : tensor<?x?x12x64xf32> -> tensor<?x12x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_AnyTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs Tfc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$permutation), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::transpose(input.getType(), permutation), input),
+            input, permutation);
+    }]>
+  ];
+}
+
+def Tfc_ReshapeOp : Tfc_Op<"reshape",
+                           [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "reinterprets the elements in row-major order under a new shape";
+  let description = [{
+    The static sizes of the result come from its type; each dynamic size is
+    given by one `index` operand, in order.
+
+    ```mlir
+    %r = tfc.reshape %x [%b, %t]
+        : tensor<?x?x768xf32> -> tensor<?x?x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_AnyTensor:$input, Variadic<Index>:$dynamic_sizes);
+  let results = (outs Tfc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input (`[` $dynamic_sizes^ `]`)? attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // TFC_DIALECT_TFC_IR_TFCOPS_TD

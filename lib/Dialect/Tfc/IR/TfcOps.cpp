@@ -1,0 +1,666 @@
+//===- TfcOps.cpp - Operations of the tfc dialect ---------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Shape inference, verifiers and custom assembly of the tfc ops. Folders and
+// canonicalisation patterns live in TfcFolds.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+#include "tfc/Dialect/Tfc/IR/TfcEnums.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static bool isDynamic(int64_t size) { return ShapedType::isDynamic(size); }
+
+/// Two sizes agree if either is dynamic or both are equal.
+static bool sizesAgree(int64_t a, int64_t b) {
+  return isDynamic(a) || isDynamic(b) || a == b;
+}
+
+/// The more refined of two agreeing sizes.
+static int64_t mergeSizes(int64_t a, int64_t b) { return isDynamic(a) ? b : a; }
+
+/// Renders a shape as `[?, 12, ?, 64]` for diagnostics.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (isDynamic(d))
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return s;
+}
+
+static std::string shapeString(Type type) {
+  if (auto shaped = dyn_cast<RankedTensorType>(type))
+    return shapeString(shaped.getShape());
+  return "<unranked>";
+}
+
+FailureOr<SmallVector<int64_t>> mlir::tfc::broadcastShapes(ArrayRef<int64_t> lhs,
+                                                           ArrayRef<int64_t> rhs) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align from the right.
+    int64_t a = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
+    int64_t b = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
+    if (a == 1) {
+      result[i] = b;
+    } else if (b == 1) {
+      result[i] = a;
+    } else if (sizesAgree(a, b)) {
+      result[i] = mergeSizes(a, b);
+    } else {
+      return failure();
+    }
+  }
+  return result;
+}
+
+bool mlir::tfc::areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
+  if (lhs.size() != rhs.size())
+    return false;
+  for (auto [l, r] : llvm::zip_equal(lhs, rhs)) {
+    auto lt = dyn_cast<RankedTensorType>(l);
+    auto rt = dyn_cast<RankedTensorType>(r);
+    if (!lt || !rt || lt.getElementType() != rt.getElementType() ||
+        failed(verifyCompatibleShape(lt.getShape(), rt.getShape())))
+      return false;
+  }
+  return true;
+}
+
+/// Reports through `emitError` (if any) and fails.
+template <typename... Args>
+static LogicalResult fail(EmitErrorFn emitError, Args &&...args) {
+  if (emitError) {
+    InFlightDiagnostic diag = emitError();
+    (diag << ... << std::forward<Args>(args));
+  }
+  return failure();
+}
+
+/// `type` as a ranked tensor of `rank` (any rank if negative).
+static FailureOr<RankedTensorType> expectTensor(EmitErrorFn emitError,
+                                                Type type, StringRef what,
+                                                int64_t rank = -1) {
+  auto tensor = dyn_cast_or_null<RankedTensorType>(type);
+  if (!tensor)
+    return fail(emitError, what, " must be a ranked tensor, got ", type);
+  if (rank >= 0 && tensor.getRank() != rank)
+    return fail(emitError, what, " must have rank ", rank, ", got ",
+                shapeString(tensor));
+  return tensor;
+}
+
+/// The verifier's half of a `Tfc_InferOp`: the declared result type must be
+/// compatible with the inferred one.
+static LogicalResult verifyInferred(Operation *op,
+                                    FailureOr<RankedTensorType> inferred) {
+  if (failed(inferred))
+    return failure();
+  Type declared = op->getResult(0).getType();
+  if (!areCompatibleTensorTypes(TypeRange{declared}, TypeRange{*inferred}))
+    return op->emitOpError() << "result type " << declared
+                             << " does not match the inferred type "
+                             << *inferred;
+  return success();
+}
+
+/// Checks that `type` is a vector whose size agrees with `size`.
+static LogicalResult expectFeatureVector(Operation *op, Value vec,
+                                         int64_t size, Type elementType,
+                                         StringRef what) {
+  auto type = cast<RankedTensorType>(vec.getType());
+  if (type.getRank() != 1 || !sizesAgree(type.getDimSize(0), size))
+    return op->emitOpError() << what << " must be a vector of the last axis' "
+                             << "size " << shapeString({size}) << ", got "
+                             << shapeString(type.getShape());
+  if (type.getElementType() != elementType)
+    return op->emitOpError() << what << " element type " << type.getElementType()
+                             << " differs from the input's " << elementType;
+  return success();
+}
+
+Type infer::resultOrPlaceholder(FailureOr<RankedTensorType> inferred,
+                                Value like) {
+  if (succeeded(inferred))
+    return *inferred;
+  return RankedTensorType::get({}, getElementTypeOrSelf(like.getType()));
+}
+
+//===----------------------------------------------------------------------===//
+// Shape inference
+//===----------------------------------------------------------------------===//
+
+FailureOr<RankedTensorType> infer::broadcast(ArrayRef<Type> operands,
+                                             EmitErrorFn emitError) {
+  SmallVector<int64_t> shape;
+  SmallVector<RankedTensorType> tensors;
+  for (Type t : operands) {
+    auto tensor = expectTensor(emitError, t, "operand");
+    if (failed(tensor))
+      return failure();
+    tensors.push_back(*tensor);
+    auto merged = broadcastShapes(shape, tensor->getShape());
+    if (failed(merged)) {
+      std::string shapes;
+      llvm::raw_string_ostream os(shapes);
+      llvm::interleave(
+          tensors, os, [&](RankedTensorType t) { os << shapeString(t); },
+          " and ");
+      return fail(emitError, "operand shapes ", shapes, " do not broadcast");
+    }
+    shape = std::move(*merged);
+  }
+  return RankedTensorType::get(shape, tensors.back().getElementType());
+}
+
+FailureOr<RankedTensorType> infer::embedding(Type tableType, Type idsType,
+                                             EmitErrorFn emitError) {
+  auto table = expectTensor(emitError, tableType, "table [vocab, features]", 2);
+  auto ids = expectTensor(emitError, idsType, "ids");
+  if (failed(table) || failed(ids))
+    return failure();
+  SmallVector<int64_t> shape(ids->getShape());
+  shape.push_back(table->getDimSize(1));
+  return RankedTensorType::get(shape, table->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::linear(Type inputType, Type weightType,
+                                          Type biasType,
+                                          EmitErrorFn emitError) {
+  auto x = expectTensor(emitError, inputType, "input");
+  auto w = expectTensor(emitError, weightType,
+                        "weight [out_features, in_features]", 2);
+  if (failed(x) || failed(w))
+    return failure();
+  if (x->getRank() < 1)
+    return fail(emitError, "input must have rank >= 1");
+  int64_t n = w->getDimSize(0);
+  if (!sizesAgree(x->getShape().back(), w->getDimSize(1)))
+    return fail(emitError, "input ", shapeString(*x),
+                " does not match the weight [out_features, in_features] = ",
+                shapeString(*w), ": ", x->getShape().back(), " vs ",
+                w->getDimSize(1), " input features");
+  if (biasType) {
+    auto b = expectTensor(emitError, biasType, "bias");
+    if (failed(b))
+      return failure();
+    if (b->getRank() != 1 || !sizesAgree(b->getDimSize(0), n))
+      return fail(emitError, "bias ", shapeString(*b),
+                  " must be a vector of the ", shapeString({n}),
+                  " output features");
+    n = mergeSizes(n, b->getDimSize(0));
+  }
+  SmallVector<int64_t> shape(x->getShape().drop_back());
+  shape.push_back(n);
+  return RankedTensorType::get(shape, x->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::matmul(Type lhsType, Type rhsType,
+                                          bool transposeLhs, bool transposeRhs,
+                                          EmitErrorFn emitError) {
+  auto a = expectTensor(emitError, lhsType, "lhs");
+  auto b = expectTensor(emitError, rhsType, "rhs");
+  if (failed(a) || failed(b))
+    return failure();
+  if (a->getRank() < 2 || b->getRank() < 2)
+    return fail(emitError, "operands must have rank >= 2, got ",
+                shapeString(*a), " and ", shapeString(*b));
+  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
+  int64_t m = as[as.size() - 2], ka = as.back();
+  if (transposeLhs)
+    std::swap(m, ka);
+  int64_t kb = bs[bs.size() - 2], n = bs.back();
+  if (transposeRhs)
+    std::swap(kb, n);
+  if (!sizesAgree(ka, kb))
+    return fail(emitError, "contraction sizes differ: lhs ", shapeString(*a),
+                transposeLhs ? " (transposed)" : "", " and rhs ",
+                shapeString(*b), transposeRhs ? " (transposed)" : "");
+  auto batch = broadcastShapes(as.drop_back(2), bs.drop_back(2));
+  if (failed(batch))
+    return fail(emitError, "batch dimensions of ", shapeString(*a), " and ",
+                shapeString(*b), " do not broadcast");
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(m);
+  shape.push_back(n);
+  return RankedTensorType::get(shape, a->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::attention(Type queryType, Type keyType,
+                                             Type valueType,
+                                             EmitErrorFn emitError) {
+  auto q = expectTensor(emitError, queryType,
+                        "query [batch, heads, q_len, d_head]", 4);
+  auto k = expectTensor(emitError, keyType,
+                        "key [batch, kv_heads, kv_len, d_head]", 4);
+  auto v = expectTensor(emitError, valueType,
+                        "value [batch, kv_heads, kv_len, d_v]", 4);
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  if (q->getElementType() != k->getElementType() ||
+      q->getElementType() != v->getElementType())
+    return fail(emitError, "query, key and value element types differ: ",
+                q->getElementType(), ", ", k->getElementType(), ", ",
+                v->getElementType());
+  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
+  auto mismatch = [&](StringRef what) {
+    return fail(emitError, what, ": query ", shapeString(qs), ", key ",
+                shapeString(ks), ", value ", shapeString(vs));
+  };
+  if (!sizesAgree(qs[0], ks[0]) || !sizesAgree(qs[0], vs[0]) ||
+      !sizesAgree(ks[0], vs[0]))
+    return mismatch("batch sizes differ");
+  if (!sizesAgree(ks[1], vs[1]))
+    return mismatch("key and value head counts differ");
+  if (!sizesAgree(ks[2], vs[2]))
+    return mismatch("key and value lengths differ");
+  if (!sizesAgree(qs[3], ks[3]))
+    return mismatch("query and key head sizes differ");
+  int64_t kvHeads = mergeSizes(ks[1], vs[1]);
+  if (!isDynamic(qs[1]) && !isDynamic(kvHeads) && qs[1] % kvHeads != 0)
+    return mismatch("query heads are not a multiple of key/value heads");
+  int64_t batch = mergeSizes(mergeSizes(qs[0], ks[0]), vs[0]);
+  return RankedTensorType::get({batch, qs[1], qs[2], vs[3]},
+                               q->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::reduction(Type inputType, int64_t axis,
+                                             bool keepdim, Type elementType,
+                                             EmitErrorFn emitError) {
+  auto type = expectTensor(emitError, inputType, "input");
+  if (failed(type))
+    return failure();
+  if (axis < 0 || axis >= type->getRank())
+    return fail(emitError, "axis ", axis, " is out of range for ",
+                shapeString(*type));
+  SmallVector<int64_t> shape(type->getShape());
+  if (keepdim)
+    shape[axis] = 1;
+  else
+    shape.erase(shape.begin() + axis);
+  return RankedTensorType::get(shape, elementType ? elementType
+                                                  : type->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::transpose(Type inputType,
+                                             ArrayRef<int64_t> perm,
+                                             EmitErrorFn emitError) {
+  auto type = expectTensor(emitError, inputType, "input");
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return fail(emitError, "permutation has ", perm.size(),
+                " entries but the input has rank ", rank);
+  llvm::SmallBitVector seen(rank);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen.test(p))
+      return fail(emitError, shapeString(perm),
+                  " is not a permutation of 0..", rank - 1);
+    seen.set(p);
+    shape.push_back(type->getDimSize(p));
+  }
+  return RankedTensorType::get(shape, type->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::splitHeads(Type inputType, int64_t heads,
+                                              EmitErrorFn emitError) {
+  auto x = expectTensor(emitError, inputType, "input [batch, seq, features]",
+                        3);
+  if (failed(x))
+    return failure();
+  if (heads <= 0)
+    return fail(emitError, "heads must be positive, got ", heads);
+  int64_t features = x->getDimSize(2);
+  if (!isDynamic(features) && features % heads != 0)
+    return fail(emitError, "features ", features, " are not divisible by ",
+                heads, " heads");
+  int64_t headSize = isDynamic(features) ? features : features / heads;
+  return RankedTensorType::get(
+      {x->getDimSize(0), heads, x->getDimSize(1), headSize},
+      x->getElementType());
+}
+
+FailureOr<RankedTensorType> infer::mergeHeads(Type inputType,
+                                              EmitErrorFn emitError) {
+  auto x = expectTensor(emitError, inputType,
+                        "input [batch, heads, seq, d_head]", 4);
+  if (failed(x))
+    return failure();
+  int64_t h = x->getDimSize(1), d = x->getDimSize(3);
+  int64_t features =
+      isDynamic(h) || isDynamic(d) ? ShapedType::kDynamic : h * d;
+  return RankedTensorType::get({x->getDimSize(0), x->getDimSize(2), features},
+                               x->getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting elementwise assembly
+//===----------------------------------------------------------------------===//
+
+ParseResult mlir::tfc::parseBroadcastOp(OpAsmParser &parser,
+                                        OperationState &result,
+                                        unsigned numOperands) {
+  SmallVector<OpAsmParser::UnresolvedOperand, 3> operands;
+  SMLoc operandsLoc = parser.getCurrentLocation();
+  Type type;
+  if (parser.parseOperandList(operands, numOperands) ||
+      parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColonType(type))
+    return failure();
+
+  SmallVector<Type, 3> operandTypes;
+  if (auto fn = dyn_cast<FunctionType>(type)) {
+    if (fn.getNumInputs() != numOperands || fn.getNumResults() != 1)
+      return parser.emitError(operandsLoc)
+             << "expected a type `(" << numOperands
+             << " operand types) -> result type`, got " << type;
+    llvm::append_range(operandTypes, fn.getInputs());
+    result.addTypes(fn.getResults());
+  } else {
+    operandTypes.assign(numOperands, type);
+    result.addTypes(type);
+  }
+  return parser.resolveOperands(operands, operandTypes, operandsLoc,
+                                result.operands);
+}
+
+void mlir::tfc::printBroadcastOp(OpAsmPrinter &printer, Operation *op) {
+  printer << ' ';
+  printer.printOperands(op->getOperands());
+  printer.printOptionalAttrDict(op->getAttrs());
+  printer << " : ";
+  Type resultType = op->getResult(0).getType();
+  if (llvm::all_of(op->getOperandTypes(),
+                   [&](Type t) { return t == resultType; }))
+    printer << resultType;
+  else
+    printer.printFunctionalType(op);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise primitives
+//===----------------------------------------------------------------------===//
+
+#define TFC_BINARY_OP(OP)                                                      \
+  LogicalResult OP::verify() {                                                 \
+    return verifyInferred(                                                     \
+        *this, infer::broadcast({getLhs().getType(), getRhs().getType()},      \
+                                [&] { return emitOpError(); }));               \
+  }                                                                            \
+  ParseResult OP::parse(OpAsmParser &parser, OperationState &result) {         \
+    return parseBroadcastOp(parser, result, 2);                                \
+  }                                                                            \
+  void OP::print(OpAsmPrinter &printer) { printBroadcastOp(printer, *this); }
+TFC_BINARY_OP(AddOp)
+TFC_BINARY_OP(SubOp)
+TFC_BINARY_OP(MulOp)
+TFC_BINARY_OP(DivOp)
+TFC_BINARY_OP(MaxOp)
+TFC_BINARY_OP(MinOp)
+TFC_BINARY_OP(PowOp)
+#undef TFC_BINARY_OP
+
+LogicalResult WhereOp::verify() {
+  if (getOnTrue().getType().getElementType() !=
+      getOnFalse().getType().getElementType())
+    return emitOpError() << "on_true and on_false element types differ: "
+                         << getOnTrue().getType().getElementType() << " vs "
+                         << getOnFalse().getType().getElementType();
+  return verifyInferred(
+      *this, infer::broadcast({getCondition().getType(),
+                               getOnTrue().getType(), getOnFalse().getType()},
+                              [&] { return emitOpError(); }));
+}
+
+ParseResult WhereOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseBroadcastOp(parser, result, 3);
+}
+
+void WhereOp::print(OpAsmPrinter &printer) { printBroadcastOp(printer, *this); }
+
+LogicalResult CastOp::verify() {
+  if (failed(verifyCompatibleShape(getInput().getType(), getType())))
+    return emitOpError() << "changes the shape "
+                         << shapeString(getInput().getType()) << " to "
+                         << shapeString(getType())
+                         << "; a cast only converts the element type";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+#define TFC_REDUCTION_OP(OP, ELEMENT_TYPE)                                     \
+  LogicalResult OP::verify() {                                                 \
+    return verifyInferred(                                                     \
+        *this, infer::reduction(getInput().getType(), getAxis(), getKeepdim(), \
+                                ELEMENT_TYPE, [&] { return emitOpError(); })); \
+  }
+TFC_REDUCTION_OP(ReduceSumOp, Type())
+TFC_REDUCTION_OP(ReduceMaxOp, Type())
+TFC_REDUCTION_OP(ReduceMeanOp, Type())
+TFC_REDUCTION_OP(ArgmaxOp, IntegerType::get(getContext(), 64))
+#undef TFC_REDUCTION_OP
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  return verifyInferred(*this,
+                        infer::transpose(getInput().getType(), getPermutation(),
+                                         [&] { return emitOpError(); }));
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = getInput().getType();
+  RankedTensorType out = getType();
+  int64_t numDynamic = out.getNumDynamicDims();
+  if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
+    return emitOpError() << "result type has " << numDynamic
+                         << " dynamic sizes but " << getDynamicSizes().size()
+                         << " size operands were given";
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << shapeString(in) << " ("
+                         << in.getNumElements() << " elements) to "
+                         << shapeString(out) << " (" << out.getNumElements()
+                         << " elements)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Composite ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyInferred(*this, infer::embedding(getTable().getType(),
+                                                getIds().getType(),
+                                                [&] { return emitOpError(); }));
+}
+
+LogicalResult LinearOp::verify() {
+  Type bias = getBias() ? getBias().getType() : Type();
+  return verifyInferred(*this,
+                        infer::linear(getInput().getType(),
+                                      getWeight().getType(), bias,
+                                      [&] { return emitOpError(); }));
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyInferred(
+      *this, infer::matmul(getLhs().getType(), getRhs().getType(),
+                           getTransposeLhs(), getTransposeRhs(),
+                           [&] { return emitOpError(); }));
+}
+
+/// Verifies the optional scale/bias vectors of the normalisation ops.
+template <typename NormOp>
+static LogicalResult verifyNorm(NormOp op, ArrayRef<Value> vectors,
+                                ArrayRef<StringRef> names) {
+  RankedTensorType in = op.getInput().getType();
+  if (in.getRank() < 1)
+    return op.emitOpError() << "input must have rank >= 1";
+  if (!areCompatibleTensorTypes(in, op.getType()))
+    return op.emitOpError() << "result type " << op.getType()
+                            << " differs from the input type " << in;
+  double eps = op.getEpsilon().convertToDouble();
+  if (!(eps >= 0.0) || !std::isfinite(eps))
+    return op.emitOpError() << "epsilon must be finite and >= 0, got " << eps;
+  for (auto [vec, name] : llvm::zip_equal(vectors, names))
+    if (vec && failed(expectFeatureVector(op, vec, in.getShape().back(),
+                                          in.getElementType(), name)))
+      return failure();
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, {getScale(), getBias()}, {"scale", "bias"});
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, {getScale()}, {"scale"});
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (getAxis() >= static_cast<uint64_t>(getType().getRank()))
+    return emitOpError() << "axis " << getAxis()
+                         << " is out of range for rank " << getType().getRank();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyInferred(
+          *this, infer::attention(getQuery().getType(), getKey().getType(),
+                                  getValue().getType(),
+                                  [&] { return emitOpError(); }))))
+    return failure();
+  ArrayRef<int64_t> qs = getQuery().getType().getShape();
+  ArrayRef<int64_t> ks = getKey().getType().getShape();
+  if (std::optional<APFloat> scale = getScale()) {
+    double s = scale->convertToDouble();
+    if (!(s > 0.0) || !std::isfinite(s))
+      return emitOpError() << "scale must be finite and > 0, got " << s;
+  } else if (isDynamic(qs[3])) {
+    return emitOpError() << "needs an explicit scale: the head size of query "
+                         << shapeString(qs) << " is dynamic";
+  }
+  if (Value mask = getMask()) {
+    auto mt = cast<RankedTensorType>(mask.getType());
+    if (mt.getElementType() != getQuery().getType().getElementType())
+      return emitOpError() << "mask element type " << mt.getElementType()
+                           << " differs from the query's "
+                           << getQuery().getType().getElementType();
+    SmallVector<int64_t> scores = {qs[0], qs[1], qs[2], ks[2]};
+    auto shape = broadcastShapes(mt.getShape(), scores);
+    if (mt.getRank() > 4 || failed(shape) ||
+        failed(verifyCompatibleShape(*shape, scores)))
+      return emitOpError() << "mask " << shapeString(mt)
+                           << " does not broadcast to the scores "
+                           << "[batch, heads, q_len, kv_len] = "
+                           << shapeString(scores);
+  }
+  return success();
+}
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(
+                   static_cast<double>(getQuery().getType().getDimSize(3)));
+}
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType type = getType();
+  if (type.getRank() < 2)
+    return emitOpError() << "input must be [..., seq, features], got "
+                         << shapeString(type);
+  int64_t d = type.getShape().back();
+  if (!isDynamic(d) && d % 2 != 0)
+    return emitOpError() << "feature size " << d << " must be even";
+  if (std::optional<uint64_t> r = getRotaryDim()) {
+    if (*r % 2 != 0)
+      return emitOpError() << "rotary_dim " << *r << " must be even";
+    if (!isDynamic(d) && static_cast<int64_t>(*r) > d)
+      return emitOpError() << "rotary_dim " << *r
+                           << " exceeds the feature size " << d;
+  }
+  double base = getBase().convertToDouble();
+  if (!(base > 1.0) || !std::isfinite(base))
+    return emitOpError() << "base must be finite and > 1, got " << base;
+  return success();
+}
+
+LogicalResult SinusoidalPositionsOp::verify() {
+  RankedTensorType type = getType();
+  if (type.getRank() != 2 || isDynamic(type.getDimSize(1)))
+    return emitOpError() << "result must be [seq, features] with a static "
+                         << "feature size, got " << shapeString(type);
+  double base = getBase().convertToDouble();
+  if (!(base > 1.0) || !std::isfinite(base))
+    return emitOpError() << "base must be finite and > 1, got " << base;
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (getType().getRank() != 2)
+    return emitOpError() << "result must be [q_len, kv_len], got "
+                         << shapeString(getType());
+  return success();
+}
+
+LogicalResult PaddingMaskOp::verify() {
+  RankedTensorType in = getInput().getType();
+  RankedTensorType out = getType();
+  if (in.getRank() != 2)
+    return emitOpError() << "input must be [batch, kv_len], got "
+                         << shapeString(in);
+  if (out.getRank() != 4 || out.getDimSize(1) != 1 || out.getDimSize(2) != 1 ||
+      !sizesAgree(out.getDimSize(0), in.getDimSize(0)) ||
+      !sizesAgree(out.getDimSize(3), in.getDimSize(1)))
+    return emitOpError() << "result must be [batch, 1, 1, kv_len] = "
+                         << shapeString({in.getDimSize(0), 1, 1,
+                                         in.getDimSize(1)})
+                         << ", got " << shapeString(out);
+  return success();
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  return verifyInferred(*this,
+                        infer::splitHeads(getInput().getType(), getHeads(),
+                                          [&] { return emitOpError(); }));
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  return verifyInferred(*this, infer::mergeHeads(getInput().getType(),
+                                                 [&] { return emitOpError(); }));
+}
+
+#define GET_OP_CLASSES
+#include "tfc/Dialect/Tfc/IR/TfcOps.cpp.inc"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets everything up, builds tfc and runs every test suite (lit + GoogleTest,
+# through ctest). The last line is ctest's summary.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${TFC_BUILD_DIR:-$root/build}
+jobs=${TFC_JOBS:-2}
+
+"$root/scripts/setup.sh"
+cmake --build "$build_dir" -j "$jobs"
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"

@@ -1,0 +1,32 @@
+//===- tfc-opt.cpp - The tfc optimizer driver -------------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// An mlir-opt with the tfc dialect and passes added to every upstream dialect,
+// pass and LLVM IR translation interface.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/Tfc/IR/TfcDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::tfc::TfcDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "tfc optimizer driver: the tfc dialect and passes plus every "
+                  "upstream dialect and pass\n",
+      registry));
+}
