@@ -14,6 +14,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -47,6 +48,13 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
       os << d;
   });
   os << "]";
+  return s;
+}
+
+/// Renders a double the short way (`0.5`, `1e-12`).
+static std::string numberString(double value) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", value);
   return s;
 }
 
@@ -179,8 +187,10 @@ FailureOr<RankedTensorType> infer::broadcast(ArrayRef<Type> operands,
 FailureOr<RankedTensorType> infer::embedding(Type tableType, Type idsType,
                                              EmitErrorFn emitError) {
   auto table = expectTensor(emitError, tableType, "table [vocab, features]", 2);
+  if (failed(table))
+    return failure();
   auto ids = expectTensor(emitError, idsType, "ids");
-  if (failed(table) || failed(ids))
+  if (failed(ids))
     return failure();
   SmallVector<int64_t> shape(ids->getShape());
   shape.push_back(table->getDimSize(1));
@@ -191,9 +201,11 @@ FailureOr<RankedTensorType> infer::linear(Type inputType, Type weightType,
                                           Type biasType,
                                           EmitErrorFn emitError) {
   auto x = expectTensor(emitError, inputType, "input");
+  if (failed(x))
+    return failure();
   auto w = expectTensor(emitError, weightType,
                         "weight [out_features, in_features]", 2);
-  if (failed(x) || failed(w))
+  if (failed(w))
     return failure();
   if (x->getRank() < 1)
     return fail(emitError, "input must have rank >= 1");
@@ -222,8 +234,10 @@ FailureOr<RankedTensorType> infer::matmul(Type lhsType, Type rhsType,
                                           bool transposeLhs, bool transposeRhs,
                                           EmitErrorFn emitError) {
   auto a = expectTensor(emitError, lhsType, "lhs");
+  if (failed(a))
+    return failure();
   auto b = expectTensor(emitError, rhsType, "rhs");
-  if (failed(a) || failed(b))
+  if (failed(b))
     return failure();
   if (a->getRank() < 2 || b->getRank() < 2)
     return fail(emitError, "operands must have rank >= 2, got ",
@@ -254,11 +268,15 @@ FailureOr<RankedTensorType> infer::attention(Type queryType, Type keyType,
                                              EmitErrorFn emitError) {
   auto q = expectTensor(emitError, queryType,
                         "query [batch, heads, q_len, d_head]", 4);
+  if (failed(q))
+    return failure();
   auto k = expectTensor(emitError, keyType,
                         "key [batch, kv_heads, kv_len, d_head]", 4);
+  if (failed(k))
+    return failure();
   auto v = expectTensor(emitError, valueType,
                         "value [batch, kv_heads, kv_len, d_v]", 4);
-  if (failed(q) || failed(k) || failed(v))
+  if (failed(v))
     return failure();
   if (q->getElementType() != k->getElementType() ||
       q->getElementType() != v->getElementType())
@@ -532,7 +550,8 @@ static LogicalResult verifyNorm(NormOp op, ArrayRef<Value> vectors,
                             << " differs from the input type " << in;
   double eps = op.getEpsilon().convertToDouble();
   if (!(eps >= 0.0) || !std::isfinite(eps))
-    return op.emitOpError() << "epsilon must be finite and >= 0, got " << eps;
+    return op.emitOpError() << "epsilon must be finite and >= 0, got "
+                            << numberString(eps);
   for (auto [vec, name] : llvm::zip_equal(vectors, names))
     if (vec && failed(expectFeatureVector(op, vec, in.getShape().back(),
                                           in.getElementType(), name)))
@@ -566,7 +585,8 @@ LogicalResult AttentionOp::verify() {
   if (std::optional<APFloat> scale = getScale()) {
     double s = scale->convertToDouble();
     if (!(s > 0.0) || !std::isfinite(s))
-      return emitOpError() << "scale must be finite and > 0, got " << s;
+      return emitOpError() << "scale must be finite and > 0, got "
+                           << numberString(s);
   } else if (isDynamic(qs[3])) {
     return emitOpError() << "needs an explicit scale: the head size of query "
                          << shapeString(qs) << " is dynamic";
@@ -613,7 +633,8 @@ LogicalResult RopeOp::verify() {
   }
   double base = getBase().convertToDouble();
   if (!(base > 1.0) || !std::isfinite(base))
-    return emitOpError() << "base must be finite and > 1, got " << base;
+    return emitOpError() << "base must be finite and > 1, got "
+                           << numberString(base);
   return success();
 }
 
@@ -624,7 +645,8 @@ LogicalResult SinusoidalPositionsOp::verify() {
                          << "feature size, got " << shapeString(type);
   double base = getBase().convertToDouble();
   if (!(base > 1.0) || !std::isfinite(base))
-    return emitOpError() << "base must be finite and > 1, got " << base;
+    return emitOpError() << "base must be finite and > 1, got "
+                           << numberString(base);
   return success();
 }
 
