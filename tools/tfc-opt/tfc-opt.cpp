@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
+#include "tfc/Dialect/Tfc/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -18,6 +19,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::tfc::registerTfcPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tfc::TfcDialect>();

@@ -1,0 +1,55 @@
+//===- Passes.td - Passes of the tfc dialect ---------------*- tablegen -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD
+#define TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+// Every fusion pass reports, when asked, each candidate it looked at: either
+// what it fused into or the precise reason it did not.
+defvar RemarksOption = Option<"remarks", "remarks", "bool", /*default=*/"false",
+    "Emit a remark for every candidate: 'fused into ...' or 'not fused: "
+    "<reason>'">;
+
+def TfcFuseSoftmax : Pass<"tfc-fuse-softmax"> {
+  let summary = "Recognise softmax written out with exp, max, sum and divide";
+  let description = [{
+    Rewrites `exp(x - max(x)) / sum(exp(x - max(x)))` over one axis into
+    `tfc.softmax`. Also accepted: the unstabilised `exp(x) / sum(exp(x))`
+    (the fused op is always the numerically stable one), the division written
+    as a multiplication by the reciprocal (`1 / s` or `s ^ -1`), and the
+    reductions written without `keepdim` followed by a reshape.
+
+    The exponentials must have no other use than the sum and the division,
+    and the sum no other use than the division; otherwise the decomposed form
+    stays (the remark names the other use).
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+  let options = [RemarksOption];
+}
+
+def TfcFuseLayerNorm : Pass<"tfc-fuse-layernorm"> {
+  let summary = "Recognise LayerNorm and RMSNorm written out with primitives";
+  let description = [{
+    Rewrites the usual decompositions of LayerNorm over the last axis into
+    `tfc.layer_norm`:
+
+      d = x - mean(x); var = mean(d * d) (or mean(d ^ 2), or
+      mean(x * x) - mean(x)^2); y = d / sqrt(var + eps) (or
+      d * rsqrt(var + eps)); optionally y * gamma, + beta,
+
+    and `x * rsqrt(mean(x * x) + eps)` (or `x / sqrt(...)`, `x ^ 2`) with an
+    optional `* gamma` into `tfc.rms_norm`. eps must be a constant scalar,
+    the reductions must be over the last axis with keepdim, gamma and beta
+    vectors of the last axis' size, and the intermediates must have no other
+    use.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+  let options = [RemarksOption];
+}
+
+#endif // TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD

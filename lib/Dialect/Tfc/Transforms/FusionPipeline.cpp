@@ -1,0 +1,53 @@
+//===- FusionPipeline.cpp - The fusion pipeline and pass registration ----===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/Tfc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "tfc/Dialect/Tfc/Transforms/Passes.h.inc"
+
+struct FusionPipelineCLOptions
+    : public PassPipelineOptions<FusionPipelineCLOptions> {
+  Option<bool> remarks{*this, "remarks",
+                       llvm::cl::desc("Every fusion pass reports each "
+                                      "candidate it looked at"),
+                       llvm::cl::init(false)};
+};
+} // namespace
+
+void mlir::tfc::buildFusionPipeline(OpPassManager &pm,
+                                    const FusionPipelineOptions &options) {
+  // Canonical, de-duplicated primitives first: CSE merges the repeated
+  // `x - mean(x)` that exporters emit, canonicalisation folds identities.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createTfcFuseSoftmax(TfcFuseSoftmaxOptions{options.remarks}));
+  pm.addPass(createTfcFuseLayerNorm(TfcFuseLayerNormOptions{options.remarks}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tfc::registerTfcPasses() {
+  registerTfcTransformsPasses();
+  PassPipelineRegistration<FusionPipelineCLOptions>(
+      "tfc-fusion-pipeline",
+      "Canonicalise, then fuse softmax, LayerNorm and RMSNorm: the "
+      "compiler's fusion pipeline",
+      [](OpPassManager &pm, const FusionPipelineCLOptions &cl) {
+        FusionPipelineOptions options;
+        options.remarks = cl.remarks;
+        buildFusionPipeline(pm, options);
+      });
+}
