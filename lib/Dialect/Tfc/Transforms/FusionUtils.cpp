@@ -8,6 +8,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -50,7 +52,26 @@ std::optional<double> fusion::getSplatValue(Value value) {
   auto dense = dyn_cast<DenseFPElementsAttr>(attr);
   if (!dense || !dense.isSplat())
     return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
+  // Take the shortest decimal that reads back as the same value in the
+  // constant's own precision, so that an f32 1e-12 becomes the double 1e-12
+  // (not 9.99999996e-13): it is what the user wrote.
+  APFloat splat = dense.getSplatValue<APFloat>();
+  double widened = splat.convertToDouble();
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%.*g", digits, widened);
+    APFloat parsed(splat.getSemantics());
+    auto status = parsed.convertFromString(text, APFloat::rmNearestTiesToEven);
+    if (!status) {
+      llvm::consumeError(status.takeError());
+      continue;
+    }
+    double shortest;
+    if (parsed.bitwiseIsEqual(splat) &&
+        !StringRef(text).getAsDouble(shortest))
+      return shortest;
+  }
+  return widened;
 }
 
 template <typename ReductionOp>
