@@ -147,3 +147,15 @@ func.func @dead_code(%x: tensor<?x?x768xf32>) {
   %1 = tfc.gelu erf %x : tensor<?x?x768xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func @slice_whole_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+func.func @slice_whole_axis(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x4xf32>) {
+  // CHECK: %[[S:.*]] = tfc.slice %[[X]] {axis = 1 : i64, size = 4 : i64, start = 4 : i64}
+  // CHECK: return %[[X]], %[[S]]
+  %0 = tfc.slice %x {axis = 1, start = 0, size = 8} : tensor<2x8xf32> -> tensor<2x8xf32>
+  %1 = tfc.slice %x {axis = 1, start = 4, size = 4} : tensor<2x8xf32> -> tensor<2x4xf32>
+  return %0, %1 : tensor<2x8xf32>, tensor<2x4xf32>
+}

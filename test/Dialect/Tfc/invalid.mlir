@@ -542,3 +542,51 @@ func.func @reshape_element_type(%x: tensor<2x768xf32>) {
   %0 = tfc.reshape %x : tensor<2x768xf32> -> tensor<2x768xf16>
   return
 }
+
+// -----
+
+func.func @weight_dynamic() {
+  // expected-error @+1 {{'tfc.weight' op weight 'h.0.w' must have a static shape, got [?, 768]}}
+  %0 = tfc.weight "h.0.w" : tensor<?x768xf32>
+  return
+}
+
+// -----
+
+func.func @weight_empty_name() {
+  // expected-error @+1 {{'tfc.weight' op name must not be empty}}
+  %0 = tfc.weight "" : tensor<768xf32>
+  return
+}
+
+// -----
+
+func.func @arange_rank(%t: index) {
+  // expected-error @+1 {{'tfc.arange' op result must be [length], got [?, 2]}}
+  %0 = tfc.arange %t : tensor<?x2xi64>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<?x?x2304xf32>) {
+  // expected-error @+1 {{'tfc.slice' op range [2000, 2768) is out of bounds for axis 2 of size 2304}}
+  %0 = tfc.slice %x {axis = 2, start = 2000, size = 768} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+  return
+}
+
+// -----
+
+func.func @slice_dynamic_axis(%x: tensor<?x?x2304xf32>) {
+  // expected-error @+1 {{'tfc.slice' op sliced axis 1 of [?, ?, 2304] must be static}}
+  %0 = tfc.slice %x {axis = 1, start = 0, size = 1} : tensor<?x?x2304xf32> -> tensor<?x1x2304xf32>
+  return
+}
+
+// -----
+
+func.func @slice_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tfc.slice' op axis 2 is out of range for [4, 8]}}
+  %0 = tfc.slice %x {axis = 2, start = 0, size = 1} : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}

@@ -153,3 +153,16 @@ func.func @reductions_and_data_movement(%x: tensor<?x?x768xf32>, %n: index) {
   %6 = tfc.reshape %c : tensor<2x3x4xf32> -> tensor<6x4xf32>
   return
 }
+
+// CHECK-LABEL: func @weights_and_positions
+func.func @weights_and_positions(%x: tensor<?x?x2304xf32>, %t: index, %past: index) {
+  // CHECK: tfc.weight "wte.weight" : tensor<50257x768xf32>
+  %w = tfc.weight "wte.weight" : tensor<50257x768xf32>
+  // CHECK: tfc.arange %{{.*}} : tensor<?xi64>
+  %0 = tfc.arange %t : tensor<?xi64>
+  // CHECK: tfc.arange %{{.*}} offset(%{{.*}}) : tensor<?xi64>
+  %1 = tfc.arange %t offset(%past) : tensor<?xi64>
+  // CHECK: tfc.slice %{{.*}} {axis = 2 : i64, size = 768 : i64, start = 768 : i64} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+  %2 = tfc.slice %x {axis = 2, start = 768, size = 768} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+  return
+}

@@ -129,6 +129,13 @@ OpFoldResult SplitHeadsOp::fold(FoldAdaptor) {
   return {};
 }
 
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  // Slicing a whole axis is the identity.
+  if (getStart() == 0 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 OpFoldResult MergeHeadsOp::fold(FoldAdaptor) {
   auto split = getInput().getDefiningOp<SplitHeadsOp>();
   if (split && split.getInput().getType() == getType())

@@ -363,6 +363,27 @@ FailureOr<RankedTensorType> infer::splitHeads(Type inputType, int64_t heads,
       x->getElementType());
 }
 
+FailureOr<RankedTensorType> infer::slice(Type inputType, int64_t axis,
+                                         int64_t start, int64_t size,
+                                         EmitErrorFn emitError) {
+  auto x = expectTensor(emitError, inputType, "input", -1);
+  if (failed(x))
+    return failure();
+  if (axis < 0 || axis >= x->getRank())
+    return fail(emitError, "axis ", axis, " is out of range for ",
+                shapeString(*x));
+  int64_t extent = x->getDimSize(axis);
+  if (isDynamic(extent))
+    return fail(emitError, "sliced axis ", axis, " of ", shapeString(*x),
+                " must be static");
+  if (start < 0 || size <= 0 || start > extent || size > extent - start)
+    return fail(emitError, "range [", start, ", ", start + size,
+                ") is out of bounds for axis ", axis, " of size ", extent);
+  SmallVector<int64_t> shape(x->getShape());
+  shape[axis] = size;
+  return RankedTensorType::get(shape, x->getElementType());
+}
+
 FailureOr<RankedTensorType> infer::mergeHeads(Type inputType,
                                               EmitErrorFn emitError) {
   auto x = expectTensor(emitError, inputType,
@@ -648,6 +669,29 @@ LogicalResult SinusoidalPositionsOp::verify() {
     return emitOpError() << "base must be finite and > 1, got "
                            << numberString(base);
   return success();
+}
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "name must not be empty";
+  if (!getType().hasStaticShape())
+    return emitOpError() << "weight '" << getName()
+                         << "' must have a static shape, got "
+                         << shapeString(getType());
+  return success();
+}
+
+LogicalResult ArangeOp::verify() {
+  if (getType().getRank() != 1)
+    return emitOpError() << "result must be [length], got "
+                         << shapeString(getType());
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  return verifyInferred(*this, infer::slice(getInput().getType(), getAxis(),
+                                            getStart(), getSize(),
+                                            [&] { return emitOpError(); }));
 }
 
 LogicalResult CausalMaskOp::verify() {

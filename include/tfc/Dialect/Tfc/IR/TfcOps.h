@@ -64,6 +64,8 @@ FailureOr<RankedTensorType> transpose(Type input,
                                       EmitErrorFn emitError = nullptr);
 FailureOr<RankedTensorType> splitHeads(Type input, int64_t heads,
                                        EmitErrorFn emitError = nullptr);
+FailureOr<RankedTensorType> slice(Type input, int64_t axis, int64_t start,
+                                  int64_t size, EmitErrorFn emitError = {});
 FailureOr<RankedTensorType> mergeHeads(Type input,
                                        EmitErrorFn emitError = nullptr);
 

@@ -416,6 +416,76 @@ def Tfc_MergeHeadsOp : Tfc_InferOp<"merge_heads",
   ];
 }
 
+def Tfc_WeightOp : Tfc_Op<"weight"> {
+  let summary = "a named model parameter, bound to a weights-file entry";
+  let description = [{
+    The value of the parameter `name` (a safetensors key such as
+    `h.0.attn.c_attn.weight`), supplied by the runtime when the model is
+    loaded. Its shape is static; the runtime checks the file against it. Two
+    references to the same name are the same value (tied weights).
+
+    ```mlir
+    %wte = tfc.weight "wte.weight" : tensor<50257x768xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Tfc_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfc_ArangeOp : Tfc_Op<"arange"> {
+  let summary = "the positions offset, offset + 1, ..., offset + length - 1";
+  let description = [{
+    A [length] vector of integer positions, e.g. the ids of a learned position
+    embedding; `offset` (default 0) is the first one (the KV-cache length when
+    decoding).
+
+    ```mlir
+    %pos = tfc.arange %t offset(%past) : tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Index:$length, Optional<Index>:$offset);
+  let results = (outs Tfc_IdTensor:$result);
+  let assemblyFormat = [{
+    $length (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfc_SliceOp : Tfc_InferOp<"slice", [SameOperandsAndResultElementType]> {
+  let summary = "a contiguous range of one axis";
+  let description = [{
+    `result = input[..., start : start + size, ...]` along `axis`, e.g. the
+    query, key and value parts of a packed QKV projection. The sliced axis
+    must be static.
+
+    ```mlir
+    %q = tfc.slice %qkv {axis = 2, start = 0, size = 768}
+        : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+    ```
+  }];
+  let arguments = (ins Tfc_AnyTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$start,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$size);
+  let results = (outs Tfc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis, "int64_t":$start,
+                   "int64_t":$size), [{
+      build($_builder, $_state,
+            ::mlir::tfc::infer::resultOrPlaceholder(
+                ::mlir::tfc::infer::slice(input.getType(), axis, start, size),
+                input),
+            input, axis, start, size);
+    }]>
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise primitives
 //===----------------------------------------------------------------------===//
