@@ -1,0 +1,51 @@
+//===- MLIRGen.h - From the .tfm syntax tree to the tfc dialect -*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// MLIRGen instantiates the model: it evaluates the hyper-parameters (with
+// `-D` overrides), unrolls `for` loops, inlines blocks at each call, checks
+// every shape symbolically (see SymbolicShape.h) and emits one `func.func`
+// per entry point in the tfc dialect. Every op's location is the .tfm
+// position it came from (a call-site location inside a block).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_FRONTEND_MLIRGEN_H
+#define TFC_FRONTEND_MLIRGEN_H
+
+#include "tfc/Frontend/AST.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace tfc {
+
+struct MLIRGenOptions {
+  /// `-D name=value` hyper-parameter overrides, in command-line order.
+  std::vector<std::pair<std::string, std::string>> defines;
+  /// Only generate this entry point (all of them when empty).
+  std::string entry;
+  /// Refuse to unroll models larger than this many ops.
+  unsigned maxOps = 2'000'000;
+};
+
+/// Loads the dialects the generated IR uses into `context`.
+void loadFrontendDialects(mlir::MLIRContext &context);
+
+/// Generates the module; returns null after reporting errors through
+/// `diags`. The module has been verified.
+mlir::OwningOpRef<mlir::ModuleOp>
+generateModule(const ast::Module &module, mlir::MLIRContext &context,
+               DiagnosticEngine &diags, const MLIRGenOptions &options);
+
+} // namespace tfc
+
+#endif // TFC_FRONTEND_MLIRGEN_H

@@ -1,0 +1,67 @@
+//===- Diagnostics.cpp - Source diagnostics of the .tfm frontend ----------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Frontend/Diagnostics.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace tfc;
+
+void DiagnosticEngine::error(llvm::SMLoc loc, const llvm::Twine &message,
+                             llvm::ArrayRef<llvm::SMRange> ranges) {
+  std::string text = message.str();
+  std::string key =
+      std::to_string(reinterpret_cast<uintptr_t>(loc.getPointer())) + "\n" +
+      text;
+  lastDropped = !seen.insert(key).second || numErrors >= maxErrors;
+  if (lastDropped)
+    return;
+  ++numErrors;
+  sourceMgr.PrintMessage(os, loc, llvm::SourceMgr::DK_Error, text, ranges);
+  if (numErrors == maxErrors)
+    os << "error: too many errors, stopping\n";
+}
+
+void DiagnosticEngine::note(llvm::SMLoc loc, const llvm::Twine &message) {
+  if (!lastDropped)
+    sourceMgr.PrintMessage(os, loc, llvm::SourceMgr::DK_Note, message);
+}
+
+void DiagnosticEngine::error(const llvm::Twine &message) {
+  lastDropped = numErrors >= maxErrors;
+  if (lastDropped)
+    return;
+  ++numErrors;
+  os << "error: " << message << "\n";
+}
+
+std::string DiagnosticEngine::closest(llvm::StringRef name,
+                                      llvm::ArrayRef<std::string> candidates) {
+  std::string best;
+  unsigned bestDistance = ~0u;
+  // Allow roughly one edit per three characters, at least one.
+  unsigned limit = std::max<unsigned>(1, (name.size() + 2) / 3);
+  for (const std::string &candidate : candidates) {
+    if (candidate == name)
+      continue;
+    unsigned d = name.edit_distance(candidate, /*AllowReplacements=*/true,
+                                    /*MaxEditDistance=*/limit + 1);
+    // Case-only differences are always plausible.
+    if (name.equals_insensitive(candidate))
+      d = 0;
+    if (d <= limit && d < bestDistance) {
+      bestDistance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string DiagnosticEngine::suggest(llvm::StringRef name,
+                                      llvm::ArrayRef<std::string> candidates) {
+  std::string best = closest(name, candidates);
+  return best.empty() ? std::string() : "; did you mean '" + best + "'?";
+}

@@ -1,0 +1,188 @@
+//===- Elaborator.h - MLIRGen's internal state ------------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Private to lib/Frontend: the compile-time values of the language and the
+// class that evaluates a module into the tfc dialect. MLIRGen.cpp holds the
+// statements, expressions and blocks; MLIRGenBuiltins.cpp the built-in ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_LIB_FRONTEND_ELABORATOR_H
+#define TFC_LIB_FRONTEND_ELABORATOR_H
+
+#include "tfc/Frontend/Builtins.h"
+#include "tfc/Frontend/MLIRGen.h"
+#include "tfc/Frontend/SymbolicShape.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace tfc::detail {
+
+/// A compile-time value. Errors produce Poison, which every operation passes
+/// on silently so that one mistake is reported once.
+struct Val {
+  enum class Kind { Poison, Int, Float, Bool, Str, DType, Dim, Tensor, List };
+  Kind kind = Kind::Poison;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  mlir::Type elementType;  // DType, Tensor
+  SymDim dim;              // Dim (always symbolic)
+  mlir::Value value;       // Dim: its index value (may be null); Tensor
+  SymShape shape;          // Tensor
+  std::vector<Val> list;   // List
+
+  static Val poison() { return {}; }
+  static Val ofInt(int64_t v) {
+    Val r;
+    r.kind = Kind::Int;
+    r.i = v;
+    return r;
+  }
+  static Val ofFloat(double v) {
+    Val r;
+    r.kind = Kind::Float;
+    r.f = v;
+    return r;
+  }
+  static Val ofBool(bool v) {
+    Val r;
+    r.kind = Kind::Bool;
+    r.b = v;
+    return r;
+  }
+  static Val ofStr(std::string v) {
+    Val r;
+    r.kind = Kind::Str;
+    r.s = std::move(v);
+    return r;
+  }
+  static Val ofTensor(mlir::Value v, SymShape shape) {
+    Val r;
+    r.kind = Kind::Tensor;
+    r.value = v;
+    r.elementType = mlir::cast<mlir::ShapedType>(v.getType()).getElementType();
+    r.shape = std::move(shape);
+    return r;
+  }
+  bool isPoison() const { return kind == Kind::Poison; }
+  bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
+  double asDouble() const { return kind == Kind::Int ? double(i) : f; }
+};
+
+/// "a tensor f32[batch, seq, 768]", "the integer 12", ...
+std::string describe(const Val &v);
+std::string dtypeName(mlir::Type t);
+
+/// The arguments of one call, bound to a built-in's parameters.
+struct BoundArgs {
+  const BuiltinSpec *spec = nullptr;
+  const ast::CallExpr *call = nullptr;
+  std::vector<std::optional<Val>> values;
+  std::vector<llvm::SMLoc> locs;
+};
+
+class Elaborator {
+public:
+  Elaborator(const ast::Module &module, mlir::MLIRContext &context,
+             DiagnosticEngine &diags, const MLIRGenOptions &options);
+
+  mlir::OwningOpRef<mlir::ModuleOp> run();
+
+  //===--------------------------------------------------------------------===//
+  // Used by the built-ins (MLIRGenBuiltins.cpp).
+  //===--------------------------------------------------------------------===//
+
+  Val callBuiltin(const BuiltinSpec &spec, const ast::CallExpr &call);
+  /// Evaluates a call argument.
+  Val evalArg(const ast::Expr &e);
+
+  /// Reports an error and returns Poison.
+  Val fail(llvm::SMLoc loc, const llvm::Twine &message);
+  mlir::Location loc(llvm::SMLoc l);
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<SymDim> shape,
+                                    mlir::Type elementType);
+  /// A number as a rank-0 constant of `elementType`.
+  mlir::Value scalarConstant(double v, mlir::Type elementType, llvm::SMLoc l);
+  /// An index value for an integer or a symbolic dim, or null after an error.
+  mlir::Value indexValue(const Val &v, llvm::SMLoc l, llvm::StringRef what);
+  /// The index value of a symbolic dim in the current entry, or null.
+  mlir::Value dimValue(const SymDim &d);
+  /// A tensor, or a number converted to a constant of `like`'s element type.
+  std::optional<Val> asTensor(const Val &v, mlir::Type like, llvm::SMLoc l,
+                              llvm::StringRef what);
+  bool countOp(llvm::SMLoc l);
+
+  mlir::MLIRContext &context;
+  mlir::OpBuilder builder;
+  DiagnosticEngine &diags;
+
+private:
+  using Env = llvm::StringMap<Val>;
+
+  struct Frame {
+    Env env;
+    const ast::FuncDecl *func = nullptr;
+    std::optional<std::vector<Val>> returned;
+  };
+
+  // Hyper-parameters and declarations.
+  bool evaluateConsts();
+  std::optional<Val> parseDefine(llvm::StringRef name, llvm::StringRef text,
+                                 const Val &original);
+  void generateEntry(const ast::FuncDecl &func);
+
+  // Statements and expressions.
+  void execBody(const ast::Body &body);
+  void execStmt(const ast::Stmt &stmt);
+  void assign(const ast::Ident &target, Val v);
+  Val eval(const ast::Expr &e);
+  Val evalName(const ast::NameExpr &e);
+  Val evalUnary(const ast::UnaryExpr &e);
+  Val evalBinary(const ast::BinaryExpr &e);
+  Val evalTensorBinary(const ast::BinaryExpr &e, const Val &lhs,
+                       const Val &rhs);
+  Val evalCall(const ast::CallExpr &e);
+  Val callBlock(const ast::FuncDecl &block, const ast::CallExpr &call);
+  Val weight(const ast::WeightStmt &w);
+  std::optional<std::string> interpolate(const ast::StringExpr &key);
+  /// Evaluates a declared type's dims: integers or symbolic dims.
+  std::optional<SymShape> evalShape(const ast::TypeExpr &type);
+  mlir::Type evalDType(const ast::TypeExpr &type);
+  /// Checks a value against a parameter's declared type.
+  bool checkParam(const ast::Param &param, const Val &v, llvm::SMLoc argLoc,
+                  llvm::StringRef blockName);
+
+  const ast::Module &module;
+  const MLIRGenOptions &options;
+  std::string filename;
+  mlir::ModuleOp moduleOp;
+
+  Env consts;
+  llvm::StringMap<const ast::DimDecl *> dims;
+  llvm::StringMap<const ast::WeightStmt *> globalWeights;
+  llvm::StringMap<const ast::FuncDecl *> funcs;
+
+  // Per entry.
+  mlir::func::FuncOp currentEntry;
+  llvm::StringMap<mlir::Value> dimValues;
+  llvm::StringMap<mlir::Value> weightValues;
+  mlir::Operation *lastWeight = nullptr;
+  std::vector<Frame> frames;
+  std::vector<mlir::Location> callers;
+
+  /// Weight key -> its type and first declaration, across entries.
+  llvm::StringMap<std::pair<mlir::RankedTensorType, llvm::SMLoc>> weightTypes;
+  unsigned numOps = 0;
+  bool tooLarge = false;
+};
+
+} // namespace tfc::detail
+
+#endif // TFC_LIB_FRONTEND_ELABORATOR_H

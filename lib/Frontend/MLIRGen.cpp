@@ -1,0 +1,1106 @@
+//===- MLIRGen.cpp - From the .tfm syntax tree to the tfc dialect ---------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Evaluation of hyper-parameters, statements, expressions and block calls.
+// The built-in ops are in MLIRGenBuiltins.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Elaborator.h"
+
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Frontend/Sema.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace tfc;
+using namespace tfc::detail;
+using namespace tfc::ast;
+
+std::string tfc::detail::dtypeName(mlir::Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(64)) return "i64";
+  if (t.isInteger(32)) return "i32";
+  if (t.isInteger(1)) return "bool";
+  return "?";
+}
+
+std::string tfc::detail::describe(const Val &v) {
+  switch (v.kind) {
+  case Val::Kind::Poison: return "an invalid value";
+  case Val::Kind::Int: return "the integer " + std::to_string(v.i);
+  case Val::Kind::Float: return "a number";
+  case Val::Kind::Bool: return v.b ? "true" : "false";
+  case Val::Kind::Str: return "the string \"" + v.s + "\"";
+  case Val::Kind::DType: return "the type " + dtypeName(v.elementType);
+  case Val::Kind::Dim: return "the symbolic dim " + v.dim.name;
+  case Val::Kind::Tensor:
+    return "a tensor " + dtypeName(v.elementType) + shapeStr(v.shape);
+  case Val::Kind::List:
+    return "a list of " + std::to_string(v.list.size()) + " values";
+  }
+  return "a value";
+}
+
+void tfc::loadFrontendDialects(mlir::MLIRContext &context) {
+  context.loadDialect<mlir::tfc::TfcDialect, mlir::func::FuncDialect,
+                      mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+}
+
+Elaborator::Elaborator(const Module &module, mlir::MLIRContext &context,
+                       DiagnosticEngine &diags, const MLIRGenOptions &options)
+    : context(context), builder(&context), diags(diags), module(module),
+      options(options) {
+  llvm::SourceMgr &sm = diags.getSourceMgr();
+  filename = sm.getMemoryBuffer(sm.getMainFileID())->getBufferIdentifier().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Val Elaborator::fail(llvm::SMLoc l, const llvm::Twine &message) {
+  diags.error(l, message);
+  return Val::poison();
+}
+
+mlir::Location Elaborator::loc(llvm::SMLoc l) {
+  auto [line, col] = diags.getSourceMgr().getLineAndColumn(l);
+  mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, filename, line, col);
+  if (callers.empty())
+    return fileLoc;
+  return mlir::CallSiteLoc::get(fileLoc, callers.back());
+}
+
+mlir::RankedTensorType Elaborator::tensorType(llvm::ArrayRef<SymDim> shape,
+                                              mlir::Type elementType) {
+  llvm::SmallVector<int64_t> sizes;
+  for (const SymDim &d : shape)
+    sizes.push_back(d.isStatic() ? d.size : mlir::ShapedType::kDynamic);
+  return mlir::RankedTensorType::get(sizes, elementType);
+}
+
+bool Elaborator::countOp(llvm::SMLoc l) {
+  if (tooLarge)
+    return false;
+  if (++numOps > options.maxOps) {
+    tooLarge = true;
+    diags.error(l, "the model unrolls to more than " +
+                       llvm::Twine(options.maxOps) +
+                       " operations; reduce the number of layers or loop "
+                       "iterations");
+    return false;
+  }
+  return true;
+}
+
+mlir::Value Elaborator::scalarConstant(double v, mlir::Type elementType,
+                                       llvm::SMLoc l) {
+  auto type = mlir::RankedTensorType::get({}, elementType);
+  mlir::TypedAttr attr;
+  if (auto ft = mlir::dyn_cast<mlir::FloatType>(elementType))
+    attr = mlir::DenseElementsAttr::get(type, builder.getFloatAttr(ft, v));
+  else
+    attr = mlir::DenseElementsAttr::get(
+        type, builder.getIntegerAttr(elementType, static_cast<int64_t>(v)));
+  return mlir::arith::ConstantOp::create(builder, loc(l), attr);
+}
+
+mlir::Value Elaborator::dimValue(const SymDim &d) {
+  return dimValues.lookup(d.name);
+}
+
+mlir::Value Elaborator::indexValue(const Val &v, llvm::SMLoc l,
+                                   llvm::StringRef what) {
+  if (v.isPoison())
+    return nullptr;
+  if (v.kind == Val::Kind::Int) {
+    if (v.i < 0) {
+      fail(l, what + " must not be negative, got " + llvm::Twine(v.i));
+      return nullptr;
+    }
+    return mlir::arith::ConstantIndexOp::create(builder, loc(l), v.i);
+  }
+  if (v.kind == Val::Kind::Dim) {
+    if (v.value)
+      return v.value;
+    if (mlir::Value known = dimValue(v.dim))
+      return known;
+    fail(l, "the size '" + v.dim.name + "' is not known here: no input of "
+            "entry '" + currentEntry.getSymName() + "' has a dim named '" +
+            v.dim.name + "'");
+    return nullptr;
+  }
+  fail(l, what + " must be an integer or a symbolic dim, got " + describe(v));
+  return nullptr;
+}
+
+std::optional<Val> Elaborator::asTensor(const Val &v, mlir::Type like,
+                                        llvm::SMLoc l, llvm::StringRef what) {
+  if (v.isPoison())
+    return std::nullopt;
+  if (v.kind == Val::Kind::Tensor)
+    return v;
+  if (v.isNumber()) {
+    mlir::Type type = like ? like : builder.getF32Type();
+    if (!countOp(l))
+      return std::nullopt;
+    return Val::ofTensor(scalarConstant(v.asDouble(), type, l), {});
+  }
+  fail(l, what + " must be a tensor, got " + describe(v));
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Hyper-parameters
+//===----------------------------------------------------------------------===//
+
+std::optional<Val> Elaborator::parseDefine(llvm::StringRef name,
+                                           llvm::StringRef text,
+                                           const Val &original) {
+  std::string where = ("-D " + name + "=" + text).str();
+  text = text.trim();
+  switch (original.kind) {
+  case Val::Kind::Int: {
+    int64_t v;
+    if (text.getAsInteger(10, v)) {
+      diags.error(where + ": '" + name + "' is an integer, but '" + text +
+                  "' is not one");
+      return std::nullopt;
+    }
+    return Val::ofInt(v);
+  }
+  case Val::Kind::Float: {
+    double v;
+    if (text.getAsDouble(v) || !std::isfinite(v)) {
+      diags.error(where + ": '" + name + "' is a number, but '" + text +
+                  "' is not one");
+      return std::nullopt;
+    }
+    return Val::ofFloat(v);
+  }
+  case Val::Kind::Bool:
+    if (text == "true" || text == "1")
+      return Val::ofBool(true);
+    if (text == "false" || text == "0")
+      return Val::ofBool(false);
+    diags.error(where + ": '" + name + "' is a bool; expected true or false");
+    return std::nullopt;
+  case Val::Kind::Str:
+    return Val::ofStr(text.str());
+  default:
+    return std::nullopt;
+  }
+}
+
+bool Elaborator::evaluateConsts() {
+  unsigned before = diags.getNumErrors();
+  llvm::StringMap<std::string> defines;
+  for (const auto &define : options.defines) {
+    const std::string &name = define.first, &value = define.second;
+    bool known = llvm::any_of(module.consts, [&](const ConstDecl &c) {
+      return c.name.name == name;
+    });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const ConstDecl &c : module.consts)
+        names.push_back(c.name.name);
+      diags.error("-D " + name + "=" + value + ": unknown hyper-parameter '" +
+                  name + "'" + DiagnosticEngine::suggest(name, names));
+      continue;
+    }
+    defines[name] = value;
+  }
+  frames.emplace_back(); // constants see only constants
+  for (const ConstDecl &c : module.consts) {
+    Val v = eval(*c.value);
+    auto it = defines.find(c.name.name);
+    if (it != defines.end() && !v.isPoison()) {
+      if (std::optional<Val> o = parseDefine(c.name.name, it->second, v))
+        v = *o;
+      else
+        v = Val::poison();
+    }
+    if (!v.isPoison() && v.kind != Val::Kind::Int &&
+        v.kind != Val::Kind::Float && v.kind != Val::Kind::Bool &&
+        v.kind != Val::Kind::Str) {
+      fail(c.value->getLoc(), "constant '" + c.name.name +
+                                  "' must be a number, bool or string, got " +
+                                  describe(v));
+      v = Val::poison();
+    }
+    consts[c.name.name] = v;
+  }
+  frames.pop_back();
+  for (const DimDecl &d : module.dims) {
+    dims[d.name.name] = &d;
+    if (!d.bound)
+      continue;
+    frames.emplace_back();
+    Val b = eval(*d.bound);
+    frames.pop_back();
+    if (!b.isPoison() && (b.kind != Val::Kind::Int || b.i <= 0))
+      fail(d.bound->getLoc(), "the bound of dim '" + d.name.name +
+                                  "' must be a positive integer, got " +
+                                  describe(b));
+  }
+  return diags.getNumErrors() == before;
+}
+
+//===----------------------------------------------------------------------===//
+// Types of parameters and weights
+//===----------------------------------------------------------------------===//
+
+mlir::Type Elaborator::evalDType(const TypeExpr &type) {
+  llvm::StringRef name = type.dtype.name;
+  if (name.empty() || name == "f32") return builder.getF32Type();
+  if (name == "f16") return builder.getF16Type();
+  if (name == "bf16") return builder.getBF16Type();
+  if (name == "f64") return builder.getF64Type();
+  if (name == "i64") return builder.getI64Type();
+  if (name == "i32") return builder.getI32Type();
+  if (name == "bool") return builder.getI1Type();
+  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i64", "i32",
+                                    "bool"};
+  fail(type.dtype.loc, "unknown element type '" + name + "'" +
+                           DiagnosticEngine::suggest(name, names) +
+                           " (expected one of f32, f16, bf16, f64, i64, i32, "
+                           "bool)");
+  return nullptr;
+}
+
+std::optional<SymShape> Elaborator::evalShape(const TypeExpr &type) {
+  SymShape shape;
+  bool ok = true;
+  for (const ExprPtr &d : type.dims) {
+    Val v = eval(*d);
+    if (v.kind == Val::Kind::Int && v.i >= 0) {
+      shape.push_back(SymDim::of(v.i));
+    } else if (v.kind == Val::Kind::Dim) {
+      shape.push_back(v.dim);
+    } else {
+      if (!v.isPoison())
+        fail(d->getLoc(), "a dim must be a non-negative integer or a "
+                          "symbolic dim declared with 'dim', got " +
+                              describe(v));
+      ok = false;
+    }
+  }
+  if (!ok)
+    return std::nullopt;
+  return shape;
+}
+
+bool Elaborator::checkParam(const Param &param, const Val &v,
+                            llvm::SMLoc argLoc, llvm::StringRef blockName) {
+  if (v.isPoison())
+    return false;
+  const TypeExpr &type = param.type;
+  std::string what = ("argument '" + param.name.name + "' of block '" +
+                      blockName + "'")
+                         .str();
+  if (!type.isTensor()) {
+    llvm::StringRef kind = type.scalar;
+    bool ok = (kind == "int" && v.kind == Val::Kind::Int) ||
+              (kind == "float" && v.isNumber()) ||
+              (kind == "bool" && v.kind == Val::Kind::Bool) ||
+              (kind == "str" && v.kind == Val::Kind::Str);
+    if (kind != "int" && kind != "float" && kind != "bool" && kind != "str") {
+      fail(type.loc, "unknown type '" + kind +
+                         "'; expected int, float, bool, str or a tensor type "
+                         "such as f32[batch, seq, d_model]");
+      return false;
+    }
+    if (!ok) {
+      fail(argLoc, what + " must be " + (kind == "int" ? "an " : "a ") + kind +
+                       ", got " + describe(v));
+      return false;
+    }
+    return true;
+  }
+  if (v.kind != Val::Kind::Tensor) {
+    fail(argLoc, what + " must be a tensor, got " + describe(v));
+    return false;
+  }
+  if (type.anyTensor)
+    return true;
+  mlir::Type dtype = evalDType(type);
+  std::optional<SymShape> shape = evalShape(type);
+  if (!dtype || !shape)
+    return false;
+  if (!type.dtype.name.empty() && dtype != v.elementType) {
+    fail(argLoc, what + " must be " + dtypeName(dtype) + shapeStr(*shape) +
+                     ", got " + describe(v));
+    return false;
+  }
+  if (*shape != v.shape) {
+    fail(argLoc, what + " must have shape " + shapeStr(*shape) + ", got " +
+                     shapeStr(v.shape));
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
+  std::string out;
+  llvm::StringRef text = key.value;
+  // The literal's text starts one character after its location (the quote).
+  auto locAt = [&](size_t offset) {
+    return llvm::SMLoc::getFromPointer(key.getLoc().getPointer() + 1 + offset);
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '}') {
+      fail(locAt(i), "unmatched '}' in weight name");
+      return std::nullopt;
+    }
+    if (text[i] != '{') {
+      out.push_back(text[i]);
+      continue;
+    }
+    size_t close = text.find('}', i);
+    if (close == llvm::StringRef::npos) {
+      fail(locAt(i), "unterminated '{' in weight name; expected '}'");
+      return std::nullopt;
+    }
+    llvm::StringRef name = text.slice(i + 1, close).trim();
+    const Val *v = nullptr;
+    if (!frames.empty()) {
+      auto it = frames.back().env.find(name);
+      if (it != frames.back().env.end())
+        v = &it->second;
+    }
+    if (!v) {
+      auto it = consts.find(name);
+      if (it != consts.end())
+        v = &it->second;
+    }
+    if (!v) {
+      std::vector<std::string> names;
+      if (!frames.empty())
+        for (const auto &e : frames.back().env)
+          names.push_back(e.getKey().str());
+      fail(locAt(i + 1), "unknown name '" + name + "' in weight name" +
+                             DiagnosticEngine::suggest(name, names));
+      return std::nullopt;
+    }
+    if (v->kind == Val::Kind::Int)
+      out += std::to_string(v->i);
+    else if (v->kind == Val::Kind::Str)
+      out += v->s;
+    else {
+      if (!v->isPoison())
+        fail(locAt(i + 1), "'" + name + "' in a weight name must be an "
+                           "integer or a string, got " + describe(*v));
+      return std::nullopt;
+    }
+    i = close;
+  }
+  if (out.empty()) {
+    fail(key.getLoc(), "weight name must not be empty");
+    return std::nullopt;
+  }
+  return out;
+}
+
+Val Elaborator::weight(const WeightStmt &w) {
+  std::optional<std::string> key =
+      interpolate(llvm::cast<StringExpr>(*w.key));
+  mlir::Type dtype = evalDType(w.type);
+  std::optional<SymShape> shape = evalShape(w.type);
+  if (!key || !dtype || !shape)
+    return Val::poison();
+  for (const SymDim &d : *shape)
+    if (!d.isStatic())
+      return fail(w.type.loc, "weight '" + w.name.name +
+                                  "' must have a fixed shape, but dim '" +
+                                  d.name + "' is symbolic");
+  mlir::RankedTensorType type = tensorType(*shape, dtype);
+  auto [it, inserted] = weightTypes.try_emplace(*key, type, w.getLoc());
+  if (!inserted && it->second.first != type) {
+    Val r = fail(w.type.loc, "weight \"" + *key + "\" is declared here as " +
+                                 dtypeName(dtype) + shapeStr(*shape) +
+                                 " but elsewhere with a different type");
+    diags.note(it->second.second, "the other declaration");
+    return r;
+  }
+  mlir::Value &cached = weightValues[*key];
+  if (!cached) {
+    if (!countOp(w.getLoc()))
+      return Val::poison();
+    // Weights are materialised at the top of the entry so that every use,
+    // in any block instance, sees the same value,
+    // in the order they are first used.
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    if (lastWeight)
+      builder.setInsertionPointAfter(lastWeight);
+    else
+      builder.setInsertionPointToStart(&currentEntry.front());
+    auto op = mlir::tfc::WeightOp::create(builder, loc(w.getLoc()), type,
+                                          builder.getStringAttr(*key));
+    lastWeight = op;
+    cached = op;
+  }
+  return Val::ofTensor(cached, *shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void Elaborator::assign(const Ident &target, Val v) {
+  frames.back().env[target.name] = std::move(v);
+}
+
+void Elaborator::execBody(const Body &body) {
+  for (const StmtPtr &s : body) {
+    if (frames.back().returned || tooLarge)
+      return;
+    execStmt(*s);
+  }
+}
+
+void Elaborator::execStmt(const Stmt &stmt) {
+  if (auto *a = llvm::dyn_cast<AssignStmt>(&stmt)) {
+    Val v = eval(*a->value);
+    if (a->targets.size() == 1) {
+      if (v.kind == Val::Kind::List) {
+        fail(a->value->getLoc(),
+             "this yields " + llvm::Twine(v.list.size()) +
+                 " values; assign them to as many names (a, b = ...)");
+        v = Val::poison();
+      }
+      assign(a->targets[0], std::move(v));
+      return;
+    }
+    if (!v.isPoison() && (v.kind != Val::Kind::List ||
+                          v.list.size() != a->targets.size())) {
+      fail(a->value->getLoc(),
+           "cannot assign " +
+               (v.kind == Val::Kind::List
+                    ? std::to_string(v.list.size()) + " values"
+                    : describe(v)) +
+               " to " + std::to_string(a->targets.size()) + " names");
+      v = Val::poison();
+    }
+    for (size_t i = 0; i < a->targets.size(); ++i)
+      assign(a->targets[i], v.isPoison() ? Val::poison() : v.list[i]);
+    return;
+  }
+  if (auto *w = llvm::dyn_cast<WeightStmt>(&stmt)) {
+    assign(w->name, weight(*w));
+    return;
+  }
+  if (auto *f = llvm::dyn_cast<ForStmt>(&stmt)) {
+    Val lo = eval(*f->lo), hi = eval(*f->hi);
+    if (lo.isPoison() || hi.isPoison())
+      return;
+    if (lo.kind != Val::Kind::Int || hi.kind != Val::Kind::Int) {
+      fail(f->lo->getLoc(), "loop bounds must be integers, got " +
+                                describe(lo) + " .. " + describe(hi));
+      return;
+    }
+    for (int64_t i = lo.i; i < hi.i && !tooLarge && !frames.back().returned;
+         ++i) {
+      assign(f->var, Val::ofInt(i));
+      if (!countOp(f->getLoc()))
+        return;
+      execBody(f->body);
+    }
+    return;
+  }
+  if (auto *i = llvm::dyn_cast<IfStmt>(&stmt)) {
+    Val c = eval(*i->cond);
+    if (c.isPoison())
+      return;
+    if (c.kind != Val::Kind::Bool) {
+      fail(i->cond->getLoc(), "an 'if' condition must be true or false at "
+                              "compile time, got " + describe(c));
+      return;
+    }
+    execBody(c.b ? i->thenBody : i->elseBody);
+    return;
+  }
+  if (auto *r = llvm::dyn_cast<ReturnStmt>(&stmt)) {
+    std::vector<Val> values;
+    for (const ExprPtr &e : r->values)
+      values.push_back(eval(*e));
+    frames.back().returned = std::move(values);
+    return;
+  }
+  if (auto *as = llvm::dyn_cast<AssertStmt>(&stmt)) {
+    Val c = eval(*as->cond);
+    if (c.isPoison())
+      return;
+    if (c.kind != Val::Kind::Bool)
+      fail(as->cond->getLoc(), "an assertion must be true or false at compile "
+                               "time, got " + describe(c));
+    else if (!c.b)
+      fail(as->getLoc(), "assertion failed: " + as->message);
+    return;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+Val Elaborator::eval(const Expr &e) {
+  switch (e.getKind()) {
+  case Expr::Kind::Int:
+    return Val::ofInt(llvm::cast<IntExpr>(e).value);
+  case Expr::Kind::Float:
+    return Val::ofFloat(llvm::cast<FloatExpr>(e).value);
+  case Expr::Kind::Bool:
+    return Val::ofBool(llvm::cast<BoolExpr>(e).value);
+  case Expr::Kind::String:
+    return Val::ofStr(llvm::cast<StringExpr>(e).value);
+  case Expr::Kind::Name:
+    return evalName(llvm::cast<NameExpr>(e));
+  case Expr::Kind::Unary:
+    return evalUnary(llvm::cast<UnaryExpr>(e));
+  case Expr::Kind::Binary:
+    return evalBinary(llvm::cast<BinaryExpr>(e));
+  case Expr::Kind::Call:
+    return evalCall(llvm::cast<CallExpr>(e));
+  case Expr::Kind::List: {
+    Val r;
+    r.kind = Val::Kind::List;
+    for (const ExprPtr &x : llvm::cast<ListExpr>(e).elements) {
+      Val v = eval(*x);
+      if (v.isPoison())
+        return v;
+      r.list.push_back(std::move(v));
+    }
+    return r;
+  }
+  }
+  return Val::poison();
+}
+
+Val Elaborator::evalName(const NameExpr &e) {
+  if (!frames.empty()) {
+    auto it = frames.back().env.find(e.name);
+    if (it != frames.back().env.end())
+      return it->second;
+  }
+  auto c = consts.find(e.name);
+  if (c != consts.end())
+    return c->second;
+  if (dims.count(e.name)) {
+    Val v;
+    v.kind = Val::Kind::Dim;
+    v.dim = SymDim::named(e.name);
+    if (currentEntry)
+      v.value = dimValue(v.dim);
+    return v;
+  }
+  auto w = globalWeights.find(e.name);
+  if (w != globalWeights.end() && currentEntry)
+    return weight(*w->second);
+  if (e.name == "inf")
+    return Val::ofFloat(INFINITY);
+  if (e.name == "pi")
+    return Val::ofFloat(M_PI);
+  static const char *const kDTypes[] = {"f32", "f16", "bf16", "f64",
+                                        "i64", "i32", "bool"};
+  if (llvm::is_contained(kDTypes, e.name)) {
+    Val v;
+    v.kind = Val::Kind::DType;
+    TypeExpr t;
+    t.dtype.name = e.name;
+    v.elementType = evalDType(t);
+    return v;
+  }
+  // Sema reported unknown names; this is a name assigned on another path.
+  return fail(e.getLoc(), "'" + e.name + "' has no value here (it is only "
+                          "assigned on another path)");
+}
+
+Val Elaborator::evalUnary(const UnaryExpr &e) {
+  Val v = eval(*e.operand);
+  if (v.isPoison())
+    return v;
+  if (e.op == Tok::KwNot) {
+    if (v.kind != Val::Kind::Bool)
+      return fail(e.getLoc(), "'not' needs true or false, got " + describe(v));
+    return Val::ofBool(!v.b);
+  }
+  if (v.kind == Val::Kind::Int) {
+    if (v.i == INT64_MIN)
+      return fail(e.getLoc(), "integer overflow");
+    return Val::ofInt(-v.i);
+  }
+  if (v.kind == Val::Kind::Float)
+    return Val::ofFloat(-v.f);
+  if (v.kind == Val::Kind::Tensor) {
+    if (!mlir::isa<mlir::FloatType>(v.elementType))
+      return fail(e.getLoc(), "'-' needs a float tensor, got " + describe(v));
+    if (!countOp(e.getLoc()))
+      return Val::poison();
+    return Val::ofTensor(
+        mlir::tfc::NegOp::create(builder, loc(e.getLoc()), v.value), v.shape);
+  }
+  return fail(e.getLoc(), "cannot negate " + describe(v));
+}
+
+static std::string opSpelling(Tok op) {
+  return tokenName(op).drop_front().drop_back().str();
+}
+
+Val Elaborator::evalBinary(const BinaryExpr &e) {
+  Val lhs = eval(*e.lhs);
+  if (lhs.isPoison())
+    return lhs;
+  // Short-circuit logic.
+  if (e.op == Tok::KwAnd || e.op == Tok::KwOr) {
+    if (lhs.kind != Val::Kind::Bool)
+      return fail(e.getLoc(), "'" + opSpelling(e.op) +
+                                  "' needs true or false, got " +
+                                  describe(lhs));
+    if (lhs.b == (e.op == Tok::KwOr))
+      return lhs;
+    Val rhs = eval(*e.rhs);
+    if (!rhs.isPoison() && rhs.kind != Val::Kind::Bool)
+      return fail(e.getLoc(), "'" + opSpelling(e.op) +
+                                  "' needs true or false, got " +
+                                  describe(rhs));
+    return rhs;
+  }
+  Val rhs = eval(*e.rhs);
+  if (rhs.isPoison())
+    return rhs;
+
+  if (lhs.kind == Val::Kind::Tensor || rhs.kind == Val::Kind::Tensor)
+    return evalTensorBinary(e, lhs, rhs);
+
+  std::string op = opSpelling(e.op);
+  // Comparisons.
+  if (e.op == Tok::EqEq || e.op == Tok::NotEq) {
+    bool eq;
+    if (lhs.isNumber() && rhs.isNumber())
+      eq = lhs.asDouble() == rhs.asDouble() &&
+           (lhs.kind != Val::Kind::Int || rhs.kind != Val::Kind::Int ||
+            lhs.i == rhs.i);
+    else if (lhs.kind == Val::Kind::Bool && rhs.kind == Val::Kind::Bool)
+      eq = lhs.b == rhs.b;
+    else if (lhs.kind == Val::Kind::Str && rhs.kind == Val::Kind::Str)
+      eq = lhs.s == rhs.s;
+    else if (lhs.kind == Val::Kind::Dim && rhs.kind == Val::Kind::Dim)
+      eq = lhs.dim == rhs.dim;
+    else
+      return fail(e.getLoc(), "cannot compare " + describe(lhs) + " with " +
+                                  describe(rhs));
+    return Val::ofBool(eq == (e.op == Tok::EqEq));
+  }
+  if (!lhs.isNumber() || !rhs.isNumber()) {
+    if (lhs.kind == Val::Kind::Dim || rhs.kind == Val::Kind::Dim)
+      return fail(e.getLoc(), "arithmetic on symbolic dims is not supported ('" +
+                                  op + "' on " + describe(lhs) + " and " +
+                                  describe(rhs) + ")");
+    return fail(e.getLoc(), "'" + op + "' cannot combine " + describe(lhs) +
+                                " and " + describe(rhs));
+  }
+  if (e.op == Tok::Less || e.op == Tok::LessEq || e.op == Tok::Greater ||
+      e.op == Tok::GreaterEq) {
+    bool r;
+    if (lhs.kind == Val::Kind::Int && rhs.kind == Val::Kind::Int) {
+      int64_t a = lhs.i, b = rhs.i;
+      r = e.op == Tok::Less ? a < b : e.op == Tok::LessEq ? a <= b
+          : e.op == Tok::Greater ? a > b : a >= b;
+    } else {
+      double a = lhs.asDouble(), b = rhs.asDouble();
+      r = e.op == Tok::Less ? a < b : e.op == Tok::LessEq ? a <= b
+          : e.op == Tok::Greater ? a > b : a >= b;
+    }
+    return Val::ofBool(r);
+  }
+  if (e.op == Tok::At)
+    return fail(e.getLoc(), "'@' multiplies tensors, got " + describe(lhs) +
+                                " and " + describe(rhs));
+  if (lhs.kind == Val::Kind::Int && rhs.kind == Val::Kind::Int) {
+    int64_t a = lhs.i, b = rhs.i, r = 0;
+    bool overflow = false;
+    switch (e.op) {
+    case Tok::Plus: overflow = llvm::AddOverflow(a, b, r); break;
+    case Tok::Minus: overflow = llvm::SubOverflow(a, b, r); break;
+    case Tok::Star: overflow = llvm::MulOverflow(a, b, r); break;
+    case Tok::Slash:
+    case Tok::SlashSlash:
+    case Tok::Percent:
+      if (b == 0)
+        return fail(e.getLoc(), "division by zero");
+      if (a == INT64_MIN && b == -1)
+        return fail(e.getLoc(), "integer overflow");
+      if (e.op == Tok::Slash && a % b != 0)
+        return fail(e.getLoc(),
+                    llvm::Twine(a) + " / " + llvm::Twine(b) +
+                        " is not a whole number; use // for floor division "
+                        "or write a float (" + llvm::Twine(a) + ".0 / " +
+                        llvm::Twine(b) + ")");
+      if (e.op == Tok::Percent) {
+        r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0)))
+          r += b;
+      } else {
+        r = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0)))
+          --r;
+      }
+      break;
+    case Tok::StarStar: {
+      if (b < 0)
+        return fail(e.getLoc(), "negative integer exponent; write a float");
+      r = 1;
+      for (int64_t k = 0; k < b && !overflow; ++k)
+        overflow = llvm::MulOverflow(r, a, r);
+      break;
+    }
+    default:
+      return fail(e.getLoc(), "unsupported operator '" + op + "'");
+    }
+    if (overflow)
+      return fail(e.getLoc(), "integer overflow in '" + op + "'");
+    return Val::ofInt(r);
+  }
+  double a = lhs.asDouble(), b = rhs.asDouble(), r;
+  switch (e.op) {
+  case Tok::Plus: r = a + b; break;
+  case Tok::Minus: r = a - b; break;
+  case Tok::Star: r = a * b; break;
+  case Tok::Slash: r = a / b; break;
+  case Tok::SlashSlash: r = std::floor(a / b); break;
+  case Tok::Percent: r = std::fmod(a, b); break;
+  case Tok::StarStar: r = std::pow(a, b); break;
+  default:
+    return fail(e.getLoc(), "unsupported operator '" + op + "'");
+  }
+  return Val::ofFloat(r);
+}
+
+Val Elaborator::evalTensorBinary(const BinaryExpr &e, const Val &lhs,
+                                 const Val &rhs) {
+  std::string op = opSpelling(e.op);
+  mlir::Type like =
+      lhs.kind == Val::Kind::Tensor ? lhs.elementType : rhs.elementType;
+  std::optional<Val> a = asTensor(lhs, like, e.lhs->getLoc(),
+                                  "the left operand of '" + op + "'");
+  std::optional<Val> b = asTensor(rhs, like, e.rhs->getLoc(),
+                                  "the right operand of '" + op + "'");
+  if (!a || !b)
+    return Val::poison();
+  for (const Val *v : {&*a, &*b})
+    if (!mlir::isa<mlir::FloatType>(v->elementType))
+      return fail(e.getLoc(), "'" + op + "' needs float tensors, got " +
+                                  describe(*v) + "; convert it with cast(x, f32)");
+  if (a->elementType != b->elementType)
+    return fail(e.getLoc(), "'" + op + "' operands have different element "
+                            "types: " + describe(*a) + " and " + describe(*b));
+  mlir::Location l = loc(e.getLoc());
+  if (!countOp(e.getLoc()))
+    return Val::poison();
+  if (e.op == Tok::At) {
+    ShapeResult r = shape::matmul(a->shape, b->shape, false, false);
+    if (!r.ok())
+      return fail(e.getLoc(), r.error);
+    return Val::ofTensor(
+        mlir::tfc::MatmulOp::create(builder, l,
+                                    tensorType(r.shape, a->elementType),
+                                    a->value, b->value, nullptr, nullptr),
+        r.shape);
+  }
+  ShapeResult r = shape::broadcast(a->shape, b->shape);
+  if (!r.ok())
+    return fail(e.getLoc(), "'" + op + "': " + r.error);
+  mlir::Type type = tensorType(r.shape, a->elementType);
+  mlir::Value result;
+  switch (e.op) {
+  case Tok::Plus:
+    result = mlir::tfc::AddOp::create(builder, l, type, a->value, b->value);
+    break;
+  case Tok::Minus:
+    result = mlir::tfc::SubOp::create(builder, l, type, a->value, b->value);
+    break;
+  case Tok::Star:
+    result = mlir::tfc::MulOp::create(builder, l, type, a->value, b->value);
+    break;
+  case Tok::Slash:
+    result = mlir::tfc::DivOp::create(builder, l, type, a->value, b->value);
+    break;
+  case Tok::StarStar:
+    result = mlir::tfc::PowOp::create(builder, l, type, a->value, b->value);
+    break;
+  default:
+    return fail(e.getLoc(), "'" + op + "' is not defined on tensors");
+  }
+  return Val::ofTensor(result, r.shape);
+}
+
+Val Elaborator::evalCall(const CallExpr &e) {
+  if (const BuiltinSpec *spec = lookupBuiltin(e.callee))
+    return callBuiltin(*spec, e);
+  auto it = funcs.find(e.callee);
+  if (it == funcs.end() || it->second->isEntry)
+    return Val::poison(); // reported by Sema
+  return callBlock(*it->second, e);
+}
+
+Val Elaborator::callBlock(const FuncDecl &block, const CallExpr &call) {
+  if (callers.size() >= 64)
+    return fail(call.getLoc(), "blocks are nested more than 64 calls deep");
+  // Bind the arguments.
+  std::vector<std::optional<Val>> args(block.params.size());
+  std::vector<llvm::SMLoc> argLocs(block.params.size(), call.getLoc());
+  size_t positional = 0;
+  bool ok = true;
+  for (const Arg &arg : call.args) {
+    size_t index;
+    if (arg.keyword) {
+      auto it = llvm::find_if(block.params, [&](const Param &p) {
+        return p.name.name == arg.keyword->name;
+      });
+      if (it == block.params.end())
+        return Val::poison(); // reported by Sema
+      index = it - block.params.begin();
+    } else {
+      index = positional++;
+    }
+    if (index >= args.size())
+      return Val::poison(); // reported by Sema
+    args[index] = eval(*arg.value);
+    argLocs[index] = arg.value->getLoc();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i])
+      return Val::poison(); // reported by Sema
+    ok &= checkParam(block.params[i], *args[i], argLocs[i], block.name.name);
+  }
+  if (!ok)
+    return Val::poison();
+
+  Frame frame;
+  frame.func = &block;
+  for (size_t i = 0; i < args.size(); ++i)
+    frame.env[block.params[i].name.name] = *args[i];
+  callers.push_back(loc(call.getLoc()));
+  frames.push_back(std::move(frame));
+  execBody(block.body);
+  std::optional<std::vector<Val>> returned = std::move(frames.back().returned);
+  frames.pop_back();
+  callers.pop_back();
+  if (tooLarge)
+    return Val::poison();
+  if (!returned)
+    return fail(block.endLoc, "block '" + block.name.name +
+                                  "' reaches its end without 'return'");
+  for (const Val &v : *returned)
+    if (v.isPoison())
+      return Val::poison();
+  if (returned->size() == 1)
+    return (*returned)[0];
+  Val list;
+  list.kind = Val::Kind::List;
+  list.list = std::move(*returned);
+  return list;
+}
+
+//===----------------------------------------------------------------------===//
+// Entries and the module
+//===----------------------------------------------------------------------===//
+
+void Elaborator::generateEntry(const FuncDecl &func) {
+  unsigned before = diags.getNumErrors();
+  llvm::SmallVector<mlir::Type> argTypes;
+  llvm::SmallVector<SymShape> argShapes;
+  for (const Param &p : func.params) {
+    if (!p.type.isTensor() || p.type.anyTensor) {
+      fail(p.name.loc, "entry parameter '" + p.name.name +
+                           "' needs a tensor type such as i64[batch, seq]");
+      continue;
+    }
+    frames.emplace_back();
+    mlir::Type dtype = evalDType(p.type);
+    std::optional<SymShape> shape = evalShape(p.type);
+    frames.pop_back();
+    if (!dtype || !shape)
+      continue;
+    argTypes.push_back(tensorType(*shape, dtype));
+    argShapes.push_back(*shape);
+  }
+  if (diags.getNumErrors() != before)
+    return;
+
+  builder.setInsertionPointToEnd(moduleOp.getBody());
+  auto funcOp = mlir::func::FuncOp::create(
+      builder, loc(func.name.loc), func.name.name,
+      builder.getFunctionType(argTypes, {}));
+  mlir::Block *entryBlock = funcOp.addEntryBlock();
+  builder.setInsertionPointToStart(entryBlock);
+  currentEntry = funcOp;
+  dimValues.clear();
+  weightValues.clear();
+  lastWeight = nullptr;
+
+  Frame frame;
+  frame.func = &func;
+  for (auto [i, p] : llvm::enumerate(func.params)) {
+    mlir::Value arg = entryBlock->getArgument(i);
+    frame.env[p.name.name] = Val::ofTensor(arg, argShapes[i]);
+    llvm::SmallVector<mlir::Attribute> dimAttrs;
+    for (auto [axis, d] : llvm::enumerate(argShapes[i])) {
+      if (d.isStatic()) {
+        dimAttrs.push_back(builder.getI64IntegerAttr(d.size));
+        continue;
+      }
+      dimAttrs.push_back(builder.getStringAttr(d.name));
+      if (!dimValues.count(d.name))
+        dimValues[d.name] = mlir::tensor::DimOp::create(
+            builder, loc(p.name.loc), arg, static_cast<int64_t>(axis));
+    }
+    funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(p.name.name));
+    funcOp.setArgAttr(i, "tfc.dims", builder.getArrayAttr(dimAttrs));
+  }
+  frames.push_back(std::move(frame));
+  execBody(func.body);
+  std::optional<std::vector<Val>> returned = std::move(frames.back().returned);
+  frames.pop_back();
+
+  bool failedHere = diags.getNumErrors() != before;
+  if (!failedHere && !returned)
+    fail(func.endLoc, "entry '" + func.name.name +
+                          "' reaches its end without 'return'");
+  llvm::SmallVector<mlir::Value> results;
+  llvm::SmallVector<std::string> resultNames;
+  if (returned) {
+    const ReturnStmt *ret = nullptr;
+    // Find the return statement for result names (the last one executed).
+    std::function<void(const Body &)> findReturn = [&](const Body &b) {
+      for (const StmtPtr &s : b) {
+        if (auto *r = llvm::dyn_cast<ReturnStmt>(s.get()))
+          if (r->values.size() == returned->size())
+            ret = r;
+        if (auto *f = llvm::dyn_cast<ForStmt>(s.get()))
+          findReturn(f->body);
+        if (auto *i = llvm::dyn_cast<IfStmt>(s.get())) {
+          findReturn(i->thenBody);
+          findReturn(i->elseBody);
+        }
+      }
+    };
+    findReturn(func.body);
+    for (auto [i, v] : llvm::enumerate(*returned)) {
+      llvm::SMLoc l = ret ? ret->values[i]->getLoc() : func.endLoc;
+      if (v.isPoison())
+        continue;
+      if (v.kind != Val::Kind::Tensor) {
+        fail(l, "an entry must return tensors, got " + describe(v));
+        continue;
+      }
+      results.push_back(v.value);
+      std::string name = "output" + (returned->size() > 1 ? std::to_string(i)
+                                                           : std::string());
+      if (ret)
+        if (auto *n = llvm::dyn_cast<NameExpr>(ret->values[i].get()))
+          name = n->name;
+      resultNames.push_back(name);
+    }
+  }
+  if (diags.getNumErrors() != before) {
+    funcOp.erase();
+    currentEntry = nullptr;
+    return;
+  }
+  mlir::func::ReturnOp::create(builder, loc(func.endLoc), results);
+  funcOp.setFunctionType(builder.getFunctionType(
+      argTypes, mlir::ValueRange(results).getTypes()));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    funcOp.setResultAttr(i, "tfc.name", builder.getStringAttr(name));
+  // Drop the dim queries nothing used.
+  for (auto &entry : dimValues) {
+    if (!entry.second.use_empty())
+      continue;
+    mlir::Operation *dimOp = entry.second.getDefiningOp();
+    mlir::Operation *index = dimOp->getOperand(1).getDefiningOp();
+    dimOp->erase();
+    if (index && index->use_empty())
+      index->erase();
+  }
+  currentEntry = nullptr;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run() {
+  loadFrontendDialects(context);
+  for (const FuncDecl &f : module.funcs)
+    funcs[f.name.name] = &f;
+  for (const auto &w : module.weights)
+    globalWeights[w->name.name] = w.get();
+  if (!evaluateConsts())
+    return nullptr;
+
+  mlir::OwningOpRef<mlir::ModuleOp> owned = mlir::ModuleOp::create(
+      mlir::FileLineColLoc::get(&context, filename, 1, 1));
+  moduleOp = *owned;
+  if (module.modelName)
+    moduleOp->setAttr("tfc.model", builder.getStringAttr(module.modelName->name));
+  llvm::SmallVector<mlir::NamedAttribute> bounds;
+  for (const DimDecl &d : module.dims) {
+    if (!d.bound)
+      continue;
+    frames.emplace_back();
+    Val b = eval(*d.bound);
+    frames.pop_back();
+    if (b.kind == Val::Kind::Int)
+      bounds.push_back(builder.getNamedAttr(d.name.name,
+                                            builder.getI64IntegerAttr(b.i)));
+  }
+  if (!bounds.empty())
+    moduleOp->setAttr("tfc.dim_bounds", builder.getDictionaryAttr(bounds));
+
+  bool found = options.entry.empty();
+  for (const FuncDecl &f : module.funcs) {
+    if (!f.isEntry || (!options.entry.empty() && f.name.name != options.entry))
+      continue;
+    found = true;
+    generateEntry(f);
+    if (tooLarge)
+      break;
+  }
+  if (!found) {
+    std::vector<std::string> names;
+    for (const FuncDecl &f : module.funcs)
+      if (f.isEntry)
+        names.push_back(f.name.name);
+    diags.error("--entry " + options.entry + ": the model has no entry '" +
+                options.entry + "'" +
+                DiagnosticEngine::suggest(options.entry, names));
+  }
+  if (diags.hadError())
+    return nullptr;
+  if (mlir::failed(mlir::verify(moduleOp))) {
+    diags.error("internal error: the generated IR does not verify (please "
+                "report this with the model description)");
+    return nullptr;
+  }
+  return owned;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+tfc::generateModule(const Module &module, mlir::MLIRContext &context,
+                    DiagnosticEngine &diags, const MLIRGenOptions &options) {
+  Elaborator elaborator(module, context, diags, options);
+  return elaborator.run();
+}

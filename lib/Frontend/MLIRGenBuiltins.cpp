@@ -1,0 +1,789 @@
+//===- MLIRGenBuiltins.cpp - The built-in ops, emitted as tfc ops ---------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Binds a call's arguments to the built-in's parameters (Builtins.h), checks
+// their kinds and shapes, and emits the tfc ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Elaborator.h"
+
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace tfc;
+using namespace tfc::detail;
+using namespace tfc::ast;
+namespace tfcir = mlir::tfc;
+
+namespace {
+
+/// Typed access to bound arguments. Each accessor reports a kind mismatch
+/// once and clears `ok`.
+class Args {
+public:
+  Args(Elaborator &el, const BuiltinSpec &spec, const CallExpr &call)
+      : el(el), spec(spec), call(call), values(spec.params.size()),
+        locs(spec.params.size(), call.getLoc()) {}
+
+  bool bind() {
+    size_t positional = 0;
+    for (const Arg &arg : call.args) {
+      size_t index = positional;
+      if (arg.keyword) {
+        index = spec.params.size();
+        for (size_t i = 0; i < spec.params.size(); ++i)
+          if (arg.keyword->name == spec.params[i].name)
+            index = i;
+      } else {
+        ++positional;
+      }
+      if (index >= spec.params.size())
+        return false; // reported by Sema
+      values[index] = el.evalArg(*arg.value);
+      locs[index] = arg.value->getLoc();
+      if (values[index]->isPoison())
+        ok = false;
+    }
+    for (size_t i = 0; i < spec.params.size(); ++i)
+      if (!values[i] && !spec.params[i].optional)
+        return false; // reported by Sema
+    return ok;
+  }
+
+  bool has(unsigned i) const { return values[i].has_value(); }
+  llvm::SMLoc locOf(unsigned i) const { return locs[i]; }
+  const Val &raw(unsigned i) const { return *values[i]; }
+
+  std::string what(unsigned i) const {
+    return ("argument '" + llvm::Twine(spec.params[i].name) + "' of '" +
+            spec.name + "'")
+        .str();
+  }
+
+  void mismatch(unsigned i, llvm::StringRef expected) {
+    if (ok)
+      el.fail(locs[i], what(i) + " must be " + expected + ", got " +
+                           describe(*values[i]));
+    ok = false;
+  }
+
+  /// A tensor argument; numbers become constants of `like`'s element type.
+  std::optional<Val> tensor(unsigned i, mlir::Type like = {}) {
+    if (!has(i))
+      return std::nullopt;
+    std::optional<Val> t = el.asTensor(*values[i], like, locs[i], what(i));
+    if (!t)
+      ok = false;
+    return t;
+  }
+  std::optional<Val> floatTensor(unsigned i, mlir::Type like = {}) {
+    std::optional<Val> t = tensor(i, like);
+    if (t && !mlir::isa<mlir::FloatType>(t->elementType)) {
+      mismatch(i, "a float tensor");
+      return std::nullopt;
+    }
+    return t;
+  }
+  int64_t getInt(unsigned i, int64_t fallback) {
+    if (!has(i))
+      return fallback;
+    if (values[i]->kind != Val::Kind::Int) {
+      mismatch(i, "an integer");
+      return fallback;
+    }
+    return values[i]->i;
+  }
+  double getFloat(unsigned i, double fallback) {
+    if (!has(i))
+      return fallback;
+    if (!values[i]->isNumber()) {
+      mismatch(i, "a number");
+      return fallback;
+    }
+    return values[i]->asDouble();
+  }
+  bool getBool(unsigned i, bool fallback) {
+    if (!has(i))
+      return fallback;
+    if (values[i]->kind != Val::Kind::Bool) {
+      mismatch(i, "true or false");
+      return fallback;
+    }
+    return values[i]->b;
+  }
+  std::string getString(unsigned i, llvm::StringRef fallback) {
+    if (!has(i))
+      return fallback.str();
+    if (values[i]->kind != Val::Kind::Str) {
+      mismatch(i, "a string");
+      return fallback.str();
+    }
+    return values[i]->s;
+  }
+  /// An axis in [-rank, rank), normalised.
+  int64_t getAxis(unsigned i, int64_t fallback, int64_t rank) {
+    int64_t axis = getInt(i, fallback);
+    std::optional<int64_t> a = shape::normalizeAxis(axis, rank);
+    if (!a) {
+      if (ok)
+        el.fail(locs[i], what(i) + " is " + llvm::Twine(axis) +
+                             ", out of range for rank " + llvm::Twine(rank));
+      ok = false;
+      return 0;
+    }
+    return *a;
+  }
+
+  bool ok = true;
+
+private:
+  Elaborator &el;
+  const BuiltinSpec &spec;
+  const CallExpr &call;
+  std::vector<std::optional<Val>> values;
+  std::vector<llvm::SMLoc> locs;
+};
+
+} // namespace
+
+Val Elaborator::evalArg(const Expr &e) { return eval(e); }
+
+Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
+  Args args(*this, spec, call);
+  if (!args.bind())
+    return Val::poison();
+  llvm::SMLoc at = call.getLoc();
+  mlir::Location l = loc(at);
+  auto shapeError = [&](const ShapeResult &r) {
+    return fail(at, "'" + llvm::Twine(spec.name) + "': " + r.error);
+  };
+  auto result = [&](mlir::Value v, SymShape s) {
+    return Val::ofTensor(v, std::move(s));
+  };
+  if (!countOp(at))
+    return Val::poison();
+
+  switch (spec.id) {
+  case Builtin::Embed: {
+    auto table = args.floatTensor(0);
+    auto ids = args.tensor(1);
+    if (!args.ok)
+      return Val::poison();
+    if (!ids->elementType.isInteger(64) && !ids->elementType.isInteger(32))
+      return fail(args.locOf(1), args.what(1) + " must be an i64 or i32 "
+                                 "tensor of ids, got " + describe(*ids));
+    ShapeResult r = shape::embedding(table->shape, ids->shape);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::EmbeddingOp::create(
+                      builder, l, tensorType(r.shape, table->elementType),
+                      table->value, ids->value),
+                  r.shape);
+  }
+  case Builtin::Linear: {
+    auto x = args.floatTensor(0);
+    auto w = args.floatTensor(1);
+    std::optional<Val> b;
+    if (args.has(2))
+      b = args.floatTensor(2, x ? x->elementType : mlir::Type());
+    if (!args.ok)
+      return Val::poison();
+    if (x->elementType != w->elementType ||
+        (b && b->elementType != x->elementType))
+      return fail(at, "'linear' operands have different element types");
+    ShapeResult r = shape::linear(x->shape, w->shape, b ? &b->shape : nullptr);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::LinearOp::create(
+                      builder, l, tensorType(r.shape, x->elementType),
+                      x->value, w->value, b ? b->value : mlir::Value(),
+                      tfcir::ActivationAttr::get(&context,
+                                                 tfcir::Activation::None)),
+                  r.shape);
+  }
+  case Builtin::Matmul: {
+    auto a = args.floatTensor(0);
+    auto b = args.floatTensor(1);
+    bool ta = args.getBool(2, false), tb = args.getBool(3, false);
+    if (!args.ok)
+      return Val::poison();
+    if (a->elementType != b->elementType)
+      return fail(at, "'matmul' operands have different element types: " +
+                          describe(*a) + " and " + describe(*b));
+    ShapeResult r = shape::matmul(a->shape, b->shape, ta, tb);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::MatmulOp::create(
+                      builder, l, tensorType(r.shape, a->elementType),
+                      a->value, b->value,
+                      ta ? builder.getUnitAttr() : mlir::UnitAttr(),
+                      tb ? builder.getUnitAttr() : mlir::UnitAttr()),
+                  r.shape);
+  }
+  case Builtin::LayerNorm:
+  case Builtin::RmsNorm: {
+    bool isLayer = spec.id == Builtin::LayerNorm;
+    auto x = args.floatTensor(0);
+    mlir::Type like = x ? x->elementType : mlir::Type();
+    std::optional<Val> scale, bias;
+    if (args.has(1))
+      scale = args.floatTensor(1, like);
+    if (isLayer && args.has(2))
+      bias = args.floatTensor(2, like);
+    double eps = args.getFloat(isLayer ? 3 : 2, isLayer ? 1e-5 : 1e-6);
+    if (!args.ok)
+      return Val::poison();
+    if (!(eps >= 0) || !std::isfinite(eps))
+      return fail(args.locOf(isLayer ? 3 : 2),
+                  "eps must be a finite non-negative number");
+    for (auto [v, name] : {std::pair{&scale, "scale"}, std::pair{&bias, "bias"}}) {
+      if (!*v)
+        continue;
+      if ((*v)->elementType != x->elementType)
+        return fail(at, "'" + llvm::Twine(spec.name) + "' " + name +
+                            " has element type " +
+                            dtypeName((*v)->elementType) + ", input has " +
+                            dtypeName(x->elementType));
+      ShapeResult r = shape::featureVector(x->shape, (*v)->shape, name);
+      if (!r.ok())
+        return shapeError(r);
+    }
+    if (x->shape.empty())
+      return fail(at, "'" + llvm::Twine(spec.name) +
+                          "' needs a tensor of rank >= 1");
+    mlir::Type type = x->value.getType();
+    mlir::Value out =
+        isLayer ? tfcir::LayerNormOp::create(
+                      builder, l, type, x->value,
+                      scale ? scale->value : mlir::Value(),
+                      bias ? bias->value : mlir::Value(),
+                      builder.getF64FloatAttr(eps))
+                      .getResult()
+                : tfcir::RmsNormOp::create(builder, l, type, x->value,
+                                           scale ? scale->value : mlir::Value(),
+                                           builder.getF64FloatAttr(eps))
+                      .getResult();
+    return result(out, x->shape);
+  }
+  case Builtin::Softmax: {
+    auto x = args.floatTensor(0);
+    if (!x)
+      return Val::poison();
+    int64_t axis = args.getAxis(1, -1, x->shape.size());
+    if (!args.ok)
+      return Val::poison();
+    return result(tfcir::SoftmaxOp::create(builder, l, x->value.getType(),
+                                           x->value,
+                                           builder.getI64IntegerAttr(axis)),
+                  x->shape);
+  }
+  case Builtin::Attention: {
+    auto q = args.floatTensor(0);
+    auto k = args.floatTensor(1);
+    auto v = args.floatTensor(2);
+    bool causal = args.getBool(5, false);
+    std::optional<Val> mask;
+    if (args.has(6))
+      mask = args.tensor(6);
+    double scale = args.getFloat(7, 0);
+    if (!args.ok)
+      return Val::poison();
+    if (q->elementType != k->elementType || k->elementType != v->elementType)
+      return fail(at, "'attention' q, k and v have different element types");
+    size_t rank = q->shape.size();
+    if (k->shape.size() != rank || v->shape.size() != rank ||
+        (rank != 3 && rank != 4))
+      return fail(at, "'attention' takes q, k, v as [batch, seq, heads·d_head] "
+                      "(with heads=) or [batch, heads, seq, d_head], got " +
+                          shapeStr(q->shape) + ", " + shapeStr(k->shape) +
+                          ", " + shapeStr(v->shape));
+    bool merged = rank == 3;
+    if (merged) {
+      if (!args.has(3))
+        return fail(at, "'attention' on [batch, seq, features] inputs needs "
+                        "heads=");
+      int64_t heads = args.getInt(3, 1);
+      int64_t kvHeads = args.getInt(4, heads);
+      if (!args.ok)
+        return Val::poison();
+      if (heads <= 0 || kvHeads <= 0)
+        return fail(args.locOf(heads <= 0 ? 3 : 4),
+                    "heads must be positive");
+      if (heads % kvHeads != 0)
+        return fail(args.locOf(4), "heads " + llvm::Twine(heads) +
+                                       " is not a multiple of kv_heads " +
+                                       llvm::Twine(kvHeads));
+      for (auto [t, h, name] : {std::tuple{&*q, heads, "q"},
+                                std::tuple{&*k, kvHeads, "k"},
+                                std::tuple{&*v, kvHeads, "v"}}) {
+        ShapeResult r = shape::splitHeads(t->shape, h);
+        if (!r.ok())
+          return fail(at, "'attention' cannot split " + llvm::Twine(name) +
+                              " into heads: " + r.error);
+        if (!countOp(at))
+          return Val::poison();
+        mlir::Value split = tfcir::SplitHeadsOp::create(
+            builder, l, tensorType(r.shape, t->elementType), t->value,
+            builder.getI64IntegerAttr(h));
+        *t = Val::ofTensor(split, r.shape);
+      }
+    } else {
+      for (auto [i, t] : {std::pair{3u, &*q}, std::pair{4u, &*k}}) {
+        if (!args.has(i))
+          continue;
+        int64_t h = args.getInt(i, 0);
+        if (args.ok && (!t->shape[1].isStatic() || t->shape[1].size != h))
+          return fail(args.locOf(i), args.what(i) + " is " + llvm::Twine(h) +
+                                         " but the tensor has " +
+                                         t->shape[1].str() + " heads (" +
+                                         shapeStr(t->shape) + ")");
+      }
+    }
+    if (mask) {
+      // A 1/0 keep-mask [batch, kv_len] (integer or bool) becomes an additive
+      // bias; a float mask is taken as the bias itself.
+      if (!mlir::isa<mlir::FloatType>(mask->elementType)) {
+        if (mask->shape.size() != 2)
+          return fail(args.locOf(6),
+                      "an integer or bool attention mask must be [batch, "
+                      "kv_len] with 1 = token and 0 = padding, got " +
+                          describe(*mask));
+        SymShape biasShape = {mask->shape[0], SymDim::of(1), SymDim::of(1),
+                              mask->shape[1]};
+        if (!countOp(at))
+          return Val::poison();
+        mlir::Value bias = tfcir::PaddingMaskOp::create(
+            builder, l, tensorType(biasShape, q->elementType), mask->value);
+        mask = Val::ofTensor(bias, biasShape);
+      } else if (mask->elementType != q->elementType) {
+        return fail(args.locOf(6), "the attention mask has element type " +
+                                       dtypeName(mask->elementType) +
+                                       " but q has " +
+                                       dtypeName(q->elementType));
+      }
+    }
+    ShapeResult r = shape::attention(q->shape, k->shape, v->shape,
+                                     mask ? &mask->shape : nullptr);
+    if (!r.ok())
+      return shapeError(r);
+    if (args.has(7) && !(scale > 0 && std::isfinite(scale)))
+      return fail(args.locOf(7), "scale must be a positive number");
+    mlir::Value out = tfcir::AttentionOp::create(
+        builder, l, tensorType(r.shape, q->elementType), q->value, k->value,
+        v->value, mask ? mask->value : mlir::Value(),
+        causal ? builder.getUnitAttr() : mlir::UnitAttr(),
+        args.has(7) ? builder.getF64FloatAttr(scale) : mlir::FloatAttr());
+    if (!merged)
+      return result(out, r.shape);
+    ShapeResult m = shape::mergeHeads(r.shape);
+    if (!m.ok())
+      return shapeError(m);
+    return result(tfcir::MergeHeadsOp::create(
+                      builder, l, tensorType(m.shape, q->elementType), out),
+                  m.shape);
+  }
+  case Builtin::Gelu: {
+    auto x = args.floatTensor(0);
+    std::string approx = args.getString(1, "erf");
+    if (!args.ok)
+      return Val::poison();
+    if (approx != "erf" && approx != "tanh")
+      return fail(args.locOf(1), "approximate must be \"erf\" or \"tanh\", "
+                                 "got \"" + approx + "\"");
+    return result(tfcir::GeluOp::create(
+                      builder, l, x->value.getType(), x->value,
+                      tfcir::GeluApproximationAttr::get(
+                          &context, approx == "tanh"
+                                        ? tfcir::GeluApproximation::Tanh
+                                        : tfcir::GeluApproximation::Erf)),
+                  x->shape);
+  }
+  case Builtin::Relu:
+  case Builtin::Silu:
+  case Builtin::Exp:
+  case Builtin::Log:
+  case Builtin::Sqrt:
+  case Builtin::Rsqrt:
+  case Builtin::Tanh:
+  case Builtin::Erf: {
+    auto x = args.floatTensor(0);
+    if (!args.ok)
+      return Val::poison();
+    mlir::Value in = x->value;
+    mlir::Value out;
+    switch (spec.id) {
+    case Builtin::Relu: out = tfcir::ReluOp::create(builder, l, in); break;
+    case Builtin::Silu: out = tfcir::SiluOp::create(builder, l, in); break;
+    case Builtin::Exp: out = tfcir::ExpOp::create(builder, l, in); break;
+    case Builtin::Log: out = tfcir::LogOp::create(builder, l, in); break;
+    case Builtin::Sqrt: out = tfcir::SqrtOp::create(builder, l, in); break;
+    case Builtin::Rsqrt: out = tfcir::RsqrtOp::create(builder, l, in); break;
+    case Builtin::Tanh: out = tfcir::TanhOp::create(builder, l, in); break;
+    default: out = tfcir::ErfOp::create(builder, l, in); break;
+    }
+    return result(out, x->shape);
+  }
+  case Builtin::Rope: {
+    auto x = args.floatTensor(0);
+    std::string mode = args.getString(1, "rotate_half");
+    double base = args.getFloat(3, 10000.0);
+    int64_t rotaryDim = args.getInt(4, 0);
+    if (!args.ok)
+      return Val::poison();
+    std::optional<tfcir::RopeMode> m = tfcir::symbolizeRopeMode(mode);
+    if (!m)
+      return fail(args.locOf(1), "mode must be \"rotate_half\" or "
+                                 "\"adjacent\", got \"" + mode + "\"");
+    if (x->shape.size() < 2 || !x->shape.back().isStatic())
+      return fail(at, "'rope' needs x [..., seq, d] with a numeric d, got " +
+                          describe(*x));
+    int64_t d = x->shape.back().size;
+    if (args.has(4) && (rotaryDim <= 0 || rotaryDim > d || rotaryDim % 2))
+      return fail(args.locOf(4), "rotary_dim must be even and in (0, " +
+                                     llvm::Twine(d) + "], got " +
+                                     llvm::Twine(rotaryDim));
+    if (!args.has(4) && d % 2)
+      return fail(at, "'rope' needs an even feature size, got " +
+                          describe(*x));
+    if (!(base > 1.0) || !std::isfinite(base))
+      return fail(args.locOf(3), "base must be a finite number > 1");
+    mlir::Value offset;
+    if (args.has(2) && !(offset = indexValue(args.raw(2), args.locOf(2),
+                                             args.what(2))))
+      return Val::poison();
+    return result(tfcir::RopeOp::create(
+                      builder, l, x->value.getType(), x->value, offset,
+                      tfcir::RopeModeAttr::get(&context, *m),
+                      builder.getF64FloatAttr(base),
+                      args.has(4) ? builder.getI64IntegerAttr(rotaryDim)
+                                  : mlir::IntegerAttr()),
+                  x->shape);
+  }
+  case Builtin::SinusoidalPositions: {
+    int64_t features = args.getInt(1, 0);
+    double base = args.getFloat(3, 10000.0);
+    if (!args.ok)
+      return Val::poison();
+    if (features <= 0 || features % 2)
+      return fail(args.locOf(1), "features must be positive and even, got " +
+                                     llvm::Twine(features));
+    if (!(base > 1.0) || !std::isfinite(base))
+      return fail(args.locOf(3), "base must be a finite number > 1");
+    mlir::Value length = indexValue(args.raw(0), args.locOf(0), args.what(0));
+    mlir::Value offset;
+    if (!length || (args.has(2) && !(offset = indexValue(args.raw(2),
+                                                         args.locOf(2),
+                                                         args.what(2)))))
+      return Val::poison();
+    SymDim t = args.raw(0).kind == Val::Kind::Int
+                   ? SymDim::of(args.raw(0).i)
+                   : args.raw(0).dim;
+    SymShape s = {t, SymDim::of(features)};
+    return result(tfcir::SinusoidalPositionsOp::create(
+                      builder, l, tensorType(s, builder.getF32Type()), length,
+                      offset, builder.getF64FloatAttr(base)),
+                  s);
+  }
+  case Builtin::CausalMask: {
+    mlir::Value tq = indexValue(args.raw(0), args.locOf(0), args.what(0));
+    mlir::Value tk = indexValue(args.raw(1), args.locOf(1), args.what(1));
+    if (!tq || !tk)
+      return Val::poison();
+    auto dimOf = [](const Val &v) {
+      return v.kind == Val::Kind::Int ? SymDim::of(v.i) : v.dim;
+    };
+    SymShape s = {dimOf(args.raw(0)), dimOf(args.raw(1))};
+    return result(tfcir::CausalMaskOp::create(
+                      builder, l, tensorType(s, builder.getF32Type()), tq, tk),
+                  s);
+  }
+  case Builtin::PaddingMask: {
+    auto m = args.tensor(0);
+    if (!args.ok)
+      return Val::poison();
+    if (m->shape.size() != 2 || m->elementType.isF16() ||
+        m->elementType.isBF16() || m->elementType.isF64())
+      return fail(args.locOf(0), args.what(0) + " must be a [batch, seq] "
+                                 "tensor of 1/0 (i64, i32, bool or f32), got " +
+                                     describe(*m));
+    SymShape s = {m->shape[0], SymDim::of(1), SymDim::of(1), m->shape[1]};
+    return result(tfcir::PaddingMaskOp::create(
+                      builder, l, tensorType(s, builder.getF32Type()),
+                      m->value),
+                  s);
+  }
+  case Builtin::SplitHeads: {
+    auto x = args.floatTensor(0);
+    int64_t heads = args.getInt(1, 1);
+    if (!args.ok)
+      return Val::poison();
+    ShapeResult r = shape::splitHeads(x->shape, heads);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::SplitHeadsOp::create(
+                      builder, l, tensorType(r.shape, x->elementType),
+                      x->value, builder.getI64IntegerAttr(heads)),
+                  r.shape);
+  }
+  case Builtin::MergeHeads: {
+    auto x = args.floatTensor(0);
+    if (!args.ok)
+      return Val::poison();
+    ShapeResult r = shape::mergeHeads(x->shape);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::MergeHeadsOp::create(
+                      builder, l, tensorType(r.shape, x->elementType),
+                      x->value),
+                  r.shape);
+  }
+  case Builtin::Maximum:
+  case Builtin::Minimum:
+  case Builtin::Pow: {
+    mlir::Type like;
+    for (unsigned i : {0u, 1u})
+      if (args.raw(i).kind == Val::Kind::Tensor)
+        like = args.raw(i).elementType;
+    auto a = args.floatTensor(0, like);
+    auto b = args.floatTensor(1, like);
+    if (!args.ok)
+      return Val::poison();
+    if (a->elementType != b->elementType)
+      return fail(at, "'" + llvm::Twine(spec.name) +
+                          "' operands have different element types");
+    ShapeResult r = shape::broadcast(a->shape, b->shape);
+    if (!r.ok())
+      return shapeError(r);
+    mlir::Type type = tensorType(r.shape, a->elementType);
+    mlir::Value out =
+        spec.id == Builtin::Maximum
+            ? tfcir::MaxOp::create(builder, l, type, a->value, b->value)
+                  .getResult()
+        : spec.id == Builtin::Minimum
+            ? tfcir::MinOp::create(builder, l, type, a->value, b->value)
+                  .getResult()
+            : tfcir::PowOp::create(builder, l, type, a->value, b->value)
+                  .getResult();
+    return result(out, r.shape);
+  }
+  case Builtin::Sum:
+  case Builtin::Max:
+  case Builtin::Mean:
+  case Builtin::Argmax: {
+    auto x = args.floatTensor(0);
+    if (!x)
+      return Val::poison();
+    int64_t axis = args.getAxis(1, -1, x->shape.size());
+    bool keepdim = args.getBool(2, false);
+    if (!args.ok)
+      return Val::poison();
+    ShapeResult r = shape::reduce(x->shape, axis, keepdim);
+    if (!r.ok())
+      return shapeError(r);
+    mlir::Value out;
+    switch (spec.id) {
+    case Builtin::Sum:
+      out = tfcir::ReduceSumOp::create(builder, l, x->value, axis, keepdim);
+      break;
+    case Builtin::Max:
+      out = tfcir::ReduceMaxOp::create(builder, l, x->value, axis, keepdim);
+      break;
+    case Builtin::Mean:
+      out = tfcir::ReduceMeanOp::create(builder, l, x->value, axis, keepdim);
+      break;
+    default:
+      out = tfcir::ArgmaxOp::create(builder, l, x->value, axis, keepdim);
+      break;
+    }
+    return result(out, r.shape);
+  }
+  case Builtin::Where: {
+    mlir::Type like;
+    for (unsigned i : {1u, 2u})
+      if (args.raw(i).kind == Val::Kind::Tensor)
+        like = args.raw(i).elementType;
+    auto c = args.tensor(0);
+    auto a = args.floatTensor(1, like);
+    auto b = args.floatTensor(2, like);
+    if (!args.ok)
+      return Val::poison();
+    if (!c->elementType.isInteger(1))
+      return fail(args.locOf(0), args.what(0) + " must be a bool tensor, got " +
+                                     describe(*c) + "; convert a 1/0 mask "
+                                     "with cast(m, bool)");
+    if (a->elementType != b->elementType)
+      return fail(at, "'where' branches have different element types");
+    ShapeResult r1 = shape::broadcast(c->shape, a->shape);
+    if (!r1.ok())
+      return shapeError(r1);
+    ShapeResult r = shape::broadcast(r1.shape, b->shape);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::WhereOp::create(
+                      builder, l, tensorType(r.shape, a->elementType),
+                      c->value, a->value, b->value),
+                  r.shape);
+  }
+  case Builtin::Cast: {
+    auto x = args.tensor(0);
+    if (!args.ok)
+      return Val::poison();
+    const Val &d = args.raw(1);
+    if (d.kind != Val::Kind::DType) {
+      args.mismatch(1, "an element type (f32, f16, bf16, i64, i32, bool)");
+      return Val::poison();
+    }
+    return result(tfcir::CastOp::create(
+                      builder, l, tensorType(x->shape, d.elementType),
+                      x->value),
+                  x->shape);
+  }
+  case Builtin::Transpose: {
+    auto x = args.tensor(0);
+    if (!args.ok)
+      return Val::poison();
+    llvm::SmallVector<int64_t> perm;
+    if (args.has(1)) {
+      const Val &p = args.raw(1);
+      bool ok = p.kind == Val::Kind::List;
+      for (const Val &e : p.list)
+        ok &= e.kind == Val::Kind::Int;
+      if (!ok) {
+        args.mismatch(1, "a list of integers such as [0, 2, 1, 3]");
+        return Val::poison();
+      }
+      for (const Val &e : p.list)
+        perm.push_back(e.i);
+    } else {
+      if (x->shape.size() < 2)
+        return fail(at, "'transpose' needs rank >= 2 to swap the last two "
+                        "axes, got " + describe(*x));
+      for (size_t i = 0; i < x->shape.size(); ++i)
+        perm.push_back(i);
+      std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    }
+    ShapeResult r = shape::transpose(x->shape, perm);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::TransposeOp::create(
+                      builder, l, tensorType(r.shape, x->elementType),
+                      x->value, builder.getDenseI64ArrayAttr(perm)),
+                  r.shape);
+  }
+  case Builtin::Reshape: {
+    auto x = args.tensor(0);
+    if (!args.ok)
+      return Val::poison();
+    const Val &s = args.raw(1);
+    if (s.kind != Val::Kind::List) {
+      args.mismatch(1, "a list of sizes such as [batch, seq, heads, d_head]");
+      return Val::poison();
+    }
+    SymShape to;
+    llvm::SmallVector<mlir::Value> dynamic;
+    for (const Val &e : s.list) {
+      if (e.kind == Val::Kind::Int && e.i >= 0) {
+        to.push_back(SymDim::of(e.i));
+      } else if (e.kind == Val::Kind::Dim) {
+        to.push_back(e.dim);
+        mlir::Value v = indexValue(e, args.locOf(1), "a size");
+        if (!v)
+          return Val::poison();
+        dynamic.push_back(v);
+      } else {
+        args.mismatch(1, "a list of non-negative integers and symbolic dims");
+        return Val::poison();
+      }
+    }
+    ShapeResult r = shape::reshape(x->shape, to);
+    if (!r.ok())
+      return shapeError(r);
+    return result(tfcir::ReshapeOp::create(
+                      builder, l, tensorType(r.shape, x->elementType),
+                      x->value, dynamic),
+                  r.shape);
+  }
+  case Builtin::Split:
+  case Builtin::Slice: {
+    auto x = args.tensor(0);
+    if (!x)
+      return Val::poison();
+    bool isSplit = spec.id == Builtin::Split;
+    int64_t axis = args.getAxis(isSplit ? 2 : 3, -1, x->shape.size());
+    if (!args.ok)
+      return Val::poison();
+    std::vector<std::pair<int64_t, int64_t>> ranges; // start, size
+    if (isSplit) {
+      int64_t parts = args.getInt(1, 1);
+      if (!args.ok)
+        return Val::poison();
+      const SymDim &d = x->shape[axis];
+      if (parts <= 0)
+        return fail(args.locOf(1), "parts must be positive");
+      if (!d.isStatic() || d.size % parts != 0)
+        return fail(at, "'split' cannot cut axis " + llvm::Twine(axis) +
+                            " of " + shapeStr(x->shape) + " into " +
+                            llvm::Twine(parts) + " equal parts");
+      for (int64_t p = 0; p < parts; ++p)
+        ranges.push_back({p * (d.size / parts), d.size / parts});
+    } else {
+      ranges.push_back({args.getInt(1, 0), args.getInt(2, 1)});
+      if (!args.ok)
+        return Val::poison();
+    }
+    Val list;
+    list.kind = Val::Kind::List;
+    for (auto [start, size] : ranges) {
+      ShapeResult r = shape::slice(x->shape, axis, start, size);
+      if (!r.ok())
+        return shapeError(r);
+      list.list.push_back(result(
+          tfcir::SliceOp::create(builder, l,
+                                 tensorType(r.shape, x->elementType), x->value,
+                                 builder.getI64IntegerAttr(axis),
+                                 builder.getI64IntegerAttr(start),
+                                 builder.getI64IntegerAttr(size)),
+          r.shape));
+    }
+    return isSplit && list.list.size() != 1 ? list : list.list[0];
+  }
+  case Builtin::Arange: {
+    mlir::Value length = indexValue(args.raw(0), args.locOf(0), args.what(0));
+    mlir::Value offset;
+    if (!length || (args.has(1) && !(offset = indexValue(args.raw(1),
+                                                         args.locOf(1),
+                                                         args.what(1)))))
+      return Val::poison();
+    SymShape s = {args.raw(0).kind == Val::Kind::Int
+                      ? SymDim::of(args.raw(0).i)
+                      : args.raw(0).dim};
+    return result(tfcir::ArangeOp::create(builder, l,
+                                          tensorType(s, builder.getI64Type()),
+                                          length, offset),
+                  s);
+  }
+  case Builtin::Size: {
+    auto x = args.tensor(0);
+    if (!x)
+      return Val::poison();
+    int64_t axis = args.getAxis(1, 0, x->shape.size());
+    if (!args.ok)
+      return Val::poison();
+    const SymDim &d = x->shape[axis];
+    if (d.isStatic())
+      return Val::ofInt(d.size);
+    Val v;
+    v.kind = Val::Kind::Dim;
+    v.dim = d;
+    v.value = dimValue(d);
+    if (!v.value)
+      v.value = mlir::tensor::DimOp::create(builder, l, x->value, axis);
+    return v;
+  }
+  }
+  return Val::poison();
+}

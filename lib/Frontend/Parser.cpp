@@ -1,0 +1,731 @@
+//===- Parser.cpp - Recursive-descent parser of .tfm ----------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Grammar (docs/language.md has the full EBNF):
+//
+//   module  := item*
+//   item    := 'model' NAME | 'const' NAME '=' expr
+//            | 'dim' NAME (',' NAME)* ['<=' expr] | weight
+//            | ('block' | 'entry') NAME '(' [param (',' param)*] ')' '{' stmt* '}'
+//   stmt    := weight | 'for' NAME 'in' expr '..' expr '{' stmt* '}'
+//            | 'if' expr '{' stmt* '}' ['else' ('{' stmt* '}' | if)]
+//            | 'return' expr (',' expr)* | 'assert' expr ',' STRING
+//            | NAME (',' NAME)* '=' expr
+//   expr    := or;  or := and ('or' and)*;  and := not ('and' not)*
+//   not     := 'not' not | cmp;  cmp := sum [('=='|'!='|'<'|'<='|'>'|'>=') sum]
+//   sum     := term (('+'|'-') term)*;  term := unary (('*'|'/'|'//'|'%'|'@') unary)*
+//   unary   := '-' unary | power;  power := primary ['**' unary]
+//   primary := INT | FLOAT | STRING | 'true' | 'false' | NAME ['(' args ')']
+//            | '(' expr ')' | '[' [expr (',' expr)*] ']'
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Frontend/Parser.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+using namespace tfc;
+using namespace tfc::ast;
+
+namespace {
+
+/// Expressions and statement blocks deeper than this are rejected rather than
+/// risking the stack.
+constexpr unsigned kMaxDepth = 128;
+
+class Parser {
+public:
+  explicit Parser(DiagnosticEngine &diags)
+      : diags(diags),
+        lexer(diags.getSourceMgr()
+                  .getMemoryBuffer(diags.getSourceMgr().getMainFileID())
+                  ->getBuffer(),
+              diags) {
+    advance();
+  }
+
+  std::unique_ptr<Module> parse();
+
+private:
+  // Token handling.
+  void advance() {
+    do {
+      tok = lexer.next();
+    } while (tok.is(Tok::Error)); // already reported by the lexer
+  }
+  bool consumeIf(Tok kind) {
+    if (!tok.is(kind))
+      return false;
+    advance();
+    return true;
+  }
+  /// Reports "expected X" at the current token unless an error was already
+  /// reported for this statement.
+  bool expect(Tok kind, llvm::StringRef context) {
+    if (consumeIf(kind))
+      return true;
+    errorExpected(tokenName(kind), context);
+    return false;
+  }
+  void errorExpected(llvm::StringRef what, llvm::StringRef context);
+  std::optional<Ident> expectIdent(llvm::StringRef context);
+  /// Skips to the first token of a later line, a closing brace or the end.
+  void recover();
+  void recoverTopLevel();
+
+  // Declarations.
+  void parseItem(Module &module);
+  std::unique_ptr<WeightStmt> parseWeight();
+  bool parseFunc(FuncDecl &func);
+  bool parseParam(Param &param);
+  bool parseType(TypeExpr &type);
+
+  // Statements.
+  bool parseBody(Body &body, llvm::StringRef context,
+                 llvm::SMLoc *closeLoc = nullptr);
+  StmtPtr parseStmt();
+
+  // Expressions.
+  ExprPtr parseExpr();
+  ExprPtr parseOr();
+  ExprPtr parseAnd();
+  ExprPtr parseNot();
+  ExprPtr parseCmp();
+  ExprPtr parseSum();
+  ExprPtr parseTerm();
+  ExprPtr parseUnary();
+  ExprPtr parsePower();
+  ExprPtr parsePrimary();
+  ExprPtr parseNumber();
+  bool parseArgs(std::vector<Arg> &args, llvm::StringRef callee);
+
+  struct DepthGuard {
+    Parser &p;
+    bool ok;
+    explicit DepthGuard(Parser &p) : p(p), ok(++p.depth <= kMaxDepth) {
+      if (!ok && !p.reportedDepth) {
+        p.reportedDepth = true;
+        p.diags.error(p.tok.getLoc(), "nesting is too deep (more than " +
+                                          llvm::Twine(kMaxDepth) + " levels)");
+      }
+    }
+    ~DepthGuard() { --p.depth; }
+  };
+
+  DiagnosticEngine &diags;
+  Lexer lexer;
+  Token tok;
+  unsigned depth = 0;
+  bool reportedDepth = false;
+  /// Set once an error is reported in the current statement; suppresses
+  /// follow-on "expected" errors until the parser resynchronises.
+  bool inError = false;
+};
+
+} // namespace
+
+void Parser::errorExpected(llvm::StringRef what, llvm::StringRef context) {
+  if (inError)
+    return;
+  inError = true;
+  std::string found = tok.is(Tok::Eof) ? "end of file"
+                                       : "'" + tok.text.str() + "'";
+  diags.error(tok.getLoc(), "expected " + what + " " + context + ", found " +
+                                found);
+}
+
+std::optional<Ident> Parser::expectIdent(llvm::StringRef context) {
+  if (!tok.is(Tok::Ident)) {
+    if (tok.kind >= Tok::KwModel && tok.kind <= Tok::KwNot && !inError) {
+      inError = true;
+      diags.error(tok.getLoc(), "expected a name " + context + ", found '" +
+                                    tok.text + "', which is a keyword");
+    } else {
+      errorExpected("a name", context);
+    }
+    return std::nullopt;
+  }
+  Ident id{tok.text.str(), tok.getLoc()};
+  advance();
+  return id;
+}
+
+void Parser::recover() {
+  // Skip at least the offending token, then up to a fresh line.
+  if (!tok.is(Tok::Eof) && !tok.is(Tok::RBrace))
+    advance();
+  while (!tok.is(Tok::Eof) && !tok.is(Tok::RBrace) && !tok.startsLine)
+    advance();
+  inError = false;
+}
+
+void Parser::recoverTopLevel() {
+  auto isItemStart = [&] {
+    return tok.is(Tok::KwModel) || tok.is(Tok::KwConst) || tok.is(Tok::KwDim) ||
+           tok.is(Tok::KwWeight) || tok.is(Tok::KwBlock) ||
+           tok.is(Tok::KwEntry);
+  };
+  if (!tok.is(Tok::Eof))
+    advance();
+  while (!tok.is(Tok::Eof) && !(tok.startsLine && isItemStart()))
+    advance();
+  inError = false;
+}
+
+std::unique_ptr<Module> Parser::parse() {
+  auto module = std::make_unique<Module>();
+  while (!tok.is(Tok::Eof)) {
+    unsigned errorsBefore = diags.getNumErrors();
+    parseItem(*module);
+    if (diags.getNumErrors() != errorsBefore || inError)
+      recoverTopLevel();
+  }
+  return module;
+}
+
+void Parser::parseItem(Module &module) {
+  switch (tok.kind) {
+  case Tok::KwModel: {
+    advance();
+    auto name = expectIdent("after 'model'");
+    if (name)
+      module.modelName = *name;
+    return;
+  }
+  case Tok::KwConst: {
+    advance();
+    auto name = expectIdent("after 'const'");
+    if (!name || !expect(Tok::Assign, "after the constant's name"))
+      return;
+    ExprPtr value = parseExpr();
+    if (value)
+      module.consts.push_back({*name, std::move(value)});
+    return;
+  }
+  case Tok::KwDim: {
+    advance();
+    std::vector<Ident> names;
+    do {
+      auto name = expectIdent("in 'dim' declaration");
+      if (!name)
+        return;
+      names.push_back(*name);
+    } while (consumeIf(Tok::Comma));
+    std::shared_ptr<Expr> bound;
+    if (consumeIf(Tok::LessEq)) {
+      bound = parseExpr();
+      if (!bound)
+        return;
+    }
+    for (const Ident &name : names)
+      module.dims.push_back({name, bound});
+    return;
+  }
+  case Tok::KwWeight:
+    if (auto w = parseWeight())
+      module.weights.push_back(std::move(w));
+    return;
+  case Tok::KwBlock:
+  case Tok::KwEntry: {
+    FuncDecl func;
+    func.isEntry = tok.is(Tok::KwEntry);
+    advance();
+    if (parseFunc(func))
+      module.funcs.push_back(std::move(func));
+    return;
+  }
+  default:
+    errorExpected("'model', 'const', 'dim', 'weight', 'block' or 'entry'",
+                  "at the top level");
+    return;
+  }
+}
+
+std::unique_ptr<WeightStmt> Parser::parseWeight() {
+  llvm::SMLoc loc = tok.getLoc();
+  advance(); // 'weight'
+  auto name = expectIdent("after 'weight'");
+  if (!name || !expect(Tok::Colon, "after the weight's name"))
+    return nullptr;
+  TypeExpr type;
+  if (!parseType(type))
+    return nullptr;
+  if (!type.isTensor()) {
+    diags.error(type.loc, "a weight must have a tensor type such as "
+                          "f32[vocab, d_model], found '" +
+                              type.scalar + "'");
+    inError = true;
+    return nullptr;
+  }
+  if (!expect(Tok::Assign, "after the weight's type (its name in the weights "
+                           "file, e.g. = \"h.{l}.ln_1.weight\")"))
+    return nullptr;
+  if (!tok.is(Tok::String)) {
+    errorExpected("the weight's name in the weights file as a string",
+                  "after '='");
+    return nullptr;
+  }
+  auto key = std::make_unique<StringExpr>(tok.getLoc(),
+                                          tok.text.drop_front().drop_back().str());
+  advance();
+  return std::make_unique<WeightStmt>(loc, *name, std::move(type),
+                                      std::move(key));
+}
+
+bool Parser::parseFunc(FuncDecl &func) {
+  llvm::StringRef what = func.isEntry ? "entry" : "block";
+  auto name = expectIdent(("after '" + what + "'").str());
+  if (!name)
+    return false;
+  func.name = *name;
+  if (!expect(Tok::LParen, ("after the " + what + "'s name").str()))
+    return false;
+  if (!tok.is(Tok::RParen)) {
+    do {
+      if (tok.is(Tok::RParen)) // trailing comma
+        break;
+      Param param;
+      if (!parseParam(param))
+        return false;
+      func.params.push_back(std::move(param));
+    } while (consumeIf(Tok::Comma));
+  }
+  if (!expect(Tok::RParen, "after the parameters"))
+    return false;
+  if (!parseBody(func.body, ("of " + what + " '" + func.name.name + "'").str(),
+                 &func.endLoc))
+    return false;
+  return true;
+}
+
+bool Parser::parseParam(Param &param) {
+  auto name = expectIdent("for a parameter");
+  if (!name)
+    return false;
+  param.name = *name;
+  param.type.loc = name->loc;
+  if (consumeIf(Tok::Colon))
+    return parseType(param.type);
+  param.type.anyTensor = true;
+  return true;
+}
+
+bool Parser::parseType(TypeExpr &type) {
+  type.loc = tok.getLoc();
+  if (tok.is(Tok::Ident)) {
+    Ident id{tok.text.str(), tok.getLoc()};
+    advance();
+    if (!tok.is(Tok::LBracket)) {
+      type.scalar = id.name;
+      return true;
+    }
+    type.dtype = id;
+  }
+  if (!expect(Tok::LBracket, "for a type (int, float, bool, str, or a tensor "
+                             "type such as f32[batch, seq, d_model])"))
+    return false;
+  if (!tok.is(Tok::RBracket)) {
+    do {
+      ExprPtr dim = parseExpr();
+      if (!dim)
+        return false;
+      type.dims.push_back(std::move(dim));
+    } while (consumeIf(Tok::Comma));
+  }
+  return expect(Tok::RBracket, "after the tensor's dims");
+}
+
+bool Parser::parseBody(Body &body, llvm::StringRef context,
+                       llvm::SMLoc *closeLoc) {
+  DepthGuard guard(*this);
+  if (!guard.ok)
+    return false;
+  llvm::SMLoc open = tok.getLoc();
+  if (!expect(Tok::LBrace, ("to open the body " + context).str()))
+    return false;
+  while (!tok.is(Tok::RBrace) && !tok.is(Tok::Eof)) {
+    unsigned errorsBefore = diags.getNumErrors();
+    StmtPtr stmt = parseStmt();
+    if (stmt && diags.getNumErrors() == errorsBefore && !inError) {
+      body.push_back(std::move(stmt));
+      continue;
+    }
+    if (reportedDepth)
+      return false;
+    recover();
+  }
+  if (tok.is(Tok::Eof)) {
+    inError = false;
+    errorExpected("'}'", ("to close the body " + context).str());
+    diags.note(open, "the body opened here");
+    return false;
+  }
+  if (closeLoc)
+    *closeLoc = tok.getLoc();
+  advance(); // '}'
+  return true;
+}
+
+StmtPtr Parser::parseStmt() {
+  llvm::SMLoc loc = tok.getLoc();
+  switch (tok.kind) {
+  case Tok::KwWeight:
+    return parseWeight();
+  case Tok::KwFor: {
+    advance();
+    auto var = expectIdent("after 'for'");
+    if (!var || !expect(Tok::KwIn, "after the loop variable"))
+      return nullptr;
+    ExprPtr lo = parseSum();
+    if (!lo || !expect(Tok::DotDot, "in the loop range (lo..hi)"))
+      return nullptr;
+    ExprPtr hi = parseSum();
+    if (!hi)
+      return nullptr;
+    Body body;
+    if (!parseBody(body, "of the 'for' loop"))
+      return nullptr;
+    return std::make_unique<ForStmt>(loc, *var, std::move(lo), std::move(hi),
+                                     std::move(body));
+  }
+  case Tok::KwIf: {
+    advance();
+    ExprPtr cond = parseExpr();
+    if (!cond)
+      return nullptr;
+    Body thenBody, elseBody;
+    if (!parseBody(thenBody, "of the 'if'"))
+      return nullptr;
+    if (consumeIf(Tok::KwElse)) {
+      if (tok.is(Tok::KwIf)) {
+        StmtPtr nested = parseStmt();
+        if (!nested)
+          return nullptr;
+        elseBody.push_back(std::move(nested));
+      } else if (!parseBody(elseBody, "of the 'else'")) {
+        return nullptr;
+      }
+    }
+    return std::make_unique<IfStmt>(loc, std::move(cond), std::move(thenBody),
+                                    std::move(elseBody));
+  }
+  case Tok::KwReturn: {
+    advance();
+    std::vector<ExprPtr> values;
+    do {
+      ExprPtr value = parseExpr();
+      if (!value)
+        return nullptr;
+      values.push_back(std::move(value));
+    } while (consumeIf(Tok::Comma));
+    return std::make_unique<ReturnStmt>(loc, std::move(values));
+  }
+  case Tok::KwAssert: {
+    advance();
+    ExprPtr cond = parseExpr();
+    if (!cond || !expect(Tok::Comma, "after the assertion's condition"))
+      return nullptr;
+    if (!tok.is(Tok::String)) {
+      errorExpected("a message string", "after ','");
+      return nullptr;
+    }
+    std::string message = tok.text.drop_front().drop_back().str();
+    advance();
+    return std::make_unique<AssertStmt>(loc, std::move(cond),
+                                        std::move(message));
+  }
+  case Tok::Ident: {
+    std::vector<Ident> targets;
+    do {
+      auto target = expectIdent("on the left of '='");
+      if (!target)
+        return nullptr;
+      targets.push_back(*target);
+    } while (consumeIf(Tok::Comma));
+    if (!tok.is(Tok::Assign)) {
+      if (targets.size() == 1 && tok.is(Tok::LParen))
+        errorExpected("'='", "after '" + targets[0].name +
+                                 "' (a call's result must be assigned to a "
+                                 "name)");
+      else
+        errorExpected("'='", "after the assigned name");
+      return nullptr;
+    }
+    advance();
+    ExprPtr value = parseExpr();
+    if (!value)
+      return nullptr;
+    return std::make_unique<AssignStmt>(loc, std::move(targets),
+                                        std::move(value));
+  }
+  default:
+    errorExpected("a statement ('x = ...', 'weight', 'for', 'if', 'return' "
+                  "or 'assert')",
+                  "");
+    return nullptr;
+  }
+}
+
+ExprPtr Parser::parseExpr() {
+  DepthGuard guard(*this);
+  if (!guard.ok)
+    return nullptr;
+  return parseOr();
+}
+
+ExprPtr Parser::parseOr() {
+  ExprPtr lhs = parseAnd();
+  while (lhs && tok.is(Tok::KwOr)) {
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr rhs = parseAnd();
+    if (!rhs)
+      return nullptr;
+    lhs = std::make_unique<BinaryExpr>(loc, Tok::KwOr, std::move(lhs),
+                                       std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseAnd() {
+  ExprPtr lhs = parseNot();
+  while (lhs && tok.is(Tok::KwAnd)) {
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr rhs = parseNot();
+    if (!rhs)
+      return nullptr;
+    lhs = std::make_unique<BinaryExpr>(loc, Tok::KwAnd, std::move(lhs),
+                                       std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseNot() {
+  if (tok.is(Tok::KwNot)) {
+    DepthGuard guard(*this);
+    if (!guard.ok)
+      return nullptr;
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr operand = parseNot();
+    if (!operand)
+      return nullptr;
+    return std::make_unique<UnaryExpr>(loc, Tok::KwNot, std::move(operand));
+  }
+  return parseCmp();
+}
+
+ExprPtr Parser::parseCmp() {
+  ExprPtr lhs = parseSum();
+  if (!lhs)
+    return nullptr;
+  switch (tok.kind) {
+  case Tok::EqEq: case Tok::NotEq: case Tok::Less: case Tok::LessEq:
+  case Tok::Greater: case Tok::GreaterEq: {
+    Tok op = tok.kind;
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr rhs = parseSum();
+    if (!rhs)
+      return nullptr;
+    return std::make_unique<BinaryExpr>(loc, op, std::move(lhs),
+                                        std::move(rhs));
+  }
+  default:
+    return lhs;
+  }
+}
+
+ExprPtr Parser::parseSum() {
+  ExprPtr lhs = parseTerm();
+  while (lhs && (tok.is(Tok::Plus) || tok.is(Tok::Minus))) {
+    Tok op = tok.kind;
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr rhs = parseTerm();
+    if (!rhs)
+      return nullptr;
+    lhs = std::make_unique<BinaryExpr>(loc, op, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseTerm() {
+  ExprPtr lhs = parseUnary();
+  while (lhs && (tok.is(Tok::Star) || tok.is(Tok::Slash) ||
+                 tok.is(Tok::SlashSlash) || tok.is(Tok::Percent) ||
+                 tok.is(Tok::At))) {
+    Tok op = tok.kind;
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr rhs = parseUnary();
+    if (!rhs)
+      return nullptr;
+    lhs = std::make_unique<BinaryExpr>(loc, op, std::move(lhs), std::move(rhs));
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseUnary() {
+  if (tok.is(Tok::Minus)) {
+    DepthGuard guard(*this);
+    if (!guard.ok)
+      return nullptr;
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    ExprPtr operand = parseUnary();
+    if (!operand)
+      return nullptr;
+    return std::make_unique<UnaryExpr>(loc, Tok::Minus, std::move(operand));
+  }
+  return parsePower();
+}
+
+ExprPtr Parser::parsePower() {
+  ExprPtr base = parsePrimary();
+  if (base && tok.is(Tok::StarStar)) {
+    llvm::SMLoc loc = tok.getLoc();
+    advance();
+    DepthGuard guard(*this);
+    if (!guard.ok)
+      return nullptr;
+    ExprPtr exponent = parseUnary();
+    if (!exponent)
+      return nullptr;
+    return std::make_unique<BinaryExpr>(loc, Tok::StarStar, std::move(base),
+                                        std::move(exponent));
+  }
+  return base;
+}
+
+ExprPtr Parser::parseNumber() {
+  std::string digits;
+  for (char c : tok.text)
+    if (c != '_')
+      digits.push_back(c);
+  llvm::SMLoc loc = tok.getLoc();
+  bool isFloat = tok.is(Tok::Float);
+  advance();
+  errno = 0;
+  if (isFloat) {
+    double value = std::strtod(digits.c_str(), nullptr);
+    if (errno == ERANGE && std::abs(value) > 1.0) {
+      diags.error(loc, "number '" + digits + "' is out of range");
+      inError = true;
+      return nullptr;
+    }
+    return std::make_unique<FloatExpr>(loc, value);
+  }
+  int64_t value;
+  if (llvm::StringRef(digits).getAsInteger(10, value)) {
+    diags.error(loc, "integer '" + digits +
+                         "' is too large (the limit is 2^63 - 1)");
+    inError = true;
+    return nullptr;
+  }
+  return std::make_unique<IntExpr>(loc, value);
+}
+
+ExprPtr Parser::parsePrimary() {
+  llvm::SMLoc loc = tok.getLoc();
+  switch (tok.kind) {
+  case Tok::Int:
+  case Tok::Float:
+    return parseNumber();
+  case Tok::String: {
+    auto e = std::make_unique<StringExpr>(loc,
+                                          tok.text.drop_front().drop_back().str());
+    advance();
+    return e;
+  }
+  case Tok::KwTrue:
+  case Tok::KwFalse: {
+    bool value = tok.is(Tok::KwTrue);
+    advance();
+    return std::make_unique<BoolExpr>(loc, value);
+  }
+  case Tok::Ident: {
+    std::string name = tok.text.str();
+    advance();
+    if (!tok.is(Tok::LParen))
+      return std::make_unique<NameExpr>(loc, std::move(name));
+    advance();
+    std::vector<Arg> args;
+    if (!parseArgs(args, name))
+      return nullptr;
+    return std::make_unique<CallExpr>(loc, std::move(name), std::move(args));
+  }
+  case Tok::LParen: {
+    advance();
+    ExprPtr inner = parseExpr();
+    if (!inner || !expect(Tok::RParen, "to close '('"))
+      return nullptr;
+    return inner;
+  }
+  case Tok::LBracket: {
+    advance();
+    std::vector<ExprPtr> elements;
+    if (!tok.is(Tok::RBracket)) {
+      do {
+        if (tok.is(Tok::RBracket))
+          break;
+        ExprPtr e = parseExpr();
+        if (!e)
+          return nullptr;
+        elements.push_back(std::move(e));
+      } while (consumeIf(Tok::Comma));
+    }
+    if (!expect(Tok::RBracket, "to close the list"))
+      return nullptr;
+    return std::make_unique<ListExpr>(loc, std::move(elements));
+  }
+  default:
+    errorExpected("an expression", "");
+    return nullptr;
+  }
+}
+
+bool Parser::parseArgs(std::vector<Arg> &args, llvm::StringRef callee) {
+  bool sawKeyword = false;
+  while (!tok.is(Tok::RParen)) {
+    Arg arg;
+    // `name = value` is a keyword argument.
+    if (tok.is(Tok::Ident)) {
+      Token save = tok;
+      Lexer saveLexer = lexer;
+      advance();
+      if (tok.is(Tok::Assign)) {
+        arg.keyword = Ident{save.text.str(), save.getLoc()};
+        advance();
+      } else {
+        tok = save;
+        lexer = saveLexer;
+      }
+    }
+    if (!arg.keyword && sawKeyword && !inError) {
+      inError = true;
+      diags.error(tok.getLoc(), "positional argument after a keyword argument "
+                                "in the call of '" + callee + "'");
+      return false;
+    }
+    sawKeyword |= arg.keyword.has_value();
+    arg.value = parseExpr();
+    if (!arg.value)
+      return false;
+    args.push_back(std::move(arg));
+    if (!consumeIf(Tok::Comma))
+      break;
+  }
+  return expect(Tok::RParen,
+                ("to close the arguments of '" + callee + "'").str());
+}
+
+std::unique_ptr<Module> tfc::parseModule(DiagnosticEngine &diags) {
+  Parser parser(diags);
+  return parser.parse();
+}
