@@ -173,6 +173,8 @@ void Printer::print(const Module &module) {
   }
   for (const auto &w : module.weights)
     stmt(*w);
+  for (const auto &a : module.asserts)
+    stmt(*a);
   for (const FuncDecl &f : module.funcs) {
     os << "(" << (f.isEntry ? "entry " : "block ") << f.name.name;
     for (const Param &p : f.params) {

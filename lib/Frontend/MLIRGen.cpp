@@ -242,6 +242,8 @@ bool Elaborator::evaluateConsts() {
     }
     consts[c.name.name] = v;
   }
+  for (const auto &a : module.asserts)
+    execStmt(*a);
   frames.pop_back();
   for (const DimDecl &d : module.dims) {
     dims[d.name.name] = &d;
@@ -365,7 +367,7 @@ std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
   };
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '}') {
-      fail(locAt(i), "unmatched '}' in weight name");
+      fail(locAt(i), "unmatched '}' in string");
       return std::nullopt;
     }
     if (text[i] != '{') {
@@ -374,7 +376,7 @@ std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
     }
     size_t close = text.find('}', i);
     if (close == llvm::StringRef::npos) {
-      fail(locAt(i), "unterminated '{' in weight name; expected '}'");
+      fail(locAt(i), "unterminated '{' in string; expected '}'");
       return std::nullopt;
     }
     llvm::StringRef name = text.slice(i + 1, close).trim();
@@ -394,7 +396,7 @@ std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
       if (!frames.empty())
         for (const auto &e : frames.back().env)
           names.push_back(e.getKey().str());
-      fail(locAt(i + 1), "unknown name '" + name + "' in weight name" +
+      fail(locAt(i + 1), "unknown name '" + name + "' in string" +
                              DiagnosticEngine::suggest(name, names));
       return std::nullopt;
     }
@@ -404,15 +406,11 @@ std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
       out += v->s;
     else {
       if (!v->isPoison())
-        fail(locAt(i + 1), "'" + name + "' in a weight name must be an "
-                           "integer or a string, got " + describe(*v));
+        fail(locAt(i + 1), "'{" + name + "}' in a string must be an integer "
+                           "or a string, got " + describe(*v));
       return std::nullopt;
     }
     i = close;
-  }
-  if (out.empty()) {
-    fail(key.getLoc(), "weight name must not be empty");
-    return std::nullopt;
   }
   return out;
 }
@@ -420,6 +418,8 @@ std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
 Val Elaborator::weight(const WeightStmt &w) {
   std::optional<std::string> key =
       interpolate(llvm::cast<StringExpr>(*w.key));
+  if (key && key->empty())
+    return fail(w.key->getLoc(), "weight name must not be empty");
   mlir::Type dtype = evalDType(w.type);
   std::optional<SymShape> shape = evalShape(w.type);
   if (!key || !dtype || !shape)
@@ -567,8 +567,12 @@ Val Elaborator::eval(const Expr &e) {
     return Val::ofFloat(llvm::cast<FloatExpr>(e).value);
   case Expr::Kind::Bool:
     return Val::ofBool(llvm::cast<BoolExpr>(e).value);
-  case Expr::Kind::String:
-    return Val::ofStr(llvm::cast<StringExpr>(e).value);
+  case Expr::Kind::String: {
+    // Every string interpolates `{name}`, so that a block can build weight
+    // names from a prefix it was given.
+    std::optional<std::string> s = interpolate(llvm::cast<StringExpr>(e));
+    return s ? Val::ofStr(*s) : Val::poison();
+  }
   case Expr::Kind::Name:
     return evalName(llvm::cast<NameExpr>(e));
   case Expr::Kind::Unary:

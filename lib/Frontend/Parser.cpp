@@ -6,7 +6,7 @@
 //
 //   module  := item*
 //   item    := 'model' NAME | 'const' NAME '=' expr
-//            | 'dim' NAME (',' NAME)* ['<=' expr] | weight
+//            | 'dim' NAME (',' NAME)* ['<=' expr] | weight | assert
 //            | ('block' | 'entry') NAME '(' [param (',' param)*] ')' '{' stmt* '}'
 //   stmt    := weight | 'for' NAME 'in' expr '..' expr '{' stmt* '}'
 //            | 'if' expr '{' stmt* '}' ['else' ('{' stmt* '}' | if)]
@@ -167,7 +167,7 @@ void Parser::recoverTopLevel() {
   auto isItemStart = [&] {
     return tok.is(Tok::KwModel) || tok.is(Tok::KwConst) || tok.is(Tok::KwDim) ||
            tok.is(Tok::KwWeight) || tok.is(Tok::KwBlock) ||
-           tok.is(Tok::KwEntry);
+           tok.is(Tok::KwEntry) || tok.is(Tok::KwAssert);
   };
   if (!tok.is(Tok::Eof))
     advance();
@@ -229,6 +229,10 @@ void Parser::parseItem(Module &module) {
     if (auto w = parseWeight())
       module.weights.push_back(std::move(w));
     return;
+  case Tok::KwAssert:
+    if (StmtPtr s = parseStmt())
+      module.asserts.emplace_back(llvm::cast<AssertStmt>(s.release()));
+    return;
   case Tok::KwBlock:
   case Tok::KwEntry: {
     FuncDecl func;
@@ -239,7 +243,8 @@ void Parser::parseItem(Module &module) {
     return;
   }
   default:
-    errorExpected("'model', 'const', 'dim', 'weight', 'block' or 'entry'",
+    errorExpected("'model', 'const', 'dim', 'weight', 'assert', 'block' or "
+                  "'entry'",
                   "at the top level");
     return;
   }

@@ -357,6 +357,8 @@ bool Checker::run() {
       checkExpr(*d.bound, nullptr);
     defineGlobal(d.name, GlobalKind::Dim);
   }
+  for (const auto &a : module.asserts)
+    checkExpr(*a->cond, nullptr);
   inConsts = false;
   for (const FuncDecl &f : module.funcs)
     defineGlobal(f.name, f.isEntry ? GlobalKind::Entry : GlobalKind::Block, &f);

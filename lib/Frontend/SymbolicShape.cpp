@@ -254,10 +254,8 @@ ShapeResult shape::slice(llvm::ArrayRef<SymDim> x, int64_t axis, int64_t start,
   if (!a)
     return ShapeResult::fail("axis " + std::to_string(axis) +
                              " is out of range for " + shapeStr(x));
-  if (!x[*a].isStatic())
-    return ShapeResult::fail("cannot slice the symbolic axis " + x[*a].str() +
-                             " of " + shapeStr(x));
-  int64_t extent = x[*a].size;
+  // A symbolic axis is checked at run time.
+  int64_t extent = x[*a].isStatic() ? x[*a].size : INT64_MAX;
   if (start < 0 || size <= 0 || start > extent || size > extent - start)
     return ShapeResult::fail("slice [" + std::to_string(start) + ", " +
                              std::to_string(start + size) +

@@ -273,6 +273,8 @@ struct Module {
   std::vector<ConstDecl> consts;
   std::vector<DimDecl> dims;
   std::vector<std::unique_ptr<WeightStmt>> weights;
+  /// Constraints on the hyper-parameters, checked after `-D` overrides.
+  std::vector<std::unique_ptr<AssertStmt>> asserts;
   std::vector<FuncDecl> funcs;
 };
 

@@ -164,5 +164,7 @@ func.func @weights_and_positions(%x: tensor<?x?x2304xf32>, %t: index, %past: ind
   %1 = tfc.arange %t offset(%past) : tensor<?xi64>
   // CHECK: tfc.slice %{{.*}} {axis = 2 : i64, size = 768 : i64, start = 768 : i64} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
   %2 = tfc.slice %x {axis = 2, start = 768, size = 768} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+  // CHECK: tfc.slice %{{.*}} {axis = 1 : i64, size = 1 : i64, start = 0 : i64} : tensor<?x?x2304xf32> -> tensor<?x1x2304xf32>
+  %3 = tfc.slice %x {axis = 1, start = 0, size = 1} : tensor<?x?x2304xf32> -> tensor<?x1x2304xf32>
   return
 }

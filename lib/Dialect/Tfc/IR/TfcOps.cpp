@@ -373,10 +373,9 @@ FailureOr<RankedTensorType> infer::slice(Type inputType, int64_t axis,
     return fail(emitError, "axis ", axis, " is out of range for ",
                 shapeString(*x));
   int64_t extent = x->getDimSize(axis);
-  if (isDynamic(extent))
-    return fail(emitError, "sliced axis ", axis, " of ", shapeString(*x),
-                " must be static");
-  if (start < 0 || size <= 0 || start > extent || size > extent - start)
+  // A dynamic axis is checked at run time.
+  if (start < 0 || size <= 0 ||
+      (!isDynamic(extent) && (start > extent || size > extent - start)))
     return fail(emitError, "range [", start, ", ", start + size,
                 ") is out of bounds for axis ", axis, " of size ", extent);
   SmallVector<int64_t> shape(x->getShape());

@@ -457,8 +457,9 @@ def Tfc_SliceOp : Tfc_InferOp<"slice", [SameOperandsAndResultElementType]> {
   let summary = "a contiguous range of one axis";
   let description = [{
     `result = input[..., start : start + size, ...]` along `axis`, e.g. the
-    query, key and value parts of a packed QKV projection. The sliced axis
-    must be static.
+    query, key and value parts of a packed QKV projection, or the first
+    token. On a dynamic axis, `start + size` must not exceed its size at run
+    time.
 
     ```mlir
     %q = tfc.slice %qkv {axis = 2, start = 0, size = 768}
