@@ -23,5 +23,5 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-tools = ["tfc-opt"]
+tools = ["tfc-opt", "tfc-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
