@@ -25,3 +25,5 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
 tools = ["tfc-opt", "tfc-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.add_tool_substitutions(["not", "split-file", "count"],
+                                   [config.llvm_tools_dir])

@@ -49,9 +49,19 @@ std::string DiagnosticEngine::closest(llvm::StringRef name,
       continue;
     unsigned d = name.edit_distance(candidate, /*AllowReplacements=*/true,
                                     /*MaxEditDistance=*/limit + 1);
-    // Case-only differences are always plausible.
+    // Case-only differences and one swapped pair of neighbours are always
+    // plausible.
     if (name.equals_insensitive(candidate))
       d = 0;
+    else if (name.size() == candidate.size() && d == 2) {
+      size_t i = 0;
+      while (name[i] == candidate[i])
+        ++i;
+      if (i + 1 < name.size() && name[i] == candidate[i + 1] &&
+          name[i + 1] == candidate[i] &&
+          name.drop_front(i + 2) == llvm::StringRef(candidate).drop_front(i + 2))
+        d = 1;
+    }
     if (d <= limit && d < bestDistance) {
       bestDistance = d;
       best = candidate;

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -40,7 +41,12 @@ std::string tfc::detail::describe(const Val &v) {
   switch (v.kind) {
   case Val::Kind::Poison: return "an invalid value";
   case Val::Kind::Int: return "the integer " + std::to_string(v.i);
-  case Val::Kind::Float: return "a number";
+  case Val::Kind::Float: {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "the number " << llvm::format("%g", v.f);
+    return s;
+  }
   case Val::Kind::Bool: return v.b ? "true" : "false";
   case Val::Kind::Str: return "the string \"" + v.s + "\"";
   case Val::Kind::DType: return "the type " + dtypeName(v.elementType);
@@ -1052,8 +1058,9 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run() {
     funcs[f.name.name] = &f;
   for (const auto &w : module.weights)
     globalWeights[w->name.name] = w.get();
-  if (!evaluateConsts())
-    return nullptr;
+  // A constant that failed is Poison: its uses stay silent, other errors
+  // are still found.
+  evaluateConsts();
 
   mlir::OwningOpRef<mlir::ModuleOp> owned = mlir::ModuleOp::create(
       mlir::FileLineColLoc::get(&context, filename, 1, 1));

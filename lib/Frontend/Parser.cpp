@@ -23,6 +23,7 @@
 
 #include "tfc/Frontend/Parser.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cerrno>
@@ -53,10 +54,19 @@ public:
 private:
   // Token handling.
   void advance() {
+    if (!tok.is(Tok::Eof) && !tok.text.empty())
+      prevEnd = tok.text.data() + tok.text.size();
     do {
       tok = lexer.next();
-    } while (tok.is(Tok::Error)); // already reported by the lexer
+      // The lexer reported this token; what follows in the statement would
+      // only produce follow-on errors.
+      if (tok.is(Tok::Error))
+        inError = true;
+    } while (tok.is(Tok::Error));
   }
+  /// True if `tok` continues the current expression: not the first token of
+  /// a line, unless inside parentheses or brackets (Python's line joining).
+  bool continuesLine() const { return !tok.startsLine || nesting > 0; }
   bool consumeIf(Tok kind) {
     if (!tok.is(kind))
       return false;
@@ -71,10 +81,21 @@ private:
     errorExpected(tokenName(kind), context);
     return false;
   }
-  void errorExpected(llvm::StringRef what, llvm::StringRef context);
+  /// `atToken` reports at the current token even at the start of a line
+  /// (when that token, not a missing one before it, is the problem).
+  void errorExpected(llvm::StringRef what, llvm::StringRef context,
+                     bool atToken = false);
+  /// After a missing closer at the end of the file, points at the opener.
+  void noteUnclosed(llvm::SMLoc open, llvm::StringRef what) {
+    if (tok.is(Tok::Eof) && !notedUnclosed) {
+      notedUnclosed = true;
+      diags.note(open, ("the " + what + " opened here").str());
+    }
+  }
   std::optional<Ident> expectIdent(llvm::StringRef context);
-  /// Skips to the first token of a later line, a closing brace or the end.
-  void recover();
+  /// Skips to the first token of a line, a closing brace or the end; skips
+  /// at least one token if nothing was consumed since `stmtStart`.
+  void recover(const char *stmtStart);
   void recoverTopLevel();
 
   // Declarations.
@@ -119,6 +140,13 @@ private:
   DiagnosticEngine &diags;
   Lexer lexer;
   Token tok;
+  /// The end of the previous token, for errors at the end of a line.
+  const char *prevEnd = nullptr;
+  /// Open parentheses and brackets: inside them, lines join.
+  unsigned nesting = 0;
+  /// The end of the file is reported once, with one note on the innermost
+  /// construct it left open.
+  bool reportedEof = false, notedUnclosed = false;
   unsigned depth = 0;
   bool reportedDepth = false;
   /// Set once an error is reported in the current statement; suppresses
@@ -128,14 +156,24 @@ private:
 
 } // namespace
 
-void Parser::errorExpected(llvm::StringRef what, llvm::StringRef context) {
-  if (inError)
+void Parser::errorExpected(llvm::StringRef what, llvm::StringRef context,
+                           bool atToken) {
+  if (inError || (tok.is(Tok::Eof) && reportedEof))
     return;
   inError = true;
-  std::string found = tok.is(Tok::Eof) ? "end of file"
-                                       : "'" + tok.text.str() + "'";
-  diags.error(tok.getLoc(), "expected " + what + " " + context + ", found " +
-                                found);
+  reportedEof |= tok.is(Tok::Eof);
+  std::string message = ("expected " + what).str();
+  if (!context.empty())
+    message += (" " + context).str();
+  // A missing closer or operand at the end of a line is reported there, not
+  // at the first token of the next line.
+  if (prevEnd && !atToken && (tok.startsLine || tok.is(Tok::Eof))) {
+    diags.error(llvm::SMLoc::getFromPointer(prevEnd),
+                message + (tok.is(Tok::Eof) ? ", found end of file"
+                                            : " at the end of the line"));
+    return;
+  }
+  diags.error(tok.getLoc(), message + ", found '" + tok.text + "'");
 }
 
 std::optional<Ident> Parser::expectIdent(llvm::StringRef context) {
@@ -154,12 +192,23 @@ std::optional<Ident> Parser::expectIdent(llvm::StringRef context) {
   return id;
 }
 
-void Parser::recover() {
-  // Skip at least the offending token, then up to a fresh line.
-  if (!tok.is(Tok::Eof) && !tok.is(Tok::RBrace))
+void Parser::recover(const char *stmtStart) {
+  // A statement cut short by a line break resumes at the next line; one that
+  // made no progress skips its first token.
+  if (!tok.is(Tok::Eof) && !tok.is(Tok::RBrace) &&
+      (!tok.startsLine || tok.text.data() == stmtStart))
     advance();
-  while (!tok.is(Tok::Eof) && !tok.is(Tok::RBrace) && !tok.startsLine)
+  // Skip whole `{ ... }` groups so that a nested body's closing brace does
+  // not end the enclosing one.
+  unsigned braces = 0;
+  while (!tok.is(Tok::Eof) &&
+         (braces > 0 || (!tok.is(Tok::RBrace) && !tok.startsLine))) {
+    if (tok.is(Tok::LBrace))
+      ++braces;
+    else if (tok.is(Tok::RBrace))
+      --braces;
     advance();
+  }
   inError = false;
 }
 
@@ -169,9 +218,20 @@ void Parser::recoverTopLevel() {
            tok.is(Tok::KwWeight) || tok.is(Tok::KwBlock) ||
            tok.is(Tok::KwEntry) || tok.is(Tok::KwAssert);
   };
+  // Resume at the next declaration keyword, or at anything in the first
+  // column (declarations are not indented; statements of a body are).
+  auto inFirstColumn = [&] {
+    const char *start = diags.getSourceMgr()
+                            .getMemoryBuffer(
+                                diags.getSourceMgr().getMainFileID())
+                            ->getBufferStart();
+    const char *p = tok.text.data();
+    return p == start || p[-1] == '\n';
+  };
   if (!tok.is(Tok::Eof))
     advance();
-  while (!tok.is(Tok::Eof) && !(tok.startsLine && isItemStart()))
+  while (!tok.is(Tok::Eof) &&
+         !(tok.startsLine && (isItemStart() || inFirstColumn())))
     advance();
   inError = false;
 }
@@ -179,9 +239,12 @@ void Parser::recoverTopLevel() {
 std::unique_ptr<Module> Parser::parse() {
   auto module = std::make_unique<Module>();
   while (!tok.is(Tok::Eof)) {
-    unsigned errorsBefore = diags.getNumErrors();
     parseItem(*module);
-    if (diags.getNumErrors() != errorsBefore || inError)
+    if (reportedDepth)
+      break; // resynchronising inside such input would only add noise
+    // Errors inside a body were recovered there; only a broken declaration
+    // needs to skip ahead.
+    if (inError)
       recoverTopLevel();
   }
   return module;
@@ -245,7 +308,7 @@ void Parser::parseItem(Module &module) {
   default:
     errorExpected("'model', 'const', 'dim', 'weight', 'assert', 'block' or "
                   "'entry'",
-                  "at the top level");
+                  "at the top level", /*atToken=*/true);
     return;
   }
 }
@@ -287,8 +350,11 @@ bool Parser::parseFunc(FuncDecl &func) {
   if (!name)
     return false;
   func.name = *name;
+  llvm::SMLoc open = tok.getLoc();
   if (!expect(Tok::LParen, ("after the " + what + "'s name").str()))
     return false;
+  ++nesting;
+  auto closeNesting = llvm::make_scope_exit([&] { --nesting; });
   if (!tok.is(Tok::RParen)) {
     do {
       if (tok.is(Tok::RParen)) // trailing comma
@@ -299,8 +365,12 @@ bool Parser::parseFunc(FuncDecl &func) {
       func.params.push_back(std::move(param));
     } while (consumeIf(Tok::Comma));
   }
-  if (!expect(Tok::RParen, "after the parameters"))
+  if (!expect(Tok::RParen, "after the parameters")) {
+    noteUnclosed(open, "'('");
     return false;
+  }
+  closeNesting.release();
+  --nesting;
   if (!parseBody(func.body, ("of " + what + " '" + func.name.name + "'").str(),
                  &func.endLoc))
     return false;
@@ -333,6 +403,8 @@ bool Parser::parseType(TypeExpr &type) {
   if (!expect(Tok::LBracket, "for a type (int, float, bool, str, or a tensor "
                              "type such as f32[batch, seq, d_model])"))
     return false;
+  ++nesting;
+  auto closeNesting = llvm::make_scope_exit([&] { --nesting; });
   if (!tok.is(Tok::RBracket)) {
     do {
       ExprPtr dim = parseExpr();
@@ -354,6 +426,7 @@ bool Parser::parseBody(Body &body, llvm::StringRef context,
     return false;
   while (!tok.is(Tok::RBrace) && !tok.is(Tok::Eof)) {
     unsigned errorsBefore = diags.getNumErrors();
+    const char *stmtStart = tok.text.data();
     StmtPtr stmt = parseStmt();
     if (stmt && diags.getNumErrors() == errorsBefore && !inError) {
       body.push_back(std::move(stmt));
@@ -361,12 +434,12 @@ bool Parser::parseBody(Body &body, llvm::StringRef context,
     }
     if (reportedDepth)
       return false;
-    recover();
+    recover(stmtStart);
   }
   if (tok.is(Tok::Eof)) {
     inError = false;
     errorExpected("'}'", ("to close the body " + context).str());
-    diags.note(open, "the body opened here");
+    noteUnclosed(open, "body");
     return false;
   }
   if (closeLoc)
@@ -470,7 +543,7 @@ StmtPtr Parser::parseStmt() {
   default:
     errorExpected("a statement ('x = ...', 'weight', 'for', 'if', 'return' "
                   "or 'assert')",
-                  "");
+                  "", /*atToken=*/true);
     return nullptr;
   }
 }
@@ -484,7 +557,7 @@ ExprPtr Parser::parseExpr() {
 
 ExprPtr Parser::parseOr() {
   ExprPtr lhs = parseAnd();
-  while (lhs && tok.is(Tok::KwOr)) {
+  while (lhs && tok.is(Tok::KwOr) && continuesLine()) {
     llvm::SMLoc loc = tok.getLoc();
     advance();
     ExprPtr rhs = parseAnd();
@@ -498,7 +571,7 @@ ExprPtr Parser::parseOr() {
 
 ExprPtr Parser::parseAnd() {
   ExprPtr lhs = parseNot();
-  while (lhs && tok.is(Tok::KwAnd)) {
+  while (lhs && tok.is(Tok::KwAnd) && continuesLine()) {
     llvm::SMLoc loc = tok.getLoc();
     advance();
     ExprPtr rhs = parseNot();
@@ -527,8 +600,8 @@ ExprPtr Parser::parseNot() {
 
 ExprPtr Parser::parseCmp() {
   ExprPtr lhs = parseSum();
-  if (!lhs)
-    return nullptr;
+  if (!lhs || !continuesLine())
+    return lhs;
   switch (tok.kind) {
   case Tok::EqEq: case Tok::NotEq: case Tok::Less: case Tok::LessEq:
   case Tok::Greater: case Tok::GreaterEq: {
@@ -548,7 +621,7 @@ ExprPtr Parser::parseCmp() {
 
 ExprPtr Parser::parseSum() {
   ExprPtr lhs = parseTerm();
-  while (lhs && (tok.is(Tok::Plus) || tok.is(Tok::Minus))) {
+  while (lhs && (tok.is(Tok::Plus) || tok.is(Tok::Minus)) && continuesLine()) {
     Tok op = tok.kind;
     llvm::SMLoc loc = tok.getLoc();
     advance();
@@ -562,9 +635,9 @@ ExprPtr Parser::parseSum() {
 
 ExprPtr Parser::parseTerm() {
   ExprPtr lhs = parseUnary();
-  while (lhs && (tok.is(Tok::Star) || tok.is(Tok::Slash) ||
-                 tok.is(Tok::SlashSlash) || tok.is(Tok::Percent) ||
-                 tok.is(Tok::At))) {
+  while (lhs && continuesLine() &&
+         (tok.is(Tok::Star) || tok.is(Tok::Slash) || tok.is(Tok::SlashSlash) ||
+          tok.is(Tok::Percent) || tok.is(Tok::At))) {
     Tok op = tok.kind;
     llvm::SMLoc loc = tok.getLoc();
     advance();
@@ -593,7 +666,7 @@ ExprPtr Parser::parseUnary() {
 
 ExprPtr Parser::parsePower() {
   ExprPtr base = parsePrimary();
-  if (base && tok.is(Tok::StarStar)) {
+  if (base && tok.is(Tok::StarStar) && continuesLine()) {
     llvm::SMLoc loc = tok.getLoc();
     advance();
     DepthGuard guard(*this);
@@ -638,6 +711,10 @@ ExprPtr Parser::parseNumber() {
 
 ExprPtr Parser::parsePrimary() {
   llvm::SMLoc loc = tok.getLoc();
+  if (!continuesLine()) {
+    errorExpected("an expression", "");
+    return nullptr;
+  }
   switch (tok.kind) {
   case Tok::Int:
   case Tok::Float:
@@ -657,23 +734,36 @@ ExprPtr Parser::parsePrimary() {
   case Tok::Ident: {
     std::string name = tok.text.str();
     advance();
-    if (!tok.is(Tok::LParen))
+    if (!tok.is(Tok::LParen) || !continuesLine())
       return std::make_unique<NameExpr>(loc, std::move(name));
+    llvm::SMLoc open = tok.getLoc();
     advance();
     std::vector<Arg> args;
-    if (!parseArgs(args, name))
+    ++nesting;
+    bool ok = parseArgs(args, name);
+    --nesting;
+    if (!ok) {
+      noteUnclosed(open, "'('");
       return nullptr;
+    }
     return std::make_unique<CallExpr>(loc, std::move(name), std::move(args));
   }
   case Tok::LParen: {
     advance();
+    ++nesting;
     ExprPtr inner = parseExpr();
-    if (!inner || !expect(Tok::RParen, "to close '('"))
+    bool ok = inner && expect(Tok::RParen, "to close '('");
+    --nesting;
+    if (!ok) {
+      noteUnclosed(loc, "'('");
       return nullptr;
+    }
     return inner;
   }
   case Tok::LBracket: {
     advance();
+    ++nesting;
+    auto closeNesting = llvm::make_scope_exit([&] { --nesting; });
     std::vector<ExprPtr> elements;
     if (!tok.is(Tok::RBracket)) {
       do {
@@ -685,8 +775,10 @@ ExprPtr Parser::parsePrimary() {
         elements.push_back(std::move(e));
       } while (consumeIf(Tok::Comma));
     }
-    if (!expect(Tok::RBracket, "to close the list"))
+    if (!expect(Tok::RBracket, "to close the list")) {
+      noteUnclosed(loc, "'['");
       return nullptr;
+    }
     return std::make_unique<ListExpr>(loc, std::move(elements));
   }
   default:

@@ -46,6 +46,10 @@ private:
   void checkBody(const Body &body, llvm::StringSet<> &locals);
   void checkExpr(const Expr &e, const llvm::StringSet<> *locals);
   void checkCall(const CallExpr &call, const llvm::StringSet<> *locals);
+  /// The `{name}` parts of a string must name visible values.
+  void checkString(const StringExpr &s, const llvm::StringSet<> *locals);
+  /// Element types and scalar kinds of a declared type.
+  void checkType(const TypeExpr &type, const llvm::StringSet<> *locals);
   void checkArgs(const CallExpr &call, llvm::ArrayRef<std::string> names,
                  const std::vector<bool> &optional, llvm::StringRef what);
   void unknownName(llvm::SMLoc loc, llvm::StringRef name,
@@ -94,6 +98,9 @@ void Checker::unknownName(llvm::SMLoc loc, llvm::StringRef name,
   for (const auto &g : globals)
     if (!inConsts || constsSoFar.contains(g.getKey()))
       candidates.push_back(g.getKey().str());
+  for (const char *r : {"f32", "f16", "bf16", "f64", "i64", "i32", "bool",
+                        "inf", "pi"})
+    candidates.push_back(r);
   if (inConsts && globals.count(name) &&
       globals.find(name)->second.kind == GlobalKind::Const) {
     diags.error(loc, "constant '" + name +
@@ -109,7 +116,9 @@ void Checker::checkExpr(const Expr &e, const llvm::StringSet<> *locals) {
   case Expr::Kind::Int:
   case Expr::Kind::Float:
   case Expr::Kind::Bool:
+    return;
   case Expr::Kind::String:
+    checkString(llvm::cast<StringExpr>(e), locals);
     return;
   case Expr::Kind::Name: {
     const auto &name = llvm::cast<NameExpr>(e).name;
@@ -152,6 +161,70 @@ void Checker::checkExpr(const Expr &e, const llvm::StringSet<> *locals) {
     checkCall(llvm::cast<CallExpr>(e), locals);
     return;
   }
+}
+
+void Checker::checkString(const StringExpr &str,
+                          const llvm::StringSet<> *locals) {
+  llvm::StringRef text = str.value;
+  auto locAt = [&](size_t offset) {
+    return llvm::SMLoc::getFromPointer(str.getLoc().getPointer() + 1 + offset);
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '}') {
+      diags.error(locAt(i), "unmatched '}' in string");
+      return;
+    }
+    if (text[i] != '{')
+      continue;
+    size_t close = text.find('}', i);
+    if (close == llvm::StringRef::npos) {
+      diags.error(locAt(i), "unterminated '{' in string; expected '}'");
+      return;
+    }
+    llvm::StringRef name = text.slice(i + 1, close).trim();
+    bool known = (locals && locals->contains(name)) ||
+                 (globals.count(name) &&
+                  globals.find(name)->second.kind == GlobalKind::Const &&
+                  (!inConsts || constsSoFar.contains(name)));
+    if (!known) {
+      std::vector<std::string> candidates;
+      if (locals)
+        for (const auto &l : *locals)
+          candidates.push_back(l.getKey().str());
+      for (const auto &g : globals)
+        if (g.second.kind == GlobalKind::Const)
+          candidates.push_back(g.getKey().str());
+      diags.error(locAt(i + 1), "unknown name '" + name + "' in string" +
+                                    DiagnosticEngine::suggest(name,
+                                                              candidates));
+    }
+    i = close;
+  }
+}
+
+void Checker::checkType(const TypeExpr &type,
+                        const llvm::StringSet<> *locals) {
+  if (!type.isTensor()) {
+    if (!llvm::is_contained({"int", "float", "bool", "str"}, type.scalar))
+      diags.error(type.loc, "unknown type '" + type.scalar +
+                                "'; expected int, float, bool, str or a "
+                                "tensor type such as f32[batch, seq, "
+                                "d_model]" +
+                                DiagnosticEngine::suggest(
+                                    type.scalar,
+                                    {"int", "float", "bool", "str"}));
+    return;
+  }
+  std::vector<std::string> dtypes = {"f32", "f16",  "bf16", "f64",
+                                     "i64", "i32", "bool"};
+  const std::string &d = type.dtype.name;
+  if (!d.empty() && !llvm::is_contained(dtypes, d))
+    diags.error(type.dtype.loc,
+                "unknown element type '" + d + "'" +
+                    DiagnosticEngine::suggest(d, dtypes) +
+                    " (expected one of f32, f16, bf16, f64, i64, i32, bool)");
+  for (const ExprPtr &dim : type.dims)
+    checkExpr(*dim, locals);
 }
 
 void Checker::checkArgs(const CallExpr &call, llvm::ArrayRef<std::string> names,
@@ -262,8 +335,8 @@ void Checker::checkBody(const Body &body, llvm::StringSet<> &locals) {
           locals.insert(t.name);
       }
     } else if (auto *w = llvm::dyn_cast<WeightStmt>(s.get())) {
-      for (const ExprPtr &d : w->type.dims)
-        checkExpr(*d, &locals);
+      checkType(w->type, &locals);
+      checkExpr(*w->key, &locals);
       if (globals.count(w->name.name))
         diags.error(w->name.loc, "weight '" + w->name.name +
                                      "' shadows a top-level definition");
@@ -304,8 +377,7 @@ void Checker::checkFunc(const FuncDecl &func) {
     if (globals.count(p.name.name))
       diags.error(p.name.loc, "parameter '" + p.name.name +
                                   "' shadows a top-level definition");
-    for (const ExprPtr &d : p.type.dims)
-      checkExpr(*d, nullptr);
+    checkType(p.type, nullptr);
     locals.insert(p.name.name);
   }
   checkBody(func.body, locals);
@@ -363,8 +435,8 @@ bool Checker::run() {
   for (const FuncDecl &f : module.funcs)
     defineGlobal(f.name, f.isEntry ? GlobalKind::Entry : GlobalKind::Block, &f);
   for (const auto &w : module.weights) {
-    for (const ExprPtr &d : w->type.dims)
-      checkExpr(*d, nullptr);
+    checkType(w->type, nullptr);
+    checkExpr(*w->key, nullptr);
     defineGlobal(w->name, GlobalKind::Weight);
   }
   for (const FuncDecl &f : module.funcs)
