@@ -27,3 +27,8 @@ tools = ["tfc-opt", "tfc-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])
+
+# The fuzz target is only built with clang (TFC_ENABLE_FUZZERS).
+if os.path.exists(os.path.join(config.tfc_tools_dir, "tfc-frontend-fuzzer")):
+    config.available_features.add("fuzzer")
+    llvm_config.add_tool_substitutions(["tfc-frontend-fuzzer"], [config.tfc_tools_dir])

@@ -354,7 +354,7 @@ bool Parser::parseFunc(FuncDecl &func) {
   if (!expect(Tok::LParen, ("after the " + what + "'s name").str()))
     return false;
   ++nesting;
-  auto closeNesting = llvm::make_scope_exit([&] { --nesting; });
+  llvm::scope_exit closeNesting([&] { --nesting; });
   if (!tok.is(Tok::RParen)) {
     do {
       if (tok.is(Tok::RParen)) // trailing comma
@@ -404,7 +404,7 @@ bool Parser::parseType(TypeExpr &type) {
                              "type such as f32[batch, seq, d_model])"))
     return false;
   ++nesting;
-  auto closeNesting = llvm::make_scope_exit([&] { --nesting; });
+  llvm::scope_exit closeNesting([&] { --nesting; });
   if (!tok.is(Tok::RBracket)) {
     do {
       ExprPtr dim = parseExpr();
@@ -763,7 +763,7 @@ ExprPtr Parser::parsePrimary() {
   case Tok::LBracket: {
     advance();
     ++nesting;
-    auto closeNesting = llvm::make_scope_exit([&] { --nesting; });
+    llvm::scope_exit closeNesting([&] { --nesting; });
     std::vector<ExprPtr> elements;
     if (!tok.is(Tok::RBracket)) {
       do {
