@@ -775,9 +775,15 @@ Val Elaborator::evalBinary(const BinaryExpr &e) {
     case Tok::StarStar: {
       if (b < 0)
         return fail(e.getLoc(), "negative integer exponent; write a float");
+      // Exponentiation by squaring: O(log b) even for 1 ** 10^18.
       r = 1;
-      for (int64_t k = 0; k < b && !overflow; ++k)
-        overflow = llvm::MulOverflow(r, a, r);
+      int64_t base = a;
+      for (int64_t k = b; k > 0 && !overflow; k >>= 1) {
+        if (k & 1)
+          overflow = llvm::MulOverflow(r, base, r);
+        if (k > 1 && !overflow)
+          overflow = llvm::MulOverflow(base, base, base);
+      }
       break;
     }
     default:

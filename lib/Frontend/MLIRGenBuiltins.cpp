@@ -728,6 +728,9 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
         return fail(at, "'split' cannot cut axis " + llvm::Twine(axis) +
                             " of " + shapeStr(x->shape) + " into " +
                             llvm::Twine(parts) + " equal parts");
+      if (parts > 4096)
+        return fail(args.locOf(1), "split into " + llvm::Twine(parts) +
+                                       " parts is too many (at most 4096)");
       for (int64_t p = 0; p < parts; ++p)
         ranges.push_back({p * (d.size / parts), d.size / parts});
     } else {
@@ -738,6 +741,8 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     Val list;
     list.kind = Val::Kind::List;
     for (auto [start, size] : ranges) {
+      if (!countOp(at))
+        return Val::poison();
       ShapeResult r = shape::slice(x->shape, axis, start, size);
       if (!r.ok())
         return shapeError(r);
