@@ -37,6 +37,7 @@ struct Val {
   mlir::Value value;       // Dim: its index value (may be null); Tensor
   SymShape shape;          // Tensor
   std::vector<Val> list;   // List
+  bool isTuple = false;    // List: the results of a block or split()
 
   static Val poison() { return {}; }
   static Val ofInt(int64_t v) {

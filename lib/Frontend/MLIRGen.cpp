@@ -26,6 +26,10 @@ using namespace tfc;
 using namespace tfc::detail;
 using namespace tfc::ast;
 
+/// Interpolated strings longer than this are an error (a loop doubling a
+/// string would otherwise exhaust memory).
+static constexpr size_t kMaxStringLength = 1 << 16;
+
 std::string tfc::detail::dtypeName(mlir::Type t) {
   if (t.isF32()) return "f32";
   if (t.isF16()) return "f16";
@@ -159,7 +163,10 @@ std::optional<Val> Elaborator::asTensor(const Val &v, mlir::Type like,
   if (v.kind == Val::Kind::Tensor)
     return v;
   if (v.isNumber()) {
-    mlir::Type type = like ? like : builder.getF32Type();
+    // Numbers become float constants; next to an integer tensor they stay
+    // f32 and the element-type check of the op reports the mismatch.
+    mlir::Type type =
+        like && mlir::isa<mlir::FloatType>(like) ? like : builder.getF32Type();
     if (!countOp(l))
       return std::nullopt;
     return Val::ofTensor(scalarConstant(v.asDouble(), type, l), {});
@@ -307,6 +314,12 @@ std::optional<SymShape> Elaborator::evalShape(const TypeExpr &type) {
   }
   if (!ok)
     return std::nullopt;
+  int64_t elements = 1;
+  for (const SymDim &d : shape)
+    if (d.isStatic() && llvm::MulOverflow(elements, d.size, elements)) {
+      fail(type.loc, "the shape " + shapeStr(shape) + " has too many elements");
+      return std::nullopt;
+    }
   return shape;
 }
 
@@ -417,6 +430,11 @@ std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
       return std::nullopt;
     }
     i = close;
+    if (out.size() > kMaxStringLength) {
+      fail(key.getLoc(), "string is longer than " +
+                             llvm::Twine(kMaxStringLength) + " characters");
+      return std::nullopt;
+    }
   }
   return out;
 }
@@ -481,10 +499,14 @@ void Elaborator::execBody(const Body &body) {
 }
 
 void Elaborator::execStmt(const Stmt &stmt) {
+  // Statements count against the budget too: a loop of scalar statements or
+  // blocks that fan out must not run for ever.
+  if (!countOp(stmt.getLoc()))
+    return;
   if (auto *a = llvm::dyn_cast<AssignStmt>(&stmt)) {
     Val v = eval(*a->value);
     if (a->targets.size() == 1) {
-      if (v.kind == Val::Kind::List) {
+      if (v.kind == Val::Kind::List && v.isTuple) {
         fail(a->value->getLoc(),
              "this yields " + llvm::Twine(v.list.size()) +
                  " values; assign them to as many names (a, b = ...)");
@@ -594,6 +616,10 @@ Val Elaborator::eval(const Expr &e) {
       Val v = eval(*x);
       if (v.isPoison())
         return v;
+      // Lists hold sizes and axes; nesting them has no use and would let a
+      // loop build exponentially large values.
+      if (v.kind == Val::Kind::List)
+        return fail(x->getLoc(), "a list cannot contain a list");
       r.list.push_back(std::move(v));
     }
     return r;
@@ -878,6 +904,8 @@ Val Elaborator::evalCall(const CallExpr &e) {
 Val Elaborator::callBlock(const FuncDecl &block, const CallExpr &call) {
   if (callers.size() >= 64)
     return fail(call.getLoc(), "blocks are nested more than 64 calls deep");
+  if (!countOp(call.getLoc()))
+    return Val::poison();
   // Bind the arguments.
   std::vector<std::optional<Val>> args(block.params.size());
   std::vector<llvm::SMLoc> argLocs(block.params.size(), call.getLoc());
@@ -930,6 +958,7 @@ Val Elaborator::callBlock(const FuncDecl &block, const CallExpr &call) {
     return (*returned)[0];
   Val list;
   list.kind = Val::Kind::List;
+  list.isTuple = true;
   list.list = std::move(*returned);
   return list;
 }
@@ -942,22 +971,26 @@ void Elaborator::generateEntry(const FuncDecl &func) {
   unsigned before = diags.getNumErrors();
   llvm::SmallVector<mlir::Type> argTypes;
   llvm::SmallVector<SymShape> argShapes;
+  bool paramsOk = true;
   for (const Param &p : func.params) {
     if (!p.type.isTensor() || p.type.anyTensor) {
       fail(p.name.loc, "entry parameter '" + p.name.name +
                            "' needs a tensor type such as i64[batch, seq]");
+      paramsOk = false;
       continue;
     }
     frames.emplace_back();
     mlir::Type dtype = evalDType(p.type);
     std::optional<SymShape> shape = evalShape(p.type);
     frames.pop_back();
-    if (!dtype || !shape)
+    if (!dtype || !shape) {
+      paramsOk = false; // possibly silent: a poisoned constant
       continue;
+    }
     argTypes.push_back(tensorType(*shape, dtype));
     argShapes.push_back(*shape);
   }
-  if (diags.getNumErrors() != before)
+  if (!paramsOk || diags.getNumErrors() != before)
     return;
 
   builder.setInsertionPointToEnd(moduleOp.getBody());

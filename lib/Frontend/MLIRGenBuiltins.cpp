@@ -372,6 +372,9 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
       return shapeError(r);
     if (args.has(7) && !(scale > 0 && std::isfinite(scale)))
       return fail(args.locOf(7), "scale must be a positive number");
+    if (!args.has(7) && !q->shape[3].isStatic())
+      return fail(at, "'attention' needs scale= when the head size " +
+                          q->shape[3].str() + " is symbolic");
     mlir::Value out = tfcir::AttentionOp::create(
         builder, l, tensorType(r.shape, q->elementType), q->value, k->value,
         v->value, mask ? mask->value : mlir::Value(),
@@ -446,7 +449,7 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
       return fail(args.locOf(4), "rotary_dim must be even and in (0, " +
                                      llvm::Twine(d) + "], got " +
                                      llvm::Twine(rotaryDim));
-    if (!args.has(4) && d % 2)
+    if (d % 2)
       return fail(at, "'rope' needs an even feature size, got " +
                           describe(*x));
     if (!(base > 1.0) || !std::isfinite(base))
@@ -740,6 +743,7 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     }
     Val list;
     list.kind = Val::Kind::List;
+    list.isTuple = true;
     for (auto [start, size] : ranges) {
       if (!countOp(at))
         return Val::poison();

@@ -36,7 +36,7 @@ namespace {
 
 /// Expressions and statement blocks deeper than this are rejected rather than
 /// risking the stack.
-constexpr unsigned kMaxDepth = 128;
+constexpr unsigned kMaxDepth = 256;
 
 class Parser {
 public:
@@ -131,10 +131,27 @@ private:
       if (!ok && !p.reportedDepth) {
         p.reportedDepth = true;
         p.diags.error(p.tok.getLoc(), "nesting is too deep (more than " +
-                                          llvm::Twine(kMaxDepth) + " levels)");
+                                          llvm::Twine(kMaxDepth) +
+                                          " levels of brackets, blocks or "
+                                          "chained operators)");
       }
     }
     ~DepthGuard() { --p.depth; }
+  };
+
+  /// Each operator of a chain `a + b + c` deepens the (left-leaning) tree, so
+  /// it counts against the same limit as brackets.
+  struct ChainGuard {
+    Parser &p;
+    unsigned links = 0;
+    explicit ChainGuard(Parser &p) : p(p) {}
+    bool add() {
+      ++links;
+      DepthGuard probe(p); // reports once when over the limit
+      ++p.depth;           // keep the level until the chain ends
+      return probe.ok;
+    }
+    ~ChainGuard() { p.depth -= links; }
   };
 
   DiagnosticEngine &diags;
@@ -480,6 +497,9 @@ StmtPtr Parser::parseStmt() {
       return nullptr;
     if (consumeIf(Tok::KwElse)) {
       if (tok.is(Tok::KwIf)) {
+        DepthGuard guard(*this); // else-if chains nest
+        if (!guard.ok)
+          return nullptr;
         StmtPtr nested = parseStmt();
         if (!nested)
           return nullptr;
@@ -557,7 +577,10 @@ ExprPtr Parser::parseExpr() {
 
 ExprPtr Parser::parseOr() {
   ExprPtr lhs = parseAnd();
+  ChainGuard chain(*this);
   while (lhs && tok.is(Tok::KwOr) && continuesLine()) {
+    if (!chain.add())
+      return nullptr;
     llvm::SMLoc loc = tok.getLoc();
     advance();
     ExprPtr rhs = parseAnd();
@@ -571,7 +594,10 @@ ExprPtr Parser::parseOr() {
 
 ExprPtr Parser::parseAnd() {
   ExprPtr lhs = parseNot();
+  ChainGuard chain(*this);
   while (lhs && tok.is(Tok::KwAnd) && continuesLine()) {
+    if (!chain.add())
+      return nullptr;
     llvm::SMLoc loc = tok.getLoc();
     advance();
     ExprPtr rhs = parseNot();
@@ -621,7 +647,11 @@ ExprPtr Parser::parseCmp() {
 
 ExprPtr Parser::parseSum() {
   ExprPtr lhs = parseTerm();
-  while (lhs && (tok.is(Tok::Plus) || tok.is(Tok::Minus)) && continuesLine()) {
+  ChainGuard chain(*this);
+  while (lhs && continuesLine() &&
+         (tok.is(Tok::Plus) || tok.is(Tok::Minus))) {
+    if (!chain.add())
+      return nullptr;
     Tok op = tok.kind;
     llvm::SMLoc loc = tok.getLoc();
     advance();
@@ -635,9 +665,12 @@ ExprPtr Parser::parseSum() {
 
 ExprPtr Parser::parseTerm() {
   ExprPtr lhs = parseUnary();
+  ChainGuard chain(*this);
   while (lhs && continuesLine() &&
          (tok.is(Tok::Star) || tok.is(Tok::Slash) || tok.is(Tok::SlashSlash) ||
           tok.is(Tok::Percent) || tok.is(Tok::At))) {
+    if (!chain.add())
+      return nullptr;
     Tok op = tok.kind;
     llvm::SMLoc loc = tok.getLoc();
     advance();

@@ -223,8 +223,27 @@ void Checker::checkType(const TypeExpr &type,
                 "unknown element type '" + d + "'" +
                     DiagnosticEngine::suggest(d, dtypes) +
                     " (expected one of f32, f16, bf16, f64, i64, i32, bool)");
-  for (const ExprPtr &dim : type.dims)
+  for (const ExprPtr &dim : type.dims) {
     checkExpr(*dim, locals);
+    // Dims are sizes: numbers, constants and dim names, not computations
+    // that would emit ops.
+    std::function<const Expr *(const Expr &)> findCall =
+        [&](const Expr &e) -> const Expr * {
+      if (llvm::isa<CallExpr>(e))
+        return &e;
+      if (auto *u = llvm::dyn_cast<UnaryExpr>(&e))
+        return findCall(*u->operand);
+      if (auto *b = llvm::dyn_cast<BinaryExpr>(&e)) {
+        if (const Expr *c = findCall(*b->lhs))
+          return c;
+        return findCall(*b->rhs);
+      }
+      return nullptr;
+    };
+    if (const Expr *call = findCall(*dim))
+      diags.error(call->getLoc(), "a dim in a type must be a number, a "
+                                  "constant or a dim name, not a call");
+  }
 }
 
 void Checker::checkArgs(const CallExpr &call, llvm::ArrayRef<std::string> names,

@@ -7,6 +7,7 @@
 #include "tfc/Frontend/SymbolicShape.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -208,7 +209,10 @@ ShapeResult shape::reshape(llvm::ArrayRef<SymDim> x,
   int64_t pa, pb;
   count(x, a, pa);
   count(to, b, pb);
-  if (a == b && pa >= 0 && pb >= 0 && pa != pb)
+  if (pa < 0 || pb < 0)
+    return ShapeResult::fail("cannot reshape " + shapeStr(x) + " to " +
+                             shapeStr(to) + ": too many elements");
+  if (a == b && pa != pb)
     return ShapeResult::fail("cannot reshape " + shapeStr(x) + " to " +
                              shapeStr(to) + ": the element counts differ");
   if (a != b)
@@ -245,7 +249,11 @@ ShapeResult shape::mergeHeads(llvm::ArrayRef<SymDim> x) {
   if (!x[1].isStatic() || !x[3].isStatic())
     return ShapeResult::fail("merge_heads needs numeric heads and d_head, got " +
                              shapeStr(x));
-  return ShapeResult::of({x[0], x[2], SymDim::of(x[1].size * x[3].size)});
+  int64_t features;
+  if (llvm::MulOverflow(x[1].size, x[3].size, features))
+    return ShapeResult::fail("heads × d_head of " + shapeStr(x) +
+                             " is too large");
+  return ShapeResult::of({x[0], x[2], SymDim::of(features)});
 }
 
 ShapeResult shape::slice(llvm::ArrayRef<SymDim> x, int64_t axis, int64_t start,
@@ -257,9 +265,9 @@ ShapeResult shape::slice(llvm::ArrayRef<SymDim> x, int64_t axis, int64_t start,
   // A symbolic axis is checked at run time.
   int64_t extent = x[*a].isStatic() ? x[*a].size : INT64_MAX;
   if (start < 0 || size <= 0 || start > extent || size > extent - start)
-    return ShapeResult::fail("slice [" + std::to_string(start) + ", " +
-                             std::to_string(start + size) +
-                             ") is out of bounds for axis " +
+    return ShapeResult::fail("slice of size " + std::to_string(size) +
+                             " at " + std::to_string(start) +
+                             " is out of bounds for axis " +
                              std::to_string(*a) + " of " + shapeStr(x));
   SymShape out(x.begin(), x.end());
   out[*a] = SymDim::of(size);

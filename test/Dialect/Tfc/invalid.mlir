@@ -570,7 +570,7 @@ func.func @arange_rank(%t: index) {
 // -----
 
 func.func @slice_bounds(%x: tensor<?x?x2304xf32>) {
-  // expected-error @+1 {{'tfc.slice' op range [2000, 2768) is out of bounds for axis 2 of size 2304}}
+  // expected-error @+1 {{'tfc.slice' op slice of size 768 at 2000 is out of bounds for axis 2 of size 2304}}
   %0 = tfc.slice %x {axis = 2, start = 2000, size = 768} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
   return
 }

@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -376,8 +377,8 @@ FailureOr<RankedTensorType> infer::slice(Type inputType, int64_t axis,
   // A dynamic axis is checked at run time.
   if (start < 0 || size <= 0 ||
       (!isDynamic(extent) && (start > extent || size > extent - start)))
-    return fail(emitError, "range [", start, ", ", start + size,
-                ") is out of bounds for axis ", axis, " of size ", extent);
+    return fail(emitError, "slice of size ", size, " at ", start,
+                " is out of bounds for axis ", axis, " of size ", extent);
   SmallVector<int64_t> shape(x->getShape());
   shape[axis] = size;
   return RankedTensorType::get(shape, x->getElementType());
@@ -390,8 +391,10 @@ FailureOr<RankedTensorType> infer::mergeHeads(Type inputType,
   if (failed(x))
     return failure();
   int64_t h = x->getDimSize(1), d = x->getDimSize(3);
-  int64_t features =
-      isDynamic(h) || isDynamic(d) ? ShapedType::kDynamic : h * d;
+  int64_t features = ShapedType::kDynamic;
+  if (!isDynamic(h) && !isDynamic(d) && llvm::MulOverflow(h, d, features))
+    return fail(emitError, "heads × d_head of ", shapeString(*x),
+                " overflows");
   return RankedTensorType::get({x->getDimSize(0), x->getDimSize(2), features},
                                x->getElementType());
 }
