@@ -194,6 +194,29 @@ void Printer::print(const Module &module) {
   }
 }
 
+std::optional<std::pair<size_t, std::string>>
+ast::splitTemplate(llvm::StringRef text, std::vector<StringPiece> &pieces) {
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '}')
+      return std::pair<size_t, std::string>{i, "unmatched '}' in string"};
+    if (text[i] != '{')
+      continue;
+    size_t close = text.find('}', i);
+    if (close == llvm::StringRef::npos)
+      return std::pair<size_t, std::string>{
+          i, "unterminated '{' in string; expected '}'"};
+    if (i > start)
+      pieces.push_back({false, text.slice(start, i), start});
+    pieces.push_back({true, text.slice(i + 1, close).trim(), i + 1});
+    i = close;
+    start = close + 1;
+  }
+  if (start < text.size())
+    pieces.push_back({false, text.drop_front(start), start});
+  return std::nullopt;
+}
+
 void ast::print(const Module &module, llvm::SourceMgr &sourceMgr,
                 llvm::raw_ostream &os) {
   Printer(sourceMgr, os).print(module);

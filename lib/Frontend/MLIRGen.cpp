@@ -378,58 +378,47 @@ bool Elaborator::checkParam(const Param &param, const Val &v,
 //===----------------------------------------------------------------------===//
 
 std::optional<std::string> Elaborator::interpolate(const StringExpr &key) {
+  std::vector<StringPiece> pieces;
+  if (auto error = splitTemplate(key.value, pieces)) {
+    fail(locInString(key, error->first), error->second);
+    return std::nullopt;
+  }
   std::string out;
-  llvm::StringRef text = key.value;
-  // The literal's text starts one character after its location (the quote).
-  auto locAt = [&](size_t offset) {
-    return llvm::SMLoc::getFromPointer(key.getLoc().getPointer() + 1 + offset);
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '}') {
-      fail(locAt(i), "unmatched '}' in string");
-      return std::nullopt;
+  for (const StringPiece &piece : pieces) {
+    if (!piece.isName) {
+      out += piece.text;
+    } else {
+      llvm::StringRef name = piece.text;
+      const Val *v = nullptr;
+      if (!frames.empty()) {
+        auto it = frames.back().env.find(name);
+        if (it != frames.back().env.end())
+          v = &it->second;
+      }
+      if (!v) {
+        auto it = consts.find(name);
+        if (it != consts.end())
+          v = &it->second;
+      }
+      if (!v) {
+        // Sema checked the names; this one is unassigned on this path.
+        fail(locInString(key, piece.offset),
+             "'" + name + "' has no value here (it is only assigned on "
+                          "another path)");
+        return std::nullopt;
+      }
+      if (v->kind == Val::Kind::Int) {
+        out += std::to_string(v->i);
+      } else if (v->kind == Val::Kind::Str) {
+        out += v->s;
+      } else {
+        if (!v->isPoison())
+          fail(locInString(key, piece.offset),
+               "'{" + name + "}' in a string must be an integer or a "
+                             "string, got " + describe(*v));
+        return std::nullopt;
+      }
     }
-    if (text[i] != '{') {
-      out.push_back(text[i]);
-      continue;
-    }
-    size_t close = text.find('}', i);
-    if (close == llvm::StringRef::npos) {
-      fail(locAt(i), "unterminated '{' in string; expected '}'");
-      return std::nullopt;
-    }
-    llvm::StringRef name = text.slice(i + 1, close).trim();
-    const Val *v = nullptr;
-    if (!frames.empty()) {
-      auto it = frames.back().env.find(name);
-      if (it != frames.back().env.end())
-        v = &it->second;
-    }
-    if (!v) {
-      auto it = consts.find(name);
-      if (it != consts.end())
-        v = &it->second;
-    }
-    if (!v) {
-      std::vector<std::string> names;
-      if (!frames.empty())
-        for (const auto &e : frames.back().env)
-          names.push_back(e.getKey().str());
-      fail(locAt(i + 1), "unknown name '" + name + "' in string" +
-                             DiagnosticEngine::suggest(name, names));
-      return std::nullopt;
-    }
-    if (v->kind == Val::Kind::Int)
-      out += std::to_string(v->i);
-    else if (v->kind == Val::Kind::Str)
-      out += v->s;
-    else {
-      if (!v->isPoison())
-        fail(locAt(i + 1), "'{" + name + "}' in a string must be an integer "
-                           "or a string, got " + describe(*v));
-      return std::nullopt;
-    }
-    i = close;
     if (out.size() > kMaxStringLength) {
       fail(key.getLoc(), "string is longer than " +
                              llvm::Twine(kMaxStringLength) + " characters");

@@ -165,40 +165,31 @@ void Checker::checkExpr(const Expr &e, const llvm::StringSet<> *locals) {
 
 void Checker::checkString(const StringExpr &str,
                           const llvm::StringSet<> *locals) {
-  llvm::StringRef text = str.value;
-  auto locAt = [&](size_t offset) {
-    return llvm::SMLoc::getFromPointer(str.getLoc().getPointer() + 1 + offset);
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '}') {
-      diags.error(locAt(i), "unmatched '}' in string");
-      return;
-    }
-    if (text[i] != '{')
+  std::vector<StringPiece> pieces;
+  if (auto error = splitTemplate(str.value, pieces)) {
+    diags.error(locInString(str, error->first), error->second);
+    return;
+  }
+  for (const StringPiece &piece : pieces) {
+    if (!piece.isName)
       continue;
-    size_t close = text.find('}', i);
-    if (close == llvm::StringRef::npos) {
-      diags.error(locAt(i), "unterminated '{' in string; expected '}'");
-      return;
-    }
-    llvm::StringRef name = text.slice(i + 1, close).trim();
+    llvm::StringRef name = piece.text;
     bool known = (locals && locals->contains(name)) ||
                  (globals.count(name) &&
                   globals.find(name)->second.kind == GlobalKind::Const &&
                   (!inConsts || constsSoFar.contains(name)));
-    if (!known) {
-      std::vector<std::string> candidates;
-      if (locals)
-        for (const auto &l : *locals)
-          candidates.push_back(l.getKey().str());
-      for (const auto &g : globals)
-        if (g.second.kind == GlobalKind::Const)
-          candidates.push_back(g.getKey().str());
-      diags.error(locAt(i + 1), "unknown name '" + name + "' in string" +
-                                    DiagnosticEngine::suggest(name,
-                                                              candidates));
-    }
-    i = close;
+    if (known)
+      continue;
+    std::vector<std::string> candidates;
+    if (locals)
+      for (const auto &l : *locals)
+        candidates.push_back(l.getKey().str());
+    for (const auto &g : globals)
+      if (g.second.kind == GlobalKind::Const)
+        candidates.push_back(g.getKey().str());
+    diags.error(locInString(str, piece.offset),
+                "unknown name '" + name + "' in string" +
+                    DiagnosticEngine::suggest(name, candidates));
   }
 }
 

@@ -56,6 +56,18 @@ cl::opt<bool> remarks("fusion-remarks",
 /// The largest description we read; anything bigger is surely not a model
 /// description and would only make the frontend slow.
 constexpr uint64_t kMaxInputBytes = 64 << 20;
+
+/// Opens the output; it is kept only if the caller calls keep().
+std::unique_ptr<ToolOutputFile> openOutput() {
+  std::error_code ec;
+  auto out = std::make_unique<ToolOutputFile>(outputFilename, ec,
+                                              sys::fs::OF_Text);
+  if (!ec)
+    return out;
+  errs() << "tfc-compile: error: cannot write '" << outputFilename
+         << "': " << ec.message() << "\n";
+  return nullptr;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -88,15 +100,11 @@ int main(int argc, char **argv) {
   if (diags.hadError())
     return 1;
   if (emit == Emit::Ast) {
-    std::error_code ec;
-    ToolOutputFile out(outputFilename, ec, sys::fs::OF_Text);
-    if (ec) {
-      errs() << "tfc-compile: error: cannot write '" << outputFilename
-             << "': " << ec.message() << "\n";
+    std::unique_ptr<ToolOutputFile> out = openOutput();
+    if (!out)
       return 1;
-    }
-    tfc::ast::print(*ast, sourceMgr, out.os());
-    out.keep();
+    tfc::ast::print(*ast, sourceMgr, out->os());
+    out->keep();
     return 0;
   }
   if (!tfc::checkModule(*ast, diags))
@@ -133,15 +141,11 @@ int main(int argc, char **argv) {
       return 1;
   }
 
-  std::error_code ec;
-  ToolOutputFile out(outputFilename, ec, sys::fs::OF_Text);
-  if (ec) {
-    errs() << "tfc-compile: error: cannot write '" << outputFilename
-           << "': " << ec.message() << "\n";
+  std::unique_ptr<ToolOutputFile> out = openOutput();
+  if (!out)
     return 1;
-  }
-  module->print(out.os());
-  out.os() << "\n";
-  out.keep();
+  module->print(out->os());
+  out->os() << "\n";
+  out->keep();
   return 0;
 }

@@ -278,6 +278,24 @@ struct Module {
   std::vector<FuncDecl> funcs;
 };
 
+/// One piece of a string literal: literal text, or a `{name}` reference.
+/// `offset` is the piece's position in the literal's text (after the quote).
+struct StringPiece {
+  bool isName;
+  llvm::StringRef text;
+  size_t offset;
+};
+
+/// Splits a string literal's text into pieces. On a stray `}` or an
+/// unterminated `{`, returns the offset of the culprit and the message.
+std::optional<std::pair<size_t, std::string>>
+splitTemplate(llvm::StringRef text, std::vector<StringPiece> &pieces);
+
+/// The location of `offset` in a string literal's text.
+inline llvm::SMLoc locInString(const StringExpr &s, size_t offset) {
+  return llvm::SMLoc::getFromPointer(s.getLoc().getPointer() + 1 + offset);
+}
+
 /// Writes an indented, S-expression-like dump (`tfc-compile --emit=ast`).
 void print(const Module &module, llvm::SourceMgr &sourceMgr,
            llvm::raw_ostream &os);
