@@ -120,6 +120,13 @@ public:
                               llvm::StringRef what);
   bool countOp(llvm::SMLoc l);
 
+  enum class Elementwise { Add, Sub, Mul, Div, Pow, Max, Min };
+  /// A broadcasting elementwise op on two float tensors: checks that their
+  /// element types agree and that their shapes broadcast (errors start with
+  /// `what`, e.g. "'+'" or "'maximum'"). The caller counts the op.
+  Val emitElementwise(Elementwise kind, const Val &a, const Val &b,
+                      llvm::SMLoc at, llvm::StringRef what);
+
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
   DiagnosticEngine &diags;

@@ -838,45 +838,68 @@ Val Elaborator::evalTensorBinary(const BinaryExpr &e, const Val &lhs,
     if (!mlir::isa<mlir::FloatType>(v->elementType))
       return fail(e.getLoc(), "'" + op + "' needs float tensors, got " +
                                   describe(*v) + "; convert it with cast(x, f32)");
-  if (a->elementType != b->elementType)
-    return fail(e.getLoc(), "'" + op + "' operands have different element "
-                            "types: " + describe(*a) + " and " + describe(*b));
-  mlir::Location l = loc(e.getLoc());
   if (!countOp(e.getLoc()))
     return Val::poison();
   if (e.op == Tok::At) {
+    if (a->elementType != b->elementType)
+      return fail(e.getLoc(), "'@' operands have different element types: " +
+                                  describe(*a) + " and " + describe(*b));
     ShapeResult r = shape::matmul(a->shape, b->shape, false, false);
     if (!r.ok())
       return fail(e.getLoc(), r.error);
     return Val::ofTensor(
-        mlir::tfc::MatmulOp::create(builder, l,
+        mlir::tfc::MatmulOp::create(builder, loc(e.getLoc()),
                                     tensorType(r.shape, a->elementType),
                                     a->value, b->value, nullptr, nullptr),
         r.shape);
   }
-  ShapeResult r = shape::broadcast(a->shape, b->shape);
-  if (!r.ok())
-    return fail(e.getLoc(), "'" + op + "': " + r.error);
-  mlir::Type type = tensorType(r.shape, a->elementType);
-  mlir::Value result;
+  Elementwise kind;
   switch (e.op) {
-  case Tok::Plus:
-    result = mlir::tfc::AddOp::create(builder, l, type, a->value, b->value);
-    break;
-  case Tok::Minus:
-    result = mlir::tfc::SubOp::create(builder, l, type, a->value, b->value);
-    break;
-  case Tok::Star:
-    result = mlir::tfc::MulOp::create(builder, l, type, a->value, b->value);
-    break;
-  case Tok::Slash:
-    result = mlir::tfc::DivOp::create(builder, l, type, a->value, b->value);
-    break;
-  case Tok::StarStar:
-    result = mlir::tfc::PowOp::create(builder, l, type, a->value, b->value);
-    break;
+  case Tok::Plus: kind = Elementwise::Add; break;
+  case Tok::Minus: kind = Elementwise::Sub; break;
+  case Tok::Star: kind = Elementwise::Mul; break;
+  case Tok::Slash: kind = Elementwise::Div; break;
+  case Tok::StarStar: kind = Elementwise::Pow; break;
   default:
     return fail(e.getLoc(), "'" + op + "' is not defined on tensors");
+  }
+  return emitElementwise(kind, *a, *b, e.getLoc(), "'" + op + "'");
+}
+
+Val Elaborator::emitElementwise(Elementwise kind, const Val &a, const Val &b,
+                                llvm::SMLoc at, llvm::StringRef what) {
+  if (a.elementType != b.elementType)
+    return fail(at, what + " operands have different element types: " +
+                        describe(a) + " and " + describe(b));
+  ShapeResult r = shape::broadcast(a.shape, b.shape);
+  if (!r.ok())
+    return fail(at, what + ": " + r.error);
+  mlir::Location l = loc(at);
+  mlir::Type type = tensorType(r.shape, a.elementType);
+  mlir::Value x = a.value, y = b.value;
+  mlir::Value result;
+  switch (kind) {
+  case Elementwise::Add:
+    result = mlir::tfc::AddOp::create(builder, l, type, x, y);
+    break;
+  case Elementwise::Sub:
+    result = mlir::tfc::SubOp::create(builder, l, type, x, y);
+    break;
+  case Elementwise::Mul:
+    result = mlir::tfc::MulOp::create(builder, l, type, x, y);
+    break;
+  case Elementwise::Div:
+    result = mlir::tfc::DivOp::create(builder, l, type, x, y);
+    break;
+  case Elementwise::Pow:
+    result = mlir::tfc::PowOp::create(builder, l, type, x, y);
+    break;
+  case Elementwise::Max:
+    result = mlir::tfc::MaxOp::create(builder, l, type, x, y);
+    break;
+  case Elementwise::Min:
+    result = mlir::tfc::MinOp::create(builder, l, type, x, y);
+    break;
   }
   return Val::ofTensor(result, r.shape);
 }

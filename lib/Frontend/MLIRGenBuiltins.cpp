@@ -555,23 +555,11 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     auto b = args.floatTensor(1, like);
     if (!args.ok)
       return Val::poison();
-    if (a->elementType != b->elementType)
-      return fail(at, "'" + llvm::Twine(spec.name) +
-                          "' operands have different element types");
-    ShapeResult r = shape::broadcast(a->shape, b->shape);
-    if (!r.ok())
-      return shapeError(r);
-    mlir::Type type = tensorType(r.shape, a->elementType);
-    mlir::Value out =
-        spec.id == Builtin::Maximum
-            ? tfcir::MaxOp::create(builder, l, type, a->value, b->value)
-                  .getResult()
-        : spec.id == Builtin::Minimum
-            ? tfcir::MinOp::create(builder, l, type, a->value, b->value)
-                  .getResult()
-            : tfcir::PowOp::create(builder, l, type, a->value, b->value)
-                  .getResult();
-    return result(out, r.shape);
+    Elementwise kind = spec.id == Builtin::Maximum   ? Elementwise::Max
+                       : spec.id == Builtin::Minimum ? Elementwise::Min
+                                                     : Elementwise::Pow;
+    return emitElementwise(kind, *a, *b, at,
+                           ("'" + llvm::Twine(spec.name) + "'").str());
   }
   case Builtin::Sum:
   case Builtin::Max:
