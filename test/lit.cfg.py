@@ -23,7 +23,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-tools = ["tfc-opt", "tfc-compile"]
+tools = ["tfc-opt", "tfc-compile", "tfc-interpret"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])

@@ -1,0 +1,221 @@
+//===- tfc-interpret.cpp - Run tfc IR on the reference interpreter -------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//   tfc-interpret model.mlir|model.tfm [--entry NAME] [--dim name=N ...]
+//                 [--seed S] [-D name=value ...] [--compare other.mlir]
+//                 [--tolerance T]
+//
+// Evaluates every public function (or --entry) of a module on deterministic
+// random inputs and weights with the reference interpreter and prints each
+// result's shape, scale and first values. With --compare, evaluates the
+// functions of the same name in a second module on the same inputs and
+// weights and fails (exit 1) when any result differs by more than the
+// tolerance: the numerical check of a transformation (e.g. fusion) is
+//
+//   tfc-opt in.mlir --tfc-fusion-pipeline -o out.mlir
+//   tfc-interpret in.mlir --compare out.mlir
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/Tfc/IR/TfcDialect.h"
+#include "tfc/Frontend/MLIRGen.h"
+#include "tfc/Frontend/Parser.h"
+#include "tfc/Frontend/Sema.h"
+#include "tfc/Interpreter/Interpreter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace mlir;
+namespace interp = mlir::tfc::interp;
+
+namespace {
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("<model.mlir|model.tfm>"),
+                                   cl::Required);
+cl::opt<std::string> compareFilename(
+    "compare", cl::desc("Evaluate the same functions of this module on the "
+                        "same inputs and compare the results"),
+    cl::value_desc("file"));
+cl::opt<std::string> entry("entry", cl::desc("Only evaluate this function"),
+                           cl::value_desc("name"));
+cl::list<std::string> dims("dim", cl::desc("Size of a named dynamic dim"),
+                           cl::value_desc("name=N"));
+cl::opt<int64_t> unnamedDim("unnamed-dim",
+                            cl::desc("Size of dynamic dims without a name"),
+                            cl::init(3));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the inputs and weights"),
+                       cl::init(1));
+cl::list<std::string> defines("D", cl::Prefix,
+                              cl::desc("Override a hyper-parameter (.tfm)"),
+                              cl::value_desc("name=value"));
+cl::opt<double> tolerance("tolerance",
+                          cl::desc("Largest accepted |difference| with "
+                                   "--compare"),
+                          cl::init(1e-5));
+
+int fail(const Twine &message) {
+  errs() << "tfc-interpret: error: " << message << "\n";
+  return 1;
+}
+
+/// Loads a .mlir module, or compiles a .tfm description to one.
+OwningOpRef<ModuleOp> load(StringRef path, MLIRContext &context,
+                           SourceMgr &sourceMgr) {
+  auto file = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (std::error_code ec = file.getError()) {
+    fail("cannot open '" + path + "': " + ec.message());
+    return nullptr;
+  }
+  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
+  if (!path.ends_with(".tfm")) {
+    // Parses the buffer just added, not the source manager's main file.
+    ParserConfig config(&context);
+    Block block;
+    if (failed(parseSourceString(sourceMgr.getMemoryBuffer(id)->getBuffer(),
+                                 &block, config, path)))
+      return nullptr;
+    auto module = dyn_cast_or_null<ModuleOp>(
+        block.empty() ? nullptr : &block.front());
+    if (module && llvm::hasSingleElement(block)) {
+      module->remove();
+      return module;
+    }
+    // Top-level functions: wrap them in a module, as mlir-opt does.
+    OwningOpRef<ModuleOp> wrapper =
+        ModuleOp::create(FileLineColLoc::get(&context, path, 1, 1));
+    wrapper->getBody()->getOperations().splice(
+        wrapper->getBody()->begin(), block.getOperations());
+    return wrapper;
+  }
+
+  // A .tfm description goes through the frontend (diagnostics on stderr).
+  SourceMgr tfmSources;
+  tfmSources.AddNewSourceBuffer(
+      MemoryBuffer::getMemBufferCopy(
+          sourceMgr.getMemoryBuffer(id)->getBuffer(), path),
+      SMLoc());
+  ::tfc::DiagnosticEngine diags(tfmSources);
+  std::unique_ptr<::tfc::ast::Module> ast = ::tfc::parseModule(diags);
+  if (diags.hadError() || !::tfc::checkModule(*ast, diags))
+    return nullptr;
+  ::tfc::MLIRGenOptions options;
+  for (const std::string &d : defines) {
+    auto [name, value] = StringRef(d).split('=');
+    options.defines.push_back({name.trim().str(), value.str()});
+  }
+  return ::tfc::generateModule(*ast, context, diags, options);
+}
+
+void describe(const interp::Tensor &t, raw_ostream &os) {
+  os << "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    os << (i ? ", " : "") << t.shape[i];
+  os << "] " << t.elementType << ", max |x| "
+     << format("%.6g", interp::maxAbs(t)) << ", first values";
+  for (size_t i = 0; i < std::min<size_t>(4, t.data.size()); ++i)
+    os << " " << format("%.6g", t.data[i]);
+  os << "\n";
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv, "tfc-interpret: evaluates tfc IR with the reference "
+                  "interpreter\n");
+
+  DialectRegistry registry;
+  registry.insert<mlir::tfc::TfcDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect>();
+  MLIRContext context(registry);
+  ::tfc::loadFrontendDialects(context);
+  SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module = load(inputFilename, context, sourceMgr);
+  if (!module)
+    return 1;
+  OwningOpRef<ModuleOp> other;
+  if (!compareFilename.empty()) {
+    other = load(compareFilename, context, sourceMgr);
+    if (!other)
+      return 1;
+  }
+
+  interp::ShapeChoice choice;
+  choice.unnamed = unnamedDim;
+  for (const std::string &d : dims) {
+    auto [name, value] = StringRef(d).split('=');
+    int64_t n;
+    if (name.empty() || value.getAsInteger(10, n) || n < 0)
+      return fail("--dim " + d + ": expected name=N with N >= 0");
+    choice.named[name] = n;
+  }
+  interp::WeightProvider weights = interp::randomWeights(seed);
+
+  bool ok = true;
+  unsigned evaluated = 0;
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (func.isExternal() || (!entry.empty() && func.getName() != entry) ||
+        (entry.empty() && func.isPrivate()))
+      continue;
+    ++evaluated;
+    FailureOr<SmallVector<interp::Tensor>> inputs =
+        interp::randomInputs(func, choice, seed);
+    if (failed(inputs))
+      return 1;
+    FailureOr<SmallVector<interp::Tensor>> results =
+        interp::run(func, *inputs, weights);
+    if (failed(results))
+      return 1;
+    if (!other) {
+      for (auto [i, r] : llvm::enumerate(*results)) {
+        outs() << "@" << func.getName() << " result #" << i << ": ";
+        describe(r, outs());
+      }
+      continue;
+    }
+    auto peer = other->lookupSymbol<func::FuncOp>(func.getName());
+    if (!peer)
+      return fail("'" + compareFilename + "' has no function @" +
+                  func.getName());
+    FailureOr<SmallVector<interp::Tensor>> peerResults =
+        interp::run(peer, *inputs, weights);
+    if (failed(peerResults))
+      return 1;
+    if (peerResults->size() != results->size())
+      return fail("@" + func.getName() + " has " +
+                  Twine(results->size()) + " results here and " +
+                  Twine(peerResults->size()) + " in '" + compareFilename +
+                  "'");
+    for (size_t i = 0; i < results->size(); ++i) {
+      double err =
+          interp::maxAbsDifference((*results)[i], (*peerResults)[i]);
+      bool good = err <= tolerance; // false for NaN
+      ok &= good;
+      outs() << "@" << func.getName() << " result #" << i
+             << ": max abs error " << format("%.3g", err) << " (scale "
+             << format("%.3g", interp::maxAbs((*results)[i]))
+             << ", tolerance " << format("%.3g", tolerance.getValue())
+             << ")" << (good ? "" : " MISMATCH") << "\n";
+    }
+  }
+  if (evaluated == 0)
+    return fail(entry.empty() ? Twine("no public function to evaluate")
+                              : "no function named '" + entry + "'");
+  return ok ? 0 : 1;
+}
