@@ -261,10 +261,11 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                       builder, l, type, x->value,
                       scale ? scale->value : mlir::Value(),
                       bias ? bias->value : mlir::Value(),
-                      builder.getF64FloatAttr(eps))
+                      /*residual=*/mlir::Value(), builder.getF64FloatAttr(eps))
                       .getResult()
                 : tfcir::RmsNormOp::create(builder, l, type, x->value,
                                            scale ? scale->value : mlir::Value(),
+                                           /*residual=*/mlir::Value(),
                                            builder.getF64FloatAttr(eps))
                       .getResult();
     return result(out, x->shape);

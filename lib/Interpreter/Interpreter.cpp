@@ -244,6 +244,17 @@ static void softmaxRow(double *row, int64_t n) {
     row[i] /= sum;
 }
 
+/// x += r (same shape), rounded to x's type: the residual of a fused norm.
+static LogicalResult addResidual(Operation *op, Tensor &x, const Tensor &r) {
+  if (r.shape != x.shape)
+    return op->emitError("residual ")
+           << shapeStr(r.shape) << " differs from the input "
+           << shapeStr(x.shape) << " at run time";
+  for (size_t i = 0; i < x.data.size(); ++i)
+    x.data[i] = roundTo(x.elementType, x.data[i] + r.data[i]);
+  return success();
+}
+
 LogicalResult Evaluator::evalTfc(Operation *op) {
   auto resultType = [&](unsigned i = 0) {
     return cast<RankedTensorType>(op->getResult(i).getType());
@@ -391,7 +402,10 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         return finish(std::move(out));
       })
       .Case([&](LayerNormOp ln) -> LogicalResult {
-        const Tensor &x = tensor(ln.getInput());
+        Tensor x = tensor(ln.getInput());
+        if (ln.getResidual() &&
+            failed(addResidual(ln, x, tensor(ln.getResidual()))))
+          return failure();
         const Tensor *g = ln.getScale() ? &tensor(ln.getScale()) : nullptr;
         const Tensor *b = ln.getBias() ? &tensor(ln.getBias()) : nullptr;
         double eps = ln.getEpsilon().convertToDouble();
@@ -419,7 +433,10 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         return finish(std::move(out));
       })
       .Case([&](RmsNormOp rn) -> LogicalResult {
-        const Tensor &x = tensor(rn.getInput());
+        Tensor x = tensor(rn.getInput());
+        if (rn.getResidual() &&
+            failed(addResidual(rn, x, tensor(rn.getResidual()))))
+          return failure();
         const Tensor *g = rn.getScale() ? &tensor(rn.getScale()) : nullptr;
         double eps = rn.getEpsilon().convertToDouble();
         int64_t d = x.shape.back(), rows = d ? x.numElements() / d : 0;
@@ -752,6 +769,33 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         Tensor out(resultType().getElementType(), {n});
         for (int64_t i = 0; i < n; ++i)
           out.data[i] = static_cast<double>(offset + i);
+        return finish(std::move(out));
+      })
+      .Case([&](ConcatOp c) -> LogicalResult {
+        int64_t axis = c.getAxis();
+        const Tensor &first = tensor(c.getInputs().front());
+        SmallVector<int64_t> shape(first.shape);
+        shape[axis] = 0;
+        for (Value v : c.getInputs()) {
+          const Tensor &t = tensor(v);
+          for (int64_t i = 0; i < first.rank(); ++i)
+            if (i != axis && t.shape[i] != first.shape[i])
+              return c.emitError("inputs ")
+                     << shapeStr(first.shape) << " and " << shapeStr(t.shape)
+                     << " differ outside the concatenated axis";
+          shape[axis] += t.shape[axis];
+        }
+        Tensor out(first.elementType, shape);
+        auto [outer, n, inner] = around(shape, axis);
+        int64_t at = 0;
+        for (Value v : c.getInputs()) {
+          const Tensor &t = tensor(v);
+          int64_t part = t.shape[axis] * inner;
+          for (int64_t o = 0; o < outer; ++o)
+            std::copy_n(&t.data[o * part], part,
+                        &out.data[o * n * inner + at]);
+          at += part;
+        }
         return finish(std::move(out));
       })
       .Case([&](SliceOp s) -> LogicalResult {

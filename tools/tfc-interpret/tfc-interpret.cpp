@@ -67,27 +67,25 @@ cl::opt<double> tolerance("tolerance",
                                    "--compare"),
                           cl::init(1e-5));
 
+cl::opt<bool> splitInputFile(
+    "split-input-file",
+    cl::desc("Split .mlir inputs at '// -----' lines and treat each part as "
+             "its own module (parts are paired in order with --compare)"),
+    cl::init(false));
+
 int fail(const Twine &message) {
   errs() << "tfc-interpret: error: " << message << "\n";
   return 1;
 }
 
-/// Loads a .mlir module, or compiles a .tfm description to one.
-OwningOpRef<ModuleOp> load(StringRef path, MLIRContext &context,
-                           SourceMgr &sourceMgr) {
-  auto file = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
-  if (std::error_code ec = file.getError()) {
-    fail("cannot open '" + path + "': " + ec.message());
+/// Parses MLIR text into a module.
+OwningOpRef<ModuleOp> parseMLIR(StringRef text, StringRef path,
+                                MLIRContext &context) {
+  ParserConfig config(&context);
+  Block block;
+  if (failed(parseSourceString(text, &block, config, path)))
     return nullptr;
-  }
-  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
-  if (!path.ends_with(".tfm")) {
-    // Parses the buffer just added, not the source manager's main file.
-    ParserConfig config(&context);
-    Block block;
-    if (failed(parseSourceString(sourceMgr.getMemoryBuffer(id)->getBuffer(),
-                                 &block, config, path)))
-      return nullptr;
+  {
     auto module = dyn_cast_or_null<ModuleOp>(
         block.empty() ? nullptr : &block.front());
     if (module && llvm::hasSingleElement(block)) {
@@ -101,6 +99,35 @@ OwningOpRef<ModuleOp> load(StringRef path, MLIRContext &context,
         wrapper->getBody()->begin(), block.getOperations());
     return wrapper;
   }
+}
+
+/// Loads a .mlir file (one module, or one per '// -----' part with
+/// --split-input-file), or compiles a .tfm description to a module. Empty
+/// on error.
+SmallVector<OwningOpRef<ModuleOp>> load(StringRef path, MLIRContext &context,
+                                        SourceMgr &sourceMgr) {
+  SmallVector<OwningOpRef<ModuleOp>> modules;
+  auto file = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (std::error_code ec = file.getError()) {
+    fail("cannot open '" + path + "': " + ec.message());
+    return modules;
+  }
+  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
+  StringRef text = sourceMgr.getMemoryBuffer(id)->getBuffer();
+  if (!path.ends_with(".tfm")) {
+    SmallVector<StringRef> parts;
+    if (splitInputFile)
+      text.split(parts, "\n// -----");
+    else
+      parts.push_back(text);
+    for (StringRef part : parts) {
+      OwningOpRef<ModuleOp> m = parseMLIR(part, path, context);
+      if (!m)
+        return {};
+      modules.push_back(std::move(m));
+    }
+    return modules;
+  }
 
   // A .tfm description goes through the frontend (diagnostics on stderr).
   SourceMgr tfmSources;
@@ -111,13 +138,16 @@ OwningOpRef<ModuleOp> load(StringRef path, MLIRContext &context,
   ::tfc::DiagnosticEngine diags(tfmSources);
   std::unique_ptr<::tfc::ast::Module> ast = ::tfc::parseModule(diags);
   if (diags.hadError() || !::tfc::checkModule(*ast, diags))
-    return nullptr;
+    return modules;
   ::tfc::MLIRGenOptions options;
   for (const std::string &d : defines) {
     auto [name, value] = StringRef(d).split('=');
     options.defines.push_back({name.trim().str(), value.str()});
   }
-  return ::tfc::generateModule(*ast, context, diags, options);
+  if (OwningOpRef<ModuleOp> m =
+          ::tfc::generateModule(*ast, context, diags, options))
+    modules.push_back(std::move(m));
+  return modules;
 }
 
 void describe(const interp::Tensor &t, raw_ostream &os) {
@@ -146,14 +176,19 @@ int main(int argc, char **argv) {
   SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
-  OwningOpRef<ModuleOp> module = load(inputFilename, context, sourceMgr);
-  if (!module)
+  SmallVector<OwningOpRef<ModuleOp>> modules =
+      load(inputFilename, context, sourceMgr);
+  if (modules.empty())
     return 1;
-  OwningOpRef<ModuleOp> other;
+  SmallVector<OwningOpRef<ModuleOp>> others;
   if (!compareFilename.empty()) {
-    other = load(compareFilename, context, sourceMgr);
-    if (!other)
+    others = load(compareFilename, context, sourceMgr);
+    if (others.empty())
       return 1;
+    if (others.size() != modules.size())
+      return fail("'" + inputFilename + "' has " + Twine(modules.size()) +
+                  " parts and '" + compareFilename + "' " +
+                  Twine(others.size()));
   }
 
   interp::ShapeChoice choice;
@@ -169,7 +204,10 @@ int main(int argc, char **argv) {
 
   bool ok = true;
   unsigned evaluated = 0;
-  for (auto func : module->getOps<func::FuncOp>()) {
+  for (size_t part = 0; part < modules.size(); ++part) {
+  ModuleOp module = *modules[part];
+  ModuleOp other = others.empty() ? ModuleOp() : *others[part];
+  for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || (!entry.empty() && func.getName() != entry) ||
         (entry.empty() && func.isPrivate()))
       continue;
@@ -189,7 +227,7 @@ int main(int argc, char **argv) {
       }
       continue;
     }
-    auto peer = other->lookupSymbol<func::FuncOp>(func.getName());
+    auto peer = other.lookupSymbol<func::FuncOp>(func.getName());
     if (!peer)
       return fail("'" + compareFilename + "' has no function @" +
                   func.getName());
@@ -213,6 +251,7 @@ int main(int argc, char **argv) {
              << ", tolerance " << format("%.3g", tolerance.getValue())
              << ")" << (good ? "" : " MISMATCH") << "\n";
     }
+  }
   }
   if (evaluated == 0)
     return fail(entry.empty() ? Twine("no public function to evaluate")

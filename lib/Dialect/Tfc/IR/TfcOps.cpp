@@ -579,6 +579,45 @@ static LogicalResult verifyNorm(NormOp op, ArrayRef<Value> vectors,
     if (vec && failed(expectFeatureVector(op, vec, in.getShape().back(),
                                           in.getElementType(), name)))
       return failure();
+  if (Value residual = op.getResidual())
+    if (!areCompatibleTensorTypes(residual.getType(), in))
+      return op.emitOpError() << "residual type " << residual.getType()
+                              << " differs from the input type " << in;
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  int64_t rank = first.getRank(), axis = getAxis();
+  if (axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << rank;
+  SmallVector<int64_t> shape(first.getShape());
+  for (Value v : getInputs().drop_front()) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != rank)
+      return emitOpError() << "inputs have different ranks: " << first
+                           << " and " << t;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == axis) {
+        shape[i] = isDynamic(shape[i]) || t.isDynamicDim(i)
+                       ? ShapedType::kDynamic
+                       : shape[i] + t.getDimSize(i);
+      } else if (!sizesAgree(shape[i], t.getDimSize(i))) {
+        return emitOpError() << "inputs differ in dim " << i
+                             << " (not the concatenated axis): " << first
+                             << " and " << t;
+      } else {
+        shape[i] = mergeSizes(shape[i], t.getDimSize(i));
+      }
+    }
+  }
+  auto expected = RankedTensorType::get(shape, first.getElementType());
+  if (!areCompatibleTensorTypes(expected, getType()))
+    return emitOpError() << "result type " << getType()
+                         << " differs from the inferred " << expected;
   return success();
 }
 

@@ -282,9 +282,10 @@ struct FuseLayerNormPass
       Operation *fused;
       if (m->isLayerNorm)
         fused = LayerNormOp::create(rewriter, loc, type, m->input, m->scale,
-                                    m->bias, eps);
+                                    m->bias, /*residual=*/Value(), eps);
       else
-        fused = RmsNormOp::create(rewriter, loc, type, m->input, m->scale, eps);
+        fused = RmsNormOp::create(rewriter, loc, type, m->input, m->scale,
+                                  /*residual=*/Value(), eps);
       rewriter.replaceOp(m->root, fused->getResults());
       // Everything else the decomposition computed is dead now.
       SmallVector<Operation *> dead(llvm::reverse(m->affine));

@@ -34,6 +34,8 @@ void mlir::tfc::buildFusionPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createTfcFuseSoftmax(TfcFuseSoftmaxOptions{options.remarks}));
+  pm.addPass(
+      createTfcFuseAttention(TfcFuseAttentionOptions{options.remarks}));
   pm.addPass(createTfcFuseLayerNorm(TfcFuseLayerNormOptions{options.remarks}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -43,7 +45,7 @@ void mlir::tfc::registerTfcPasses() {
   registerTfcTransformsPasses();
   PassPipelineRegistration<FusionPipelineCLOptions>(
       "tfc-fusion-pipeline",
-      "Canonicalise, then fuse softmax, LayerNorm and RMSNorm: the "
+      "Canonicalise, then fuse softmax, attention, LayerNorm and RMSNorm: the "
       "compiler's fusion pipeline",
       [](OpPassManager &pm, const FusionPipelineCLOptions &cl) {
         FusionPipelineOptions options;

@@ -1,5 +1,9 @@
 // RUN: tfc-opt %s -split-input-file --tfc-fuse-softmax | FileCheck %s
 // RUN: tfc-opt %s -split-input-file --tfc-fuse-softmax=remarks -verify-diagnostics -o /dev/null
+// Numerical equivalence on random inputs (the reference interpreter):
+// RUN: tfc-opt %s -split-input-file --tfc-fuse-softmax -o %t
+// RUN: tfc-interpret --split-input-file %s --compare %t --tolerance 1e-5 | FileCheck %s --check-prefix=NUM
+// NUM-NOT: MISMATCH
 
 // The numerically stable form with keepdim reductions.
 // CHECK-LABEL: func @stable

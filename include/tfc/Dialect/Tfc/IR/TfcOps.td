@@ -191,33 +191,38 @@ def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [AttrSizedOperandSegments]> {
   let description = [{
     `(x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias` over the last
     axis, with the biased variance. `scale` (gamma) and `bias` (beta) are
-    optional vectors of the last axis' size.
+    optional vectors of the last axis' size. With `residual`, x is
+    `input + residual` (the residual add fused into the norm; both of the
+    result's type).
   }];
   let arguments = (ins Tfc_FloatTensor:$input,
                        Optional<Tfc_FloatTensor>:$scale,
                        Optional<Tfc_FloatTensor>:$bias,
+                       Optional<Tfc_FloatTensor>:$residual,
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`scale` `(` $scale^ `)`)? (`bias` `(` $bias^ `)`)? attr-dict `:`
-    functional-type(operands, results)
+    $input (`residual` `(` $residual^ `)`)? (`scale` `(` $scale^ `)`)?
+    (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def Tfc_RmsNormOp : Tfc_Op<"rms_norm"> {
+def Tfc_RmsNormOp : Tfc_Op<"rms_norm", [AttrSizedOperandSegments]> {
   let summary = "root-mean-square normalisation over the last axis";
   let description = [{
     `x / sqrt(mean(x²) + epsilon) * scale` over the last axis; `scale` is an
-    optional vector of the last axis' size.
+    optional vector of the last axis' size. With `residual`, x is
+    `input + residual`.
   }];
   let arguments = (ins Tfc_FloatTensor:$input,
                        Optional<Tfc_FloatTensor>:$scale,
+                       Optional<Tfc_FloatTensor>:$residual,
                        DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`scale` `(` $scale^ `)`)? attr-dict `:`
-    functional-type(operands, results)
+    $input (`residual` `(` $residual^ `)`)? (`scale` `(` $scale^ `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -485,6 +490,29 @@ def Tfc_SliceOp : Tfc_InferOp<"slice", [SameOperandsAndResultElementType]> {
             input, axis, start, size);
     }]>
   ];
+}
+
+def Tfc_ConcatOp : Tfc_Op<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    All inputs have the same rank and equal sizes except along `axis`; the
+    result's `axis` size is their sum. `tfc-merge-qkv` uses it to pack the
+    weights of separate Q, K and V projections into one (a constant the
+    runtime evaluates once at load time).
+
+    ```mlir
+    %w = tfc.concat %wq, %wk, %wv {axis = 0}
+        : (tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>)
+        -> tensor<2304x768xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tfc_AnyTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs Tfc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -52,4 +52,40 @@ def TfcFuseLayerNorm : Pass<"tfc-fuse-layernorm"> {
   let options = [RemarksOption];
 }
 
+def TfcFuseAttention : Pass<"tfc-fuse-attention"> {
+  let summary = "Recognise scaled dot-product attention written out with "
+                "matmul, scale, mask and softmax";
+  let description = [{
+    Rewrites `softmax(Q·Kᵀ · c + mask) · V` into `tfc.attention` with the
+    scale `c` as its attribute. Run after `tfc-fuse-softmax` (the softmax may
+    have been written out). Accepted variations:
+
+    * Kᵀ as `transpose_rhs`, as a transpose op (any permutation that ends by
+      swapping the last two axes of K) or as a plain tensor;
+    * scales as `* c` or `/ c` on the scores, or pre-applied to Q and/or K;
+      no scale at all gives scale 1;
+    * masks as `+ bias` (any number; a `tfc.causal_mask` becomes the `causal`
+      flag) or `where(keep, s, fill)` / `where(drop, fill, s)` with a
+      constant fill of -inf or <= -1e4;
+    * scores of rank 2 to 4 (per head, heads flattened, [B, H, Tq, Tk]) and
+      rank 5 `[B, Hkv, G, Tq, Tk]` against keys/values `[B, Hkv, 1, Tk, D]`
+      (grouped-query attention written with broadcasting); Tq may differ
+      from Tk (cross-attention); key heads of size 1 broadcast (multi-query).
+
+    After fusion the head split `transpose(reshape(x), [0, 2, 1, 3])` feeding
+    an attention op becomes `tfc.split_heads` and the merge after it
+    `tfc.merge_heads` where the sizes provably match.
+
+    Not fused, with the reason as a remark: intermediates (scores, scaled or
+    masked scores, probabilities) with another use, a non-constant scale, a
+    scale after the mask, softmax over another axis than the keys, masks
+    that broadcast the scores to a larger shape, and operands whose batch
+    dims broadcast in ways the op cannot express.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [RemarksOption];
+}
+
 #endif // TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD
