@@ -67,6 +67,11 @@ cl::opt<double> tolerance("tolerance",
                                    "--compare"),
                           cl::init(1e-5));
 
+cl::opt<bool> relative(
+    "relative",
+    cl::desc("Scale the tolerance by the result's largest |value| (when "
+             "above 1): for inputs that are not O(1), e.g. raw weights"),
+    cl::init(false));
 cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Split .mlir inputs at '// -----' lines and treat each part as "
@@ -243,12 +248,14 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < results->size(); ++i) {
       double err =
           interp::maxAbsDifference((*results)[i], (*peerResults)[i]);
-      bool good = err <= tolerance; // false for NaN
+      double scale = interp::maxAbs((*results)[i]);
+      double allowed = tolerance * (relative ? std::max(1.0, scale) : 1.0);
+      bool good = err <= allowed; // false for NaN
       ok &= good;
       outs() << "@" << func.getName() << " result #" << i
              << ": max abs error " << format("%.3g", err) << " (scale "
-             << format("%.3g", interp::maxAbs((*results)[i]))
-             << ", tolerance " << format("%.3g", tolerance.getValue())
+             << format("%.3g", scale)
+             << ", tolerance " << format("%.3g", allowed)
              << ")" << (good ? "" : " MISMATCH") << "\n";
     }
   }

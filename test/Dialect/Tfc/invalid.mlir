@@ -590,3 +590,35 @@ func.func @slice_axis(%x: tensor<4x8xf32>) {
   %0 = tfc.slice %x {axis = 2, start = 0, size = 1} : tensor<4x8xf32> -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @concat_mismatch(%a: tensor<4x8xf32>, %b: tensor<4x6xf32>) {
+  // expected-error @+1 {{'tfc.concat' op inputs differ in dim 1 (not the concatenated axis): 'tensor<4x8xf32>' and 'tensor<4x6xf32>'}}
+  %0 = tfc.concat %a, %b {axis = 0} : (tensor<4x8xf32>, tensor<4x6xf32>) -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_result(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>) {
+  // expected-error @+1 {{'tfc.concat' op result type 'tensor<7x8xf32>' differs from the inferred 'tensor<6x8xf32>'}}
+  %0 = tfc.concat %a, %b {axis = 0} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<7x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tfc.concat' op axis 2 is out of range for rank 2}}
+  %0 = tfc.concat %a {axis = 2} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @norm_residual(%x: tensor<2x8xf32>, %r: tensor<2x4xf32>) {
+  // expected-error @+1 {{'tfc.layer_norm' op residual type 'tensor<2x4xf32>' differs from the input type 'tensor<2x8xf32>'}}
+  %0 = tfc.layer_norm %x residual(%r) : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return
+}

@@ -168,3 +168,14 @@ func.func @weights_and_positions(%x: tensor<?x?x2304xf32>, %t: index, %past: ind
   %3 = tfc.slice %x {axis = 1, start = 0, size = 1} : tensor<?x?x2304xf32> -> tensor<?x1x2304xf32>
   return
 }
+
+// CHECK-LABEL: func @concat_and_residual
+func.func @concat_and_residual(%a: tensor<768x768xf32>, %b: tensor<256x768xf32>, %x: tensor<?x?x768xf32>, %r: tensor<?x?x768xf32>, %g: tensor<768xf32>) {
+  // CHECK: tfc.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<768x768xf32>, tensor<256x768xf32>, tensor<256x768xf32>) -> tensor<1280x768xf32>
+  %0 = tfc.concat %a, %b, %b {axis = 0} : (tensor<768x768xf32>, tensor<256x768xf32>, tensor<256x768xf32>) -> tensor<1280x768xf32>
+  // CHECK: tfc.layer_norm %{{.*}} scale(%{{.*}}) residual(%{{.*}}) :
+  %1 = tfc.layer_norm %x scale(%g) residual(%r) : (tensor<?x?x768xf32>, tensor<768xf32>, tensor<?x?x768xf32>) -> tensor<?x?x768xf32>
+  // CHECK: tfc.rms_norm %{{.*}} scale(%{{.*}}) residual(%{{.*}}) {epsilon = 1.000000e-05 : f64} :
+  %2 = tfc.rms_norm %x scale(%g) residual(%r) {epsilon = 1.0e-5 : f64} : (tensor<?x?x768xf32>, tensor<768xf32>, tensor<?x?x768xf32>) -> tensor<?x?x768xf32>
+  return
+}

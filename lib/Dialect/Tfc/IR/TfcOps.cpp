@@ -671,6 +671,17 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+LogicalResult AttentionOp::canonicalize(AttentionOp op,
+                                       PatternRewriter &rewriter) {
+  std::optional<APFloat> scale = op.getScale();
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  if (!scale || isDynamic(d) ||
+      scale->convertToDouble() != 1.0 / std::sqrt(static_cast<double>(d)))
+    return failure();
+  rewriter.modifyOpInPlace(op, [&] { op.removeScaleAttr(); });
+  return success();
+}
+
 double AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();

@@ -37,6 +37,10 @@ void mlir::tfc::buildFusionPipeline(OpPassManager &pm,
   pm.addPass(
       createTfcFuseAttention(TfcFuseAttentionOptions{options.remarks}));
   pm.addPass(createTfcFuseLayerNorm(TfcFuseLayerNormOptions{options.remarks}));
+  // Producer/epilogue fusion last: the norms must be whole before their
+  // residual adds are folded in.
+  pm.addPass(createTfcFuseEpilogue(TfcFuseEpilogueOptions{options.remarks}));
+  pm.addPass(createTfcMergeQkv(TfcMergeQkvOptions{options.remarks}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -45,7 +49,8 @@ void mlir::tfc::registerTfcPasses() {
   registerTfcTransformsPasses();
   PassPipelineRegistration<FusionPipelineCLOptions>(
       "tfc-fusion-pipeline",
-      "Canonicalise, then fuse softmax, attention, LayerNorm and RMSNorm: the "
+      "Canonicalise, then fuse softmax, attention, LayerNorm/RMSNorm, "
+      "epilogues and Q/K/V projections: the "
       "compiler's fusion pipeline",
       [](OpPassManager &pm, const FusionPipelineCLOptions &cl) {
         FusionPipelineOptions options;

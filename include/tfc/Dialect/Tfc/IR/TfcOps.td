@@ -202,8 +202,9 @@ def Tfc_LayerNormOp : Tfc_Op<"layer_norm", [AttrSizedOperandSegments]> {
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`residual` `(` $residual^ `)`)? (`scale` `(` $scale^ `)`)?
-    (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+    $input (`scale` `(` $scale^ `)`)? (`bias` `(` $bias^ `)`)?
+    (`residual` `(` $residual^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -221,7 +222,7 @@ def Tfc_RmsNormOp : Tfc_Op<"rms_norm", [AttrSizedOperandSegments]> {
                        DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`residual` `(` $residual^ `)`)? (`scale` `(` $scale^ `)`)?
+    $input (`scale` `(` $scale^ `)`)? (`residual` `(` $residual^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -274,6 +275,8 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
     double getEffectiveScale();
   }];
   let hasVerifier = 1;
+  // An explicit scale equal to the default 1/sqrt(D) is dropped.
+  let hasCanonicalizeMethod = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
                    "::mlir::Value":$value, CArg<"::mlir::Value", "{}">:$mask,

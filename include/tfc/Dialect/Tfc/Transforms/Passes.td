@@ -88,4 +88,37 @@ def TfcFuseAttention : Pass<"tfc-fuse-attention"> {
   let options = [RemarksOption];
 }
 
+def TfcFuseEpilogue : Pass<"tfc-fuse-epilogue"> {
+  let summary = "Fold bias, activation and residual adds into their producers";
+  let description = [{
+    * `matmul(x, W)` with a 2-D `W` [K, N] (the `x @ w` of exported graphs,
+      GPT-2's Conv1D) becomes `linear(x, transpose(W))`: one op family for
+      the backends; the transpose of a weight is a load-time constant.
+    * `linear(...) + b`, with `b` a vector of the output features ([N] or
+      [1, ..., 1, N]), becomes the linear's bias; then `relu`, `gelu`,
+      `silu` or `max(·, 0)` of it becomes its activation.
+    * `layer_norm(a + r)` and `rms_norm(a + r)` (post-norm residuals) take
+      the add as their `residual` operand.
+
+    The absorbed value must have no other use (the remark names it: in a
+    pre-norm model the residual sum also feeds the next residual).
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+  let options = [RemarksOption];
+}
+
+def TfcMergeQkv : Pass<"tfc-merge-qkv"> {
+  let summary = "Pack linears that read the same input into one";
+  let description = [{
+    Linears with the same input, static weights of the same input size, the
+    same activation and all with (or all without) a bias -- the separate
+    Q, K and V projections of an attention block, SwiGLU's gate and up
+    projections -- become one `tfc.linear` whose weight and bias are
+    `tfc.concat`s of theirs (constants the runtime evaluates at load time),
+    followed by one `tfc.slice` per original result.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+  let options = [RemarksOption];
+}
+
 #endif // TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD
