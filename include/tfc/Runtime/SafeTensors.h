@@ -1,0 +1,85 @@
+//===- SafeTensors.h - Reading .safetensors weight files ----------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The runtime's reader of the safetensors format
+// (https://huggingface.co/docs/safetensors): an 8-byte little-endian header
+// length, a JSON header mapping tensor names to {dtype, shape, data_offsets}
+// (plus an optional "__metadata__" string map), then the tensor bytes. The
+// file is memory-mapped and tensors are views into it (zero-copy). Every
+// structural property is checked on open; a malformed file gives an error
+// message naming the tensor and the problem, never a crash.
+//
+// Plain C++17 with no LLVM dependency: this is part of libtfcrt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_SAFETENSORS_H
+#define TFC_RUNTIME_SAFETENSORS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfc::rt {
+
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
+
+/// The safetensors name of a dtype ("F32", ...), and its size in bytes.
+const char *dtypeName(DType dtype);
+size_t dtypeSize(DType dtype);
+
+struct TensorView {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  /// Offsets relative to the start of the data section.
+  uint64_t begin = 0, end = 0;
+  /// The bytes, inside the mapping.
+  const void *data = nullptr;
+
+  uint64_t numElements() const;
+};
+
+class SafeTensorsFile {
+public:
+  /// The largest header accepted (the reference implementation's limit).
+  static constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+
+  /// Maps and checks `path`. On failure returns null and sets `error`.
+  static std::unique_ptr<SafeTensorsFile> open(const std::string &path,
+                                               std::string &error);
+  /// Checks an in-memory image (copied). For tests and embedded weights.
+  static std::unique_ptr<SafeTensorsFile>
+  fromBytes(std::string_view bytes, std::string &error);
+
+  ~SafeTensorsFile();
+  SafeTensorsFile(const SafeTensorsFile &) = delete;
+  SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
+
+  /// The tensor called `name`, or null.
+  const TensorView *find(std::string_view name) const;
+  /// Every tensor, sorted by name.
+  const std::vector<TensorView> &tensors() const { return views; }
+  const std::map<std::string, std::string> &metadata() const { return meta; }
+
+private:
+  SafeTensorsFile() = default;
+  bool parse(const std::string &what, std::string &error);
+
+  const uint8_t *base = nullptr;
+  size_t size = 0;
+  /// Either a mapping (munmap on destruction) or an owned copy.
+  bool mapped = false;
+  std::vector<uint8_t> owned;
+  std::vector<TensorView> views;
+  std::map<std::string, std::string> meta;
+};
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_SAFETENSORS_H
