@@ -1166,3 +1166,11 @@ tfc::generateModule(const Module &module, mlir::MLIRContext &context,
   Elaborator elaborator(module, context, diags, options);
   return elaborator.run();
 }
+
+bool tfc::MLIRGenOptions::addDefine(llvm::StringRef text) {
+  auto [name, value] = text.split('=');
+  if (!text.contains('=') || name.trim().empty())
+    return false;
+  defines.push_back({name.trim().str(), value.str()});
+  return true;
+}

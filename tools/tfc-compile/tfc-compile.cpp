@@ -112,13 +112,11 @@ int main(int argc, char **argv) {
 
   tfc::MLIRGenOptions options;
   for (const std::string &d : defines) {
-    auto [name, value] = StringRef(d).split('=');
-    if (name.trim().empty() || !StringRef(d).contains('=')) {
+    if (!options.addDefine(d)) {
       errs() << "tfc-compile: error: -D " << d
              << ": expected name=value, e.g. -D layers=2\n";
       return 1;
     }
-    options.defines.push_back({name.trim().str(), value.str()});
   }
   options.entry = entry;
 

@@ -146,8 +146,10 @@ SmallVector<OwningOpRef<ModuleOp>> load(StringRef path, MLIRContext &context,
     return modules;
   ::tfc::MLIRGenOptions options;
   for (const std::string &d : defines) {
-    auto [name, value] = StringRef(d).split('=');
-    options.defines.push_back({name.trim().str(), value.str()});
+    if (!options.addDefine(d)) {
+      fail("-D " + d + ": expected name=value, e.g. -D layers=2");
+      return modules;
+    }
   }
   if (OwningOpRef<ModuleOp> m =
           ::tfc::generateModule(*ast, context, diags, options))

@@ -35,6 +35,10 @@ struct MLIRGenOptions {
   std::string entry;
   /// Refuse to unroll models larger than this many ops.
   unsigned maxOps = 2'000'000;
+
+  /// Adds one `-D name=value` override; false (nothing added) when `text`
+  /// has no '=' or an empty name.
+  bool addDefine(llvm::StringRef text);
 };
 
 /// Loads the dialects the generated IR uses into `context`.
