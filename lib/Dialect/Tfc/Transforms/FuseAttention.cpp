@@ -127,15 +127,13 @@ static bool reachesMatmul(Value v, int depth = 0) {
   return false;
 }
 
-/// The one use of `v` must be `next`.
+/// The one use of `v` must be `next`; `what` is plural ("the scores").
 static bool checkSingleUse(Value v, Operation *next, StringRef what,
                            std::string &why) {
-  if (Operation *other = findOtherUser(v, {next})) {
-    why = (what + " have another use at " + describeLoc(other->getLoc()))
-              .str();
-    return false;
-  }
-  return true;
+  std::optional<std::string> other = anotherUse(v, {next}, what + " have");
+  if (other)
+    why = *other;
+  return !other;
 }
 
 /// Erases `root` if it is dead, then the producers of its operands that

@@ -110,10 +110,9 @@ void fuseBias(RewriterBase &rewriter, AddOp add, const Reporter &reporter) {
                                  : "the linear already has an activation");
       return;
     }
-    if (!linear->hasOneUse()) {
-      reporter.notFused(
-          add, "the linear's result has another use at " +
-                   describeLoc(findOtherUser(linear, {add})->getLoc()));
+    if (std::optional<std::string> other =
+            anotherUse(linear, {add}, "the linear's result has")) {
+      reporter.notFused(add, *other);
       return;
     }
     rewriter.setInsertionPoint(add);
@@ -163,10 +162,9 @@ void fuseActivation(RewriterBase &rewriter, Operation *op,
                               activationName(linear.getActivation()));
     return;
   }
-  if (!linear->hasOneUse()) {
-    reporter.notFused(
-        op, "the linear's result has another use at " +
-                describeLoc(findOtherUser(linear, {op})->getLoc()));
+  if (std::optional<std::string> other =
+          anotherUse(linear, {op}, "the linear's result has")) {
+    reporter.notFused(op, *other);
     return;
   }
   rewriter.setInsertionPoint(op);
@@ -190,11 +188,9 @@ void fuseResidual(RewriterBase &rewriter, NormOp norm,
   Type type = norm.getInput().getType();
   if (add.getLhs().getType() != type || add.getRhs().getType() != type)
     return; // a broadcasting add (e.g. a position table) is not a residual
-  if (!add->hasOneUse()) {
-    reporter.notFused(
-        norm, "the residual sum has another use at " +
-                  describeLoc(findOtherUser(add, {norm})->getLoc()) +
-                  " (pre-norm: it feeds the next residual)");
+  if (std::optional<std::string> other =
+          anotherUse(add, {norm}, "the residual sum has")) {
+    reporter.notFused(norm, *other + " (pre-norm: it feeds the next residual)");
     return;
   }
   reporter.fused(norm, "the residual add of " +

@@ -200,9 +200,10 @@ static std::optional<NormMatch> matchNorm(Operation *rootOp, std::string &why) {
   inner.append(varOps.begin(), varOps.end());
   inner.append(numeratorOps.begin(), numeratorOps.end());
   for (Operation *op : ArrayRef(inner).drop_front())
-    if (Operation *other = findOtherUser(op->getResult(0), inner)) {
-      why = "'" + op->getName().getStringRef().str() +
-            "' has another use at " + describeLoc(other->getLoc());
+    if (std::optional<std::string> other = anotherUse(
+            op->getResult(0), inner,
+            "'" + op->getName().getStringRef() + "' has")) {
+      why = *other;
       return std::nullopt;
     }
   if (norm->getResult(0).getType() != x.getType()) {

@@ -97,20 +97,16 @@ static std::optional<SoftmaxMatch> matchSoftmax(ExpOp exp, std::string &why) {
 
   // No intermediate may be needed elsewhere.
   Operation *sumOp = sum->ops.back();
-  if (Operation *other = findOtherUser(exp, {sumOp, root})) {
-    why = "the exponentials have another use at " +
-          describeLoc(other->getLoc());
-    return std::nullopt;
-  }
-  if (Operation *other = findOtherUser(
-          sumValue, {reciprocal ? reciprocal : root})) {
-    why = "the sum has another use at " + describeLoc(other->getLoc());
-    return std::nullopt;
-  }
-  if (reciprocal && !reciprocal->hasOneUse()) {
-    why = "the reciprocal of the sum has another use at " +
-          describeLoc(findOtherUser(reciprocal->getResult(0), {root})
-                          ->getLoc());
+  std::optional<std::string> other =
+      anotherUse(exp, {sumOp, root}, "the exponentials have");
+  if (!other)
+    other = anotherUse(sumValue, {reciprocal ? reciprocal : root},
+                       "the sum has");
+  if (!other && reciprocal)
+    other = anotherUse(reciprocal->getResult(0), {root},
+                       "the reciprocal of the sum has");
+  if (other) {
+    why = *other;
     return std::nullopt;
   }
 

@@ -117,6 +117,15 @@ Operation *fusion::findOtherUser(Value value, ArrayRef<Operation *> allowed) {
   return nullptr;
 }
 
+std::optional<std::string> fusion::anotherUse(Value value,
+                                              ArrayRef<Operation *> allowed,
+                                              const llvm::Twine &subject) {
+  Operation *other = findOtherUser(value, allowed);
+  if (!other)
+    return std::nullopt;
+  return (subject + " another use at " + describeLoc(other->getLoc())).str();
+}
+
 void fusion::eraseIfDead(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
   for (Operation *op : ops)
     if (op && op->use_empty())

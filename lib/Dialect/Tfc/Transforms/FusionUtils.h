@@ -63,6 +63,13 @@ std::optional<KeepdimReduction> matchKeepdimReduction(Value value);
 /// The first user of `value` that is not in `allowed`, if any.
 Operation *findOtherUser(Value value, ArrayRef<Operation *> allowed);
 
+/// If `value` has a user outside `allowed`, the reason a fusion cannot use it:
+/// "<subject> another use at <file:line:col>", e.g. with subject "the sum
+/// has".
+std::optional<std::string> anotherUse(Value value,
+                                      ArrayRef<Operation *> allowed,
+                                      const llvm::Twine &subject);
+
 /// Erases `ops` (in order) where they have become dead.
 void eraseIfDead(RewriterBase &rewriter, ArrayRef<Operation *> ops);
 
