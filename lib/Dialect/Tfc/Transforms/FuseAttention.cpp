@@ -389,6 +389,17 @@ static Value dimValue(OpBuilder &b, Location loc, Value v, int64_t i) {
   return tensor::DimOp::create(b, loc, v, i);
 }
 
+/// Per dim of `v`: its size as an index value where it is dynamic, null
+/// where it is static (the `sizes` argument of reshapeTo).
+static SmallVector<Value> dynamicDimValues(OpBuilder &b, Location loc,
+                                           Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sizes.push_back(type.isDynamicDim(i) ? dimValue(b, loc, v, i) : Value());
+  return sizes;
+}
+
 /// Reshapes `v` to `shape`, whose dynamic sizes are `sizes[i]` (index values,
 /// one per dim; unused for static dims).
 static Value reshapeTo(OpBuilder &b, Location loc, Value v,
@@ -418,9 +429,7 @@ static Value to4D(OpBuilder &b, Location loc, Value v) {
   ArrayRef<int64_t> s = type.getShape();
   if (type.getRank() == 4)
     return v;
-  SmallVector<Value> sizes;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    sizes.push_back(type.isDynamicDim(i) ? dimValue(b, loc, v, i) : Value());
+  SmallVector<Value> sizes = dynamicDimValues(b, loc, v);
   switch (type.getRank()) {
   case 2:
     return reshapeTo(b, loc, v, {1, 1, s[0], s[1]},
@@ -461,10 +470,7 @@ static Value maskBias(OpBuilder &b, Location loc, const MaskTerm &t,
   if (scoresRank == 5 && type.getRank() == 5) {
     // [B, 1, 1, Tq, Tk] -> [B, 1, Tq, Tk].
     ArrayRef<int64_t> s = type.getShape();
-    SmallVector<Value> sizes;
-    for (int64_t i = 0; i < 5; ++i)
-      sizes.push_back(type.isDynamicDim(i) ? dimValue(b, loc, bias, i)
-                                           : Value());
+    SmallVector<Value> sizes = dynamicDimValues(b, loc, bias);
     return reshapeTo(b, loc, bias, {s[0], 1, s[3], s[4]},
                      {sizes[0], Value(), sizes[3], sizes[4]});
   }

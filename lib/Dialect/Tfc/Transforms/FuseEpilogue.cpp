@@ -65,22 +65,22 @@ void matmulToLinear(RewriterBase &rewriter, MatmulOp mm,
   rewriter.replaceOp(mm, linear);
 }
 
-/// The vector [N] that `v` is, if it is one for a linear with N outputs: a
-/// rank-1 tensor, or [1, ..., 1, N] (reshaped to [N]).
-Value asFeatureVector(RewriterBase &rewriter, Value v, int64_t n,
-                      Type elementType) {
+/// Is `type` a vector of N features: [N] or [1, ..., 1, N]?
+bool isFeatureVector(RankedTensorType type, int64_t n) {
+  return type.getRank() >= 1 && type.getShape().back() == n &&
+         llvm::all_of(type.getShape().drop_back(),
+                      [](int64_t d) { return d == 1; });
+}
+
+/// A feature vector `v` (see isFeatureVector) as [N].
+Value asVector(RewriterBase &rewriter, Value v) {
   auto type = cast<RankedTensorType>(v.getType());
-  if (type.getElementType() != elementType || type.getNumDynamicDims() != 0 ||
-      type.getRank() < 1 || type.getShape().back() != n)
-    return {};
-  for (int64_t d : type.getShape().drop_back())
-    if (d != 1)
-      return {};
   if (type.getRank() == 1)
     return v;
-  return ReshapeOp::create(rewriter, v.getLoc(),
-                           RankedTensorType::get({n}, elementType), v,
-                           ValueRange());
+  return ReshapeOp::create(
+      rewriter, v.getLoc(),
+      RankedTensorType::get({type.getShape().back()}, type.getElementType()),
+      v, ValueRange());
 }
 
 /// 2a. linear(...) + b -> linear(..., b).
@@ -96,12 +96,7 @@ void fuseBias(RewriterBase &rewriter, AddOp add, const Reporter &reporter) {
     int64_t n = type.getShape().back();
     if (ShapedType::isDynamic(n))
       continue;
-    auto otherType = cast<RankedTensorType>(other.getType());
-    bool vectorLike = otherType.getRank() >= 1 &&
-                      otherType.getShape().back() == n &&
-                      llvm::all_of(otherType.getShape().drop_back(),
-                                   [](int64_t d) { return d == 1; });
-    if (!vectorLike)
+    if (!isFeatureVector(cast<RankedTensorType>(other.getType()), n))
       continue; // a residual or another tensor, not a bias
     if (linear.getBias() ||
         linear.getActivation() != Activation::None) {
@@ -116,9 +111,7 @@ void fuseBias(RewriterBase &rewriter, AddOp add, const Reporter &reporter) {
       return;
     }
     rewriter.setInsertionPoint(add);
-    Value bias = asFeatureVector(rewriter, other, n, type.getElementType());
-    if (!bias)
-      return;
+    Value bias = asVector(rewriter, other);
     auto fused = LinearOp::create(
         rewriter, rewriter.getFusedLoc({linear.getLoc(), add.getLoc()}),
         type, linear.getInput(), linear.getWeight(), bias, Activation::None);
