@@ -12,7 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Target/CPU/CPUTarget.h"
 #include "tfc/Frontend/MLIRGen.h"
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
@@ -20,7 +22,10 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -30,18 +35,55 @@
 using namespace llvm;
 
 namespace {
-enum class Emit { Ast, Tfc, Fused };
+enum class Emit {
+  Auto,
+  Ast,
+  Tfc,
+  Fused,
+  Linalg,
+  LLVMDialect,
+  LLVM,
+  Obj,
+  Lib,
+  WeightsManifest
+};
 
-cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.tfm>"),
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("<model.tfm | model.mlir>"),
                                    cl::Required);
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' = stdout)"),
                                     cl::value_desc("file"), cl::init("-"));
 cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce"), cl::init(Emit::Tfc),
-    cl::values(clEnumValN(Emit::Ast, "ast", "the syntax tree"),
-               clEnumValN(Emit::Tfc, "tfc", "the tfc dialect as written"),
-               clEnumValN(Emit::Fused, "fused",
-                          "the tfc dialect after the fusion pipeline")));
+    "emit",
+    cl::desc("What to produce (default: from the -o suffix: .so a model "
+             "library, .o an object, .ll LLVM IR; otherwise tfc)"),
+    cl::init(Emit::Auto),
+    cl::values(
+        clEnumValN(Emit::Ast, "ast", "the syntax tree"),
+        clEnumValN(Emit::Tfc, "tfc", "the tfc dialect as written"),
+        clEnumValN(Emit::Fused, "fused",
+                   "the tfc dialect after the fusion pipeline"),
+        clEnumValN(Emit::Linalg, "linalg",
+                   "linalg/tensor and CPU kernel ops, before bufferisation"),
+        clEnumValN(Emit::LLVMDialect, "llvm-dialect",
+                   "the MLIR LLVM dialect, before translation"),
+        clEnumValN(Emit::LLVM, "llvm", "optimised LLVM IR"),
+        clEnumValN(Emit::Obj, "obj", "an object file"),
+        clEnumValN(Emit::Lib, "lib", "a model shared library (.so)"),
+        clEnumValN(Emit::WeightsManifest, "weights-manifest",
+                   "the weights the model expects, as JSON")));
+enum class Target { Cpu };
+cl::opt<Target> target("target", cl::desc("The target"), cl::init(Target::Cpu),
+                       cl::values(clEnumValN(Target::Cpu, "cpu",
+                                             "x86-64 CPUs (default)")));
+cl::opt<std::string> cpu("cpu",
+                         cl::desc("Target CPU (LLVM name; default: the host)"),
+                         cl::value_desc("name"));
+cl::opt<std::string>
+    features("features",
+             cl::desc("Target features, e.g. +avx512f,+fma (default: the "
+                      "host's, or the CPU's)"),
+             cl::value_desc("list"));
 cl::opt<std::string> entry("entry",
                            cl::desc("Only compile this entry point"),
                            cl::value_desc("name"));
@@ -68,6 +110,66 @@ std::unique_ptr<ToolOutputFile> openOutput() {
          << "': " << ec.message() << "\n";
   return nullptr;
 }
+/// The weights part of the metadata the ABI pass recorded.
+int printWeightsManifest(mlir::ModuleOp module) {
+  auto attr = module->getAttrOfType<mlir::StringAttr>("tfc.abi_metadata");
+  Expected<json::Value> metadata =
+      json::parse(attr ? attr.getValue() : StringRef("{}"));
+  if (!metadata) {
+    errs() << "tfc-compile: error: " << toString(metadata.takeError()) << "\n";
+    return 1;
+  }
+  json::Object *root = metadata->getAsObject();
+  json::Object manifest{{"model", *root->get("model")},
+                        {"weights", *root->get("weights")}};
+  std::unique_ptr<ToolOutputFile> out = openOutput();
+  if (!out)
+    return 1;
+  out->os() << formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+  out->keep();
+  return 0;
+}
+
+int emitBinary(mlir::ModuleOp module,
+               const mlir::tfc::CpuTargetOptions &options) {
+  std::string error;
+  if (emit == Emit::LLVM) {
+    std::string ir;
+    if (mlir::failed(mlir::tfc::emitLLVMIR(module, options, ir, error))) {
+      errs() << "tfc-compile: error: " << error << "\n";
+      return 1;
+    }
+    std::unique_ptr<ToolOutputFile> out = openOutput();
+    if (!out)
+      return 1;
+    out->os() << ir;
+    out->keep();
+    return 0;
+  }
+  SmallVector<char, 0> object;
+  if (mlir::failed(mlir::tfc::emitObject(module, options, object, error))) {
+    errs() << "tfc-compile: error: " << error << "\n";
+    return 1;
+  }
+  if (emit == Emit::Obj) {
+    std::error_code ec;
+    raw_fd_ostream os(outputFilename, ec, sys::fs::OF_None);
+    if (!ec)
+      os.write(object.data(), object.size());
+    if (ec || os.has_error()) {
+      errs() << "tfc-compile: error: cannot write '" << outputFilename
+             << "'\n";
+      return 1;
+    }
+    return 0;
+  }
+  if (mlir::failed(
+          mlir::tfc::linkSharedLibrary(object, outputFilename, error))) {
+    errs() << "tfc-compile: error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -75,6 +177,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  mlir::tfc::registerTfcConversionPasses();
   cl::ParseCommandLineOptions(argc, argv,
                               "tfc-compile: compiles a .tfm transformer model "
                               "description\n");
@@ -92,14 +195,34 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (emit == Emit::Auto) {
+    StringRef ext = sys::path::extension(outputFilename);
+    emit = ext == ".so"   ? Emit::Lib
+           : ext == ".o"  ? Emit::Obj
+           : ext == ".ll" ? Emit::LLVM
+                          : Emit::Tfc;
+  }
+  if ((emit == Emit::Lib || emit == Emit::Obj) && outputFilename == "-") {
+    errs() << "tfc-compile: error: --emit=" << (emit == Emit::Lib ? "lib" : "obj")
+           << " needs an output file (-o model.so)\n";
+    return 1;
+  }
+
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), SMLoc());
   tfc::DiagnosticEngine diags(sourceMgr);
+  mlir::DialectRegistry registry;
+  mlir::tfc::registerCpuTargetDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  bool isMlir = StringRef(inputFilename).ends_with(".mlir");
 
-  std::unique_ptr<tfc::ast::Module> ast = tfc::parseModule(diags);
+  std::unique_ptr<tfc::ast::Module> ast;
+  if (!isMlir)
+    ast = tfc::parseModule(diags);
   if (diags.hadError())
     return 1;
-  if (emit == Emit::Ast) {
+  if (emit == Emit::Ast && !isMlir) {
     std::unique_ptr<ToolOutputFile> out = openOutput();
     if (!out)
       return 1;
@@ -107,7 +230,7 @@ int main(int argc, char **argv) {
     out->keep();
     return 0;
   }
-  if (!tfc::checkModule(*ast, diags))
+  if (!isMlir && !tfc::checkModule(*ast, diags))
     return 1;
 
   tfc::MLIRGenOptions options;
@@ -120,24 +243,43 @@ int main(int argc, char **argv) {
   }
   options.entry = entry;
 
-  mlir::MLIRContext context;
   tfc::loadFrontendDialects(context);
   mlir::SourceMgrDiagnosticHandler mlirDiags(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      tfc::generateModule(*ast, context, diags, options);
+  if (isMlir)
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  else
+    module = tfc::generateModule(*ast, context, diags, options);
   if (!module)
     return 1;
 
-  if (emit == Emit::Fused) {
+  bool lower = emit != Emit::Tfc && emit != Emit::Ast;
+  mlir::tfc::CpuTargetOptions targetOptions;
+  targetOptions.cpu = cpu;
+  targetOptions.features = features;
+  targetOptions = mlir::tfc::resolveCpuTarget(targetOptions);
+  if (lower) {
     mlir::PassManager pm(&context);
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
       return 1;
     mlir::tfc::FusionPipelineOptions fusion;
     fusion.remarks = remarks;
     mlir::tfc::buildFusionPipeline(pm, fusion);
+    if (emit != Emit::Fused)
+      mlir::tfc::buildCpuTensorPipeline(pm);
+    if (emit == Emit::WeightsManifest) {
+      mlir::tfc::LowerCpuModelABIOptions abi;
+      pm.addPass(mlir::tfc::createLowerCpuModelABI(abi));
+    } else if (emit != Emit::Fused && emit != Emit::Linalg) {
+      mlir::tfc::buildCpuLoweringPipeline(pm, targetOptions);
+    }
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
+
+  if (emit == Emit::WeightsManifest)
+    return printWeightsManifest(*module);
+  if (emit == Emit::LLVM || emit == Emit::Obj || emit == Emit::Lib)
+    return emitBinary(*module, targetOptions);
 
   std::unique_ptr<ToolOutputFile> out = openOutput();
   if (!out)

@@ -7,7 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
+#include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
+#include "tfc/Target/CPU/CPUTarget.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -20,11 +23,13 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfc::registerTfcPasses();
+  mlir::tfc::registerTfcConversionPasses();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tfc::TfcDialect>();
+  registry.insert<mlir::tfc::TfcDialect, mlir::tfc::cpu::TfcCpuDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  mlir::tfc::registerCpuTargetDialects(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(

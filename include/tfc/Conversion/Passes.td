@@ -1,0 +1,115 @@
+//===- Passes.td - tfc conversion passes --------------------*- tablegen -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CONVERSION_PASSES_TD
+#define TFC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTfcToLinalg : Pass<"convert-tfc-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers the data-movement, elementwise and reduction ops of "
+                "tfc to linalg, tensor, arith and math";
+  let description = [{
+    Rewrites every tfc op except the *kernel* ops (`tfc.linear`,
+    `tfc.matmul`, `tfc.attention`, `tfc.softmax` over the last axis,
+    `tfc.layer_norm`, `tfc.rms_norm`) and `tfc.weight` into target-independent
+    tensor code: `linalg.generic` with NumPy broadcasting for elementwise ops,
+    reductions, `linalg.transpose`, `tensor.expand_shape`/`collapse_shape`/
+    `extract_slice`/`insert_slice` for data movement, and index-driven
+    generics for positions and masks. Kernel ops are left to the target (the
+    CPU backend bufferises them into its own loop nests). A softmax over
+    another axis is decomposed into reductions here.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
+def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp"> {
+  let summary = "Rewrites tfc.linear into the CPU gemm kernel over a packed weight";
+  let description = [{
+    `tfc.linear(x, W[N,K], b)` becomes `tfc_cpu.gemm(x, tfc_cpu.pack(W), b)`.
+    When W is itself a transpose of a [K,N] tensor the pack reads that tensor
+    directly (GPT-2's Conv1D weights). The pack depends on weights only, so
+    the model ABI pass hoists it into the load-time initialiser. `tfc.matmul`
+    with transposed operands gets explicit transposes so that its kernel
+    only sees [..., M, K] x [..., K, N].
+  }];
+  let dependentDialects = ["mlir::tfc::cpu::TfcCpuDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def OutlineParallelLoops : Pass<"tfc-outline-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Runs scf.parallel loops on the runtime's thread pool";
+  let description = [{
+    Each outermost `scf.parallel` (after bufferisation) becomes a call of the
+    runtime hook `parallel_for(n, fn, ctx)` (see
+    include/tfc/Runtime/ModelABI.h): the loop body is outlined into a function
+    `fn(ctx, begin, end)` that runs the linearised iterations [begin, end),
+    and the values the body uses from outside are passed through a context
+    struct on the stack. When no runtime is attached the loop runs serially.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def LowerCpuModelABI : Pass<"tfc-cpu-model-abi", "mlir::ModuleOp"> {
+  let summary = "Gives a tfc module the model-library ABI of the CPU runtime";
+  let description = [{
+    Binds `tfc.weight` ops to the runtime's weight table, hoists every
+    computation that depends on weights only (packing, transposes, merged
+    projections) into `tfc_model_init`, whose results become derived
+    constants in the same table, renames each entry `E` to a private
+    implementation and adds the C entry point `tfc_entry_E(table, inputs,
+    outputs)`, and records the model metadata (weights, constants, entries,
+    dims) as the module attribute `tfc.abi_metadata`.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",
+           "The target CPU recorded in the metadata">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "The target features recorded in the metadata">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::bufferization::BufferizationDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def LowerCpuEntryPoints : Pass<"tfc-cpu-entry-points", "mlir::ModuleOp"> {
+  let summary = "Adds the C entry points and runtime globals of a model library";
+  let description = [{
+    Runs after bufferisation. For each private implementation `__tfc_impl_E`
+    made by `tfc-cpu-model-abi`, adds `tfc_entry_E(table, inputs, outputs)`
+    which reads the input descriptors, calls the implementation and writes
+    the output descriptors (see include/tfc/Runtime/ModelABI.h). Also emits
+    the `tfc_model_metadata` string, the `tfc_model_hooks` pointer and the
+    allocation functions the memref lowering calls, which go through the
+    hooks (or malloc/free when no runtime is attached).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def ApproximateMath : Pass<"tfc-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replaces f32 transcendental math ops by inline polynomials";
+  let description = [{
+    exp, log, tanh, erf, sin, cos, rsqrt, ... on f32 scalars and vectors
+    become the vectorisable polynomial approximations of the math dialect,
+    so that kernels never call libm per lane. Other types keep their ops
+    (lowered to LLVM intrinsics or libm later).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+#endif // TFC_CONVERSION_PASSES_TD

@@ -1,0 +1,65 @@
+//===- TfcCpuOps.td - Kernel-level ops of the CPU backend ---*- tablegen -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The `tfc_cpu` dialect holds the few ops whose operands are in a layout only
+// the CPU kernels know: weights packed into column panels for the GEMM
+// micro-kernel. Everything else is expressed with tfc ops (kernel ops the
+// backend bufferises itself) or upstream dialects.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_DIALECT_TFCCPU_IR_TFCCPUOPS_TD
+#define TFC_DIALECT_TFCCPU_IR_TFCCPUOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "tfc/Dialect/Tfc/IR/TfcEnums.td"
+
+def TfcCpu_Dialect : Dialect {
+  let name = "tfc_cpu";
+  let summary = "CPU kernel operand layouts";
+  let cppNamespace = "::mlir::tfc::cpu";
+}
+
+class TfcCpu_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TfcCpu_Dialect, mnemonic, !listconcat([Pure], traits)>;
+
+def TfcCpu_PackOp : TfcCpu_Op<"pack"> {
+  let summary = "packs a [N, K] weight into [ceil(N/NR), K, NR] column panels";
+  let description = [{
+    `result[p, k, j] = W[p·NR + j, k]` for `p·NR + j < N`, zero beyond, where
+    W is `input` ([N, K]) or, with `transposed`, the transpose of `input`
+    ([K, N]). NR is the result's last dimension. Each panel is the contiguous
+    stream of NR-wide rows the GEMM micro-kernel reads for one column block.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input, UnitAttr:$transposed);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TfcCpu_GemmOp : TfcCpu_Op<"gemm"> {
+  let summary = "x · Wᵀ + b with a fused activation, W packed by tfc_cpu.pack";
+  let description = [{
+    `input` is [..., K], `weight` is the packed [P, K, NR] form of a [N, K]
+    matrix (N = the result's last dimension), `bias` an optional [N] vector.
+    The result is [..., N]: `activation(input · Wᵀ + bias)`.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                       RankedTensorOf<[F32]>:$weight,
+                       Optional<RankedTensorOf<[F32]>>:$bias,
+                       DefaultValuedAttr<Tfc_Activation,
+                           "::mlir::tfc::Activation::None">:$activation);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`activation` `(` $activation^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TFC_DIALECT_TFCCPU_IR_TFCCPUOPS_TD

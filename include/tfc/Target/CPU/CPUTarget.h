@@ -1,0 +1,68 @@
+//===- CPUTarget.h - Compiling tfc modules for x86-64 CPUs ------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The CPU backend end to end: the pass pipeline from fused tfc IR to the
+// LLVM dialect, translation to LLVM IR, optimisation and object emission for
+// a target machine, and linking the model shared library with lld, all in
+// process. See docs/architecture.md for the stages and docs/abi.md for what
+// the library exports.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TARGET_CPU_CPUTARGET_H
+#define TFC_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::tfc {
+
+struct CpuTargetOptions {
+  /// LLVM CPU name ("sapphirerapids", ...); empty means the host CPU.
+  std::string cpu;
+  /// LLVM feature string ("+avx512f,-avx512vnni"); empty means the host's
+  /// (for the host CPU) or the CPU's defaults.
+  std::string features;
+  /// LLVM optimisation level 0-3.
+  unsigned optLevel = 3;
+};
+
+/// The host CPU and its features as LLVM spells them.
+std::string hostCpuName();
+std::string hostCpuFeatures();
+/// Fills in the host CPU/features where `options` leaves them empty.
+CpuTargetOptions resolveCpuTarget(CpuTargetOptions options);
+
+/// Dialects, interfaces and bufferisation/translation models the CPU
+/// pipeline needs.
+void registerCpuTargetDialects(DialectRegistry &registry);
+
+/// Stage 1: fused tfc -> linalg/tensor + CPU kernel ops (`--emit=linalg`).
+void buildCpuTensorPipeline(OpPassManager &pm);
+/// Stage 2: model ABI, bufferisation, kernels, threads, LLVM dialect.
+void buildCpuLoweringPipeline(OpPassManager &pm,
+                              const CpuTargetOptions &options);
+
+/// Translates an LLVM-dialect module to optimised LLVM IR text, or to an
+/// object file for the target. Errors go to `error`.
+LogicalResult emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
+                         std::string &out, std::string &error);
+LogicalResult emitObject(ModuleOp module, const CpuTargetOptions &options,
+                         llvm::SmallVectorImpl<char> &object,
+                         std::string &error);
+/// Links `object` into the shared library `outputPath` with lld.
+LogicalResult linkSharedLibrary(llvm::ArrayRef<char> object,
+                                llvm::StringRef outputPath,
+                                std::string &error);
+
+} // namespace mlir::tfc
+
+#endif // TFC_TARGET_CPU_CPUTARGET_H

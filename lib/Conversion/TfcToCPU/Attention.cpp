@@ -1,0 +1,270 @@
+//===- Attention.cpp - Flash attention on the CPU -------------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// softmax(Q·Kᵀ·scale + mask)·V without materialising the Tq x Tk scores.
+// One parallel task per (batch, head, block of kAttentionBlockQ query rows).
+// The task walks the keys in tiles of kAttentionBlockK = 16 (one vector of
+// scores per query row) keeping, per row, the running maximum m, the running
+// sum l and the unnormalised output o:
+//   s = q·K_tileᵀ·scale + mask   (K tile transposed once into a 16-wide
+//                                 scratch so a row of scores is D FMAs)
+//   m' = max(m, max(s)); α = exp(m − m'); p = exp(s − m')
+//   l = l·α + Σp;  o = o·α + p·V_tile
+// and writes o / l at the end. Memory is O(block · D) per task, linear in
+// the sequence length overall. With `causal` the key loop of a block stops
+// at the last key its last row may see (tiles above the diagonal are never
+// visited) and lanes past a row's diagonal are -inf. A row whose keys are
+// all masked keeps l = 0 and yields zeros. Grouped-query attention maps
+// query head h to key/value head h / (H / Hkv).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelConfig.h"
+#include "KernelUtils.h"
+#include "Kernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::cpu;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Value dim(OpBuilder &b, Location loc, Value m, int64_t d) {
+  return memref::DimOp::create(b, loc, m, d);
+}
+
+Value addI(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+Value subI(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubIOp::create(b, loc, x, y);
+}
+
+void forRange(OpBuilder &b, Location loc, Value lb, Value ub, Value step,
+              function_ref<void(OpBuilder &, Location, Value)> body) {
+  scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                     [&](OpBuilder &b, Location l, Value iv, ValueRange) {
+                       body(b, l, iv);
+                       scf::YieldOp::create(b, l);
+                     });
+}
+
+} // namespace
+
+void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
+                             Value query, Value key, Value value, Value mask,
+                             Value out) {
+  query = contiguous(b, loc, query);
+  key = contiguous(b, loc, key);
+  value = contiguous(b, loc, value);
+  if (mask)
+    mask = contiguous(b, loc, mask);
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  VectorType vt = vecType(ctx);
+  double scale = op.getEffectiveScale();
+  bool causal = op.getCausal();
+
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value batch = dim(b, loc, query, 0), heads = dim(b, loc, query, 1);
+  Value tq = dim(b, loc, query, 2), d = dim(b, loc, query, 3);
+  Value kvHeads = dim(b, loc, key, 1), tk = dim(b, loc, key, 2);
+  Value dv = dim(b, loc, value, 3);
+  Value group = arith::DivUIOp::create(b, loc, heads, kvHeads);
+  Value shift = subI(b, loc, tk, tq);
+  Value blockQ = indexConst(b, loc, kAttentionBlockQ);
+  Value blockK = indexConst(b, loc, kAttentionBlockK);
+  Value qBlocks = ceilDiv(b, loc, tq, kAttentionBlockQ);
+
+  // The mask's indices for (b, h, i, j0): aligned to the trailing dims of
+  // [B, H, Tq, Tk]; a static 1 broadcasts.
+  auto maskType = mask ? cast<MemRefType>(mask.getType()) : MemRefType();
+  auto maskIndex = [&](OpBuilder &b, Location l, ValueRange full) {
+    SmallVector<Value> idx;
+    int64_t offset = 4 - maskType.getRank();
+    for (int64_t k = 0; k < maskType.getRank(); ++k)
+      idx.push_back(maskType.getDimSize(k) == 1 ? indexConst(b, l, 0)
+                                                 : full[k + offset]);
+    return idx;
+  };
+  bool maskBroadcastsKeys =
+      mask && maskType.getDimSize(maskType.getRank() - 1) == 1;
+
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero, zero}, ValueRange{batch, heads, qBlocks},
+      ValueRange{one, one, one},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        // Scratch lives for one task: stack memory released per iteration.
+        auto scope =
+            memref::AllocaScopeOp::create(b, loc, TypeRange{}, ValueRange{});
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
+          Value bi = ivs[0], h = ivs[1];
+          Value hk = arith::DivUIOp::create(b, loc, h, group);
+          Value q0 = arith::MulIOp::create(b, loc, ivs[2], blockQ);
+          Value rows = arith::MinUIOp::create(b, loc, blockQ, subI(b, loc, tq, q0));
+          // Keys [0, kEnd) can be seen by some row of the block.
+          Value kEnd = tk;
+          if (causal) {
+            // last row q0 + rows - 1 sees keys <= q0 + rows - 1 + shift.
+            Value lim = addI(b, loc, addI(b, loc, q0, rows), shift);
+            Value pos = arith::MaxSIOp::create(b, loc, lim, zero);
+            kEnd = arith::MinSIOp::create(b, loc, pos, tk);
+          }
+          auto scratch = [&](ArrayRef<int64_t> shape, ValueRange dynamic) {
+            return memref::AllocaOp::create(b, loc, MemRefType::get(shape, f32),
+                                            dynamic, b.getI64IntegerAttr(64))
+                .getResult();
+          };
+          int64_t dyn = ShapedType::kDynamic;
+          Value acc = scratch({kAttentionBlockQ, dyn}, dv);
+          Value kt = scratch({dyn, kAttentionBlockK}, d);
+          Value mRow = scratch({kAttentionBlockQ}, {});
+          Value lRow = scratch({kAttentionBlockQ}, {});
+          Value pRow = scratch({kAttentionBlockQ, kAttentionBlockK}, {});
+          forRange(b, loc, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
+            memref::StoreOp::create(b, l, f32Const(b, l, -kInf), mRow, r);
+            memref::StoreOp::create(b, l, f32Const(b, l, 0.0), lRow, r);
+            forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
+              maskedStore(b, l, splatConst(b, l, 0.0), acc, ValueRange{r, c}, m);
+            });
+          });
+          // Lane j of the key tile.
+          SmallVector<int32_t> lanes;
+          for (int64_t j = 0; j < kAttentionBlockK; ++j)
+            lanes.push_back(j);
+          auto laneType = VectorType::get({kAttentionBlockK}, b.getI32Type());
+          Value laneIds = arith::ConstantOp::create(
+              b, loc, laneType, DenseElementsAttr::get(laneType, ArrayRef(lanes)));
+
+          forRange(b, loc, zero, kEnd, blockK, [&](OpBuilder &b, Location l,
+                                                   Value j0) {
+            Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, kEnd, j0));
+            // kt[dd][jj] = K[bi, hk, j0 + jj, dd], zero past the tile.
+            forRange(b, l, zero, blockK, one, [&](OpBuilder &b, Location l,
+                                                  Value jj) {
+              Value j = addI(b, l, j0, jj);
+              Value inside =
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, jj, tileKeys);
+              Value jSafe = arith::SelectOp::create(b, l, inside, j, j0);
+              forRange(b, l, zero, d, one, [&](OpBuilder &b, Location l, Value dd) {
+                Value v = memref::LoadOp::create(b, l, key,
+                                                 ValueRange{bi, hk, jSafe, dd});
+                v = arith::SelectOp::create(b, l, inside, v, f32Const(b, l, 0.0));
+                memref::StoreOp::create(b, l, v, kt, ValueRange{dd, jj});
+              });
+            });
+            Value j0i32 = arith::IndexCastOp::create(b, l, b.getI32Type(), j0);
+            Value keyIds = arith::AddIOp::create(
+                b, l, laneIds, vector::BroadcastOp::create(b, l, laneType, j0i32));
+            Value inTile = laneMask(b, l, tileKeys);
+            forRange(b, l, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
+              Value i = addI(b, l, q0, r);
+              // Scores of row i against the tile.
+              auto sLoop = scf::ForOp::create(
+                  b, l, zero, d, one, ValueRange{splatConst(b, l, 0.0)},
+                  [&](OpBuilder &b, Location l, Value dd, ValueRange s) {
+                    Value qv = memref::LoadOp::create(b, l, query,
+                                                      ValueRange{bi, h, i, dd});
+                    Value kv = vector::LoadOp::create(b, l, vt, kt,
+                                                      ValueRange{dd, zero});
+                    scf::YieldOp::create(
+                        b, l,
+                        ValueRange{math::FmaOp::create(b, l, splat(b, l, qv),
+                                                       kv, s[0])});
+                  });
+              Value s = arith::MulFOp::create(b, l, sLoop.getResult(0),
+                                              splatConst(b, l, scale));
+              if (mask) {
+                SmallVector<Value> idx = maskIndex(b, l, ValueRange{bi, h, i, j0});
+                Value mv;
+                if (maskBroadcastsKeys)
+                  mv = splat(b, l, memref::LoadOp::create(b, l, mask, idx));
+                else
+                  mv = maskedLoad(b, l, mask, idx, inTile, splatConst(b, l, 0.0));
+                s = arith::AddFOp::create(b, l, s, mv);
+              }
+              Value keep = inTile;
+              if (causal) {
+                Value limit = arith::IndexCastOp::create(
+                    b, l, b.getI32Type(), addI(b, l, i, shift));
+                Value seen = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::sle, keyIds,
+                    vector::BroadcastOp::create(b, l, laneType, limit));
+                keep = arith::AndIOp::create(b, l, keep, seen);
+              }
+              s = arith::SelectOp::create(b, l, keep, s, splatConst(b, l, -kInf));
+              Value mOld = memref::LoadOp::create(b, l, mRow, r);
+              Value mNew = arith::MaximumFOp::create(b, l, mOld, reduceMax(b, l, s));
+              Value noneSeen = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OEQ, mNew, f32Const(b, l, -kInf));
+              Value mSafe =
+                  arith::SelectOp::create(b, l, noneSeen, f32Const(b, l, 0.0), mNew);
+              Value alpha = math::ExpOp::create(
+                  b, l, arith::SubFOp::create(b, l, mOld, mSafe));
+              Value p = math::ExpOp::create(
+                  b, l, arith::SubFOp::create(b, l, s, splat(b, l, mSafe)));
+              Value lNew = arith::AddFOp::create(
+                  b, l,
+                  arith::MulFOp::create(b, l, memref::LoadOp::create(b, l, lRow, r),
+                                        alpha),
+                  reduceAdd(b, l, p));
+              memref::StoreOp::create(b, l, lNew, lRow, r);
+              memref::StoreOp::create(b, l, mNew, mRow, r);
+              vector::StoreOp::create(b, l, p, pRow, ValueRange{r, zero});
+              Value alphaSplat = splat(b, l, alpha);
+              forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
+                Value o = maskedLoad(b, l, acc, ValueRange{r, c}, m,
+                                     splatConst(b, l, 0.0));
+                o = arith::MulFOp::create(b, l, o, alphaSplat);
+                auto pv = scf::ForOp::create(
+                    b, l, zero, tileKeys, one, ValueRange{o},
+                    [&](OpBuilder &b, Location l, Value jj, ValueRange o) {
+                      Value pj = memref::LoadOp::create(b, l, pRow,
+                                                        ValueRange{r, jj});
+                      Value vv = maskedLoad(b, l, value,
+                                            ValueRange{bi, hk, addI(b, l, j0, jj), c},
+                                            m, splatConst(b, l, 0.0));
+                      scf::YieldOp::create(
+                          b, l,
+                          ValueRange{math::FmaOp::create(b, l, splat(b, l, pj),
+                                                         vv, o[0])});
+                    });
+                maskedStore(b, l, pv.getResult(0), acc, ValueRange{r, c}, m);
+              });
+            });
+          });
+          // out = o / l, or 0 for a row that saw no key.
+          forRange(b, loc, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
+            Value lr = memref::LoadOp::create(b, l, lRow, r);
+            Value z = f32Const(b, l, 0.0);
+            Value isZero =
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, lr, z);
+            Value inv = arith::SelectOp::create(
+                b, l, isZero, z,
+                arith::DivFOp::create(b, l, f32Const(b, l, 1.0), lr));
+            Value invSplat = splat(b, l, inv);
+            Value i = addI(b, l, q0, r);
+            forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
+              Value o = maskedLoad(b, l, acc, ValueRange{r, c}, m,
+                                   splatConst(b, l, 0.0));
+              maskedStore(b, l, arith::MulFOp::create(b, l, o, invSplat), out,
+                          ValueRange{bi, h, i, c}, m);
+            });
+          });
+          memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
+        }
+      });
+}

@@ -1,0 +1,339 @@
+//===- Gemm.cpp - Packing, the GEMM micro-kernel and batched matmul -------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// C[M, N] = A[M, K] · B[K, N] is computed in register tiles of MR rows x NR
+// columns (kGemmMR x kGemmNR: 8 x 32 = 16 zmm accumulators). For each k the
+// tile loads NR values of B (two vectors) and broadcasts MR values of A,
+// then issues MR x 2 FMAs; bias and activation are applied to the tile in
+// registers before it is stored (masked at the right edge).
+//
+// For tfc_cpu.gemm, B is a weight packed at load time into column panels
+// [N/NR, K, NR] so each tile streams one contiguous panel. Parallel tasks are
+// blocks of kGemmMC rows x kGemmPanelsPerTask panels: a task's panels stay in
+// L2 while its rows of A stream past them. tfc.matmul (activations times
+// activations, e.g. unfused attention) uses the same micro-kernel reading B
+// in place with masked loads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelConfig.h"
+#include "KernelUtils.h"
+#include "Kernels.h"
+
+#include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::cpu;
+
+namespace {
+
+constexpr int64_t kChunks = kGemmNR / kVectorWidth;
+
+/// How a micro-kernel instance reads its operands and writes its tile.
+struct MicroKernelIO {
+  /// A[row r of the tile, k] as a scalar.
+  std::function<Value(OpBuilder &, Location, int64_t r, Value k)> loadA;
+  /// B[k, chunk c of the tile's columns] as a vector.
+  std::function<Value(OpBuilder &, Location, Value k, int64_t c)> loadB;
+  /// Stores the finished vector of row r, chunk c.
+  std::function<void(OpBuilder &, Location, int64_t r, int64_t c, Value)> store;
+};
+
+/// One rows x kGemmNR tile: the k loop with the accumulators in registers,
+/// then the store.
+void emitMicroKernel(OpBuilder &b, Location loc, int64_t rows, Value kSize,
+                     const MicroKernelIO &io) {
+  SmallVector<Value> init(rows * kChunks, splatConst(b, loc, 0.0));
+  auto loop = scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), kSize, indexConst(b, loc, 1), init,
+      [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
+        SmallVector<Value> bv;
+        for (int64_t c = 0; c < kChunks; ++c)
+          bv.push_back(io.loadB(b, l, k, c));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value a = splat(b, l, io.loadA(b, l, r, k));
+          for (int64_t c = 0; c < kChunks; ++c)
+            next.push_back(
+                math::FmaOp::create(b, l, a, bv[c], acc[r * kChunks + c]));
+        }
+        scf::YieldOp::create(b, l, next);
+      });
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < kChunks; ++c)
+      io.store(b, loc, r, c, loop.getResult(r * kChunks + c));
+}
+
+/// Runs `body(m0, rows)` over [begin, end) in tiles of kGemmMR rows and then
+/// single rows for the remainder.
+void forRowTiles(OpBuilder &b, Location loc, Value begin, Value end,
+                 function_ref<void(OpBuilder &, Location, Value, int64_t)>
+                     body) {
+  Value mr = indexConst(b, loc, kGemmMR);
+  Value count = arith::SubIOp::create(b, loc, end, begin);
+  Value full = arith::AddIOp::create(
+      b, loc, begin,
+      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, count, mr),
+                            mr));
+  scf::ForOp::create(b, loc, begin, full, mr, ValueRange{},
+                     [&](OpBuilder &b, Location l, Value m0, ValueRange) {
+                       body(b, l, m0, kGemmMR);
+                       scf::YieldOp::create(b, l);
+                     });
+  scf::ForOp::create(b, loc, full, end, indexConst(b, loc, 1), ValueRange{},
+                     [&](OpBuilder &b, Location l, Value m0, ValueRange) {
+                       body(b, l, m0, 1);
+                       scf::YieldOp::create(b, l);
+                     });
+}
+
+/// A view of `memref` ([..., K], identity layout) as [M, K].
+Value as2D(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2)
+    return memref;
+  if (rank == 1) {
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                       memref::getMixedSize(b, loc, memref, 0)};
+    SmallVector<int64_t> shape = {1, type.getDimSize(0)};
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get(shape, type.getElementType()), memref,
+        ArrayRef<ReassociationIndices>{{0, 1}}, sizes);
+  }
+  ReassociationIndices lead;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    lead.push_back(d);
+  return memref::CollapseShapeOp::create(
+      b, loc, memref, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
+}
+
+Value minIndex(OpBuilder &b, Location loc, Value a, Value c) {
+  return arith::MinUIOp::create(b, loc, a, c);
+}
+
+} // namespace
+
+void tfc::cpu::emitPack(OpBuilder &b, Location loc, PackOp op, Value input,
+                        Value out) {
+  auto outType = cast<MemRefType>(out.getType());
+  int64_t panels = outType.getDimSize(0), k = outType.getDimSize(1),
+          nr = outType.getDimSize(2);
+  auto inType = cast<MemRefType>(input.getType());
+  bool transposed = op.getTransposed();
+  int64_t n = transposed ? inType.getDimSize(1) : inType.getDimSize(0);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, panels)},
+      ValueRange{one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value p = ivs[0];
+        Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, nr));
+        scf::ForOp::create(
+            b, l, zero, indexConst(b, l, k), one, ValueRange{},
+            [&](OpBuilder &b, Location l, Value kk, ValueRange) {
+              scf::ForOp::create(
+                  b, l, zero, indexConst(b, l, nr), one, ValueRange{},
+                  [&](OpBuilder &b, Location l, Value j, ValueRange) {
+                    Value col = arith::AddIOp::create(b, l, n0, j);
+                    Value inside = arith::CmpIOp::create(
+                        b, l, arith::CmpIPredicate::ult, col,
+                        indexConst(b, l, n));
+                    Value safe = arith::SelectOp::create(b, l, inside, col,
+                                                         indexConst(b, l, 0));
+                    Value v = transposed
+                                  ? memref::LoadOp::create(
+                                        b, l, input, ValueRange{kk, safe})
+                                  : memref::LoadOp::create(
+                                        b, l, input, ValueRange{safe, kk});
+                    v = arith::SelectOp::create(b, l, inside, v,
+                                                f32Const(b, l, 0.0));
+                    memref::StoreOp::create(b, l, v, out,
+                                            ValueRange{p, kk, j});
+                    scf::YieldOp::create(b, l);
+                  });
+              scf::YieldOp::create(b, l);
+            });
+      });
+}
+
+void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
+                        Value packed, Value bias, Value out) {
+  Value a = as2D(b, loc, contiguous(b, loc, input, /*identity=*/true));
+  Value c = as2D(b, loc, out);
+  if (bias)
+    bias = contiguous(b, loc, bias);
+  auto pType = cast<MemRefType>(packed.getType());
+  int64_t panels = pType.getDimSize(0);
+  int64_t n = cast<MemRefType>(out.getType()).getShape().back();
+  Activation activation = op.getActivation();
+  Value m = memref::DimOp::create(b, loc, a, 0);
+  Value k = memref::DimOp::create(b, loc, a, 1);
+  Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
+  Value mBlocks = ceilDiv(b, loc, m, kGemmMC);
+  Value pGroups = indexConst(
+      b, loc, (panels + kGemmPanelsPerTask - 1) / kGemmPanelsPerTask);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero}, ValueRange{mBlocks, pGroups},
+      ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value mBegin =
+            arith::MulIOp::create(b, l, ivs[0], indexConst(b, l, kGemmMC));
+        Value mEnd = minIndex(
+            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, kGemmMC)),
+            m);
+        Value pBegin = arith::MulIOp::create(
+            b, l, ivs[1], indexConst(b, l, kGemmPanelsPerTask));
+        Value pEnd = minIndex(
+            b, l,
+            arith::AddIOp::create(b, l, pBegin,
+                                  indexConst(b, l, kGemmPanelsPerTask)),
+            indexConst(b, l, panels));
+        scf::ForOp::create(
+            b, l, pBegin, pEnd, one, ValueRange{},
+            [&](OpBuilder &b, Location l, Value p, ValueRange) {
+              Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, kGemmNR));
+              Value valid = arith::SubIOp::create(b, l, indexConst(b, l, n), n0);
+              SmallVector<Value> masks, cols;
+              for (int64_t ch = 0; ch < kChunks; ++ch) {
+                Value off = indexConst(b, l, ch * kVectorWidth);
+                masks.push_back(
+                    laneMask(b, l, arith::SubIOp::create(b, l, valid, off)));
+                cols.push_back(arith::AddIOp::create(b, l, n0, off));
+              }
+              SmallVector<Value> biasVecs;
+              for (int64_t ch = 0; ch < kChunks; ++ch)
+                biasVecs.push_back(
+                    bias ? maskedLoad(b, l, bias, ValueRange{cols[ch]},
+                                      masks[ch], splatConst(b, l, 0.0))
+                         : Value());
+              forRowTiles(b, l, mBegin, mEnd, [&](OpBuilder &b, Location l,
+                                                  Value m0, int64_t rows) {
+                SmallVector<Value> rowIdx;
+                for (int64_t r = 0; r < rows; ++r)
+                  rowIdx.push_back(
+                      arith::AddIOp::create(b, l, m0, indexConst(b, l, r)));
+                MicroKernelIO io{
+                    [&](OpBuilder &b, Location l, int64_t r, Value kk) {
+                      return memref::LoadOp::create(b, l, a,
+                                                    ValueRange{rowIdx[r], kk})
+                          .getResult();
+                    },
+                    [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
+                      return vector::LoadOp::create(
+                                 b, l, vecType(b.getContext()), packed,
+                                 ValueRange{p, kk,
+                                            indexConst(b, l,
+                                                       ch * kVectorWidth)})
+                          .getResult();
+                    },
+                    [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
+                        Value v) {
+                      if (bias)
+                        v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
+                      v = buildActivation(b, l, v, activation);
+                      maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
+                                  masks[ch]);
+                    }};
+                emitMicroKernel(b, l, rows, k, io);
+              });
+              scf::YieldOp::create(b, l);
+            });
+      });
+}
+
+void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
+                          Value rhs, Value out) {
+  lhs = contiguous(b, loc, lhs);
+  rhs = contiguous(b, loc, rhs);
+  auto outType = cast<MemRefType>(out.getType());
+  auto lType = cast<MemRefType>(lhs.getType());
+  auto rType = cast<MemRefType>(rhs.getType());
+  int64_t rank = outType.getRank();
+  Value m = memref::DimOp::create(b, loc, out, rank - 2);
+  Value n = memref::DimOp::create(b, loc, out, rank - 1);
+  Value k = memref::DimOp::create(b, loc, lhs, lType.getRank() - 1);
+  Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
+  // Batch indices of an operand: aligned to the trailing batch dims; a
+  // static 1 against a larger batch reads index 0.
+  auto batchIndex = [&](OpBuilder &b, Location l, MemRefType t,
+                        ValueRange batch) {
+    SmallVector<Value> idx;
+    int64_t offset = (rank - 2) - (t.getRank() - 2);
+    for (int64_t d = 0; d < t.getRank() - 2; ++d) {
+      bool broadcast =
+          t.getDimSize(d) == 1 && outType.getDimSize(d + offset) != 1;
+      idx.push_back(broadcast ? indexConst(b, l, 0) : batch[d + offset]);
+    }
+    return idx;
+  };
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    lbs.push_back(zero);
+    ubs.push_back(memref::DimOp::create(b, loc, out, d));
+    steps.push_back(one);
+  }
+  lbs.push_back(zero);
+  ubs.push_back(ceilDiv(b, loc, m, kGemmMC));
+  steps.push_back(one);
+  scf::ParallelOp::create(
+      b, loc, lbs, ubs, steps, [&](OpBuilder &b, Location l, ValueRange ivs) {
+        ValueRange batch = ivs.drop_back();
+        SmallVector<Value> lb = batchIndex(b, l, lType, batch);
+        SmallVector<Value> rb = batchIndex(b, l, rType, batch);
+        Value mBegin =
+            arith::MulIOp::create(b, l, ivs.back(), indexConst(b, l, kGemmMC));
+        Value mEnd = minIndex(
+            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, kGemmMC)),
+            m);
+        scf::ForOp::create(
+            b, l, zero, n, indexConst(b, l, kGemmNR), ValueRange{},
+            [&](OpBuilder &b, Location l, Value n0, ValueRange) {
+              Value valid = arith::SubIOp::create(b, l, n, n0);
+              SmallVector<Value> masks, cols;
+              for (int64_t ch = 0; ch < kChunks; ++ch) {
+                Value off = indexConst(b, l, ch * kVectorWidth);
+                masks.push_back(
+                    laneMask(b, l, arith::SubIOp::create(b, l, valid, off)));
+                cols.push_back(arith::AddIOp::create(b, l, n0, off));
+              }
+              forRowTiles(b, l, mBegin, mEnd, [&](OpBuilder &b, Location l,
+                                                  Value m0, int64_t rows) {
+                SmallVector<Value> rowIdx;
+                for (int64_t r = 0; r < rows; ++r)
+                  rowIdx.push_back(
+                      arith::AddIOp::create(b, l, m0, indexConst(b, l, r)));
+                auto with = [](ValueRange prefix, Value x, Value y) {
+                  SmallVector<Value> idx(prefix);
+                  idx.push_back(x);
+                  idx.push_back(y);
+                  return idx;
+                };
+                MicroKernelIO io{
+                    [&](OpBuilder &b, Location l, int64_t r, Value kk) {
+                      return memref::LoadOp::create(b, l, lhs,
+                                                    with(lb, rowIdx[r], kk))
+                          .getResult();
+                    },
+                    [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
+                      return maskedLoad(b, l, rhs, with(rb, kk, cols[ch]),
+                                        masks[ch], splatConst(b, l, 0.0));
+                    },
+                    [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
+                        Value v) {
+                      maskedStore(b, l, v, out,
+                                  with(batch, rowIdx[r], cols[ch]), masks[ch]);
+                    }};
+                emitMicroKernel(b, l, rows, k, io);
+              });
+              scf::YieldOp::create(b, l);
+            });
+      });
+}

@@ -1,0 +1,133 @@
+//===- KernelUtils.cpp - Building blocks of the CPU kernels ---------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+#include "KernelConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tfc::cpu;
+
+VectorType tfc::cpu::vecType(MLIRContext *ctx) {
+  return VectorType::get({kVectorWidth}, Float32Type::get(ctx));
+}
+
+Value tfc::cpu::indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value tfc::cpu::f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value tfc::cpu::splat(OpBuilder &b, Location loc, Value scalar) {
+  return vector::BroadcastOp::create(b, loc, vecType(b.getContext()), scalar);
+}
+
+Value tfc::cpu::splatConst(OpBuilder &b, Location loc, double v) {
+  VectorType t = vecType(b.getContext());
+  return arith::ConstantOp::create(
+      b, loc, t, DenseElementsAttr::get(t, b.getF32FloatAttr(v)));
+}
+
+Value tfc::cpu::laneMask(OpBuilder &b, Location loc, Value remaining) {
+  auto t = VectorType::get({kVectorWidth}, b.getI1Type());
+  return vector::CreateMaskOp::create(b, loc, t, ValueRange{remaining});
+}
+
+Value tfc::cpu::maskedLoad(OpBuilder &b, Location loc, Value memref,
+                           ValueRange indices, Value mask, Value passthru) {
+  return vector::MaskedLoadOp::create(b, loc, vecType(b.getContext()), memref,
+                                      indices, mask, passthru);
+}
+
+void tfc::cpu::maskedStore(OpBuilder &b, Location loc, Value value,
+                           Value memref, ValueRange indices, Value mask) {
+  vector::MaskedStoreOp::create(b, loc, memref, indices, mask, value);
+}
+
+Value tfc::cpu::reduceAdd(OpBuilder &b, Location loc, Value vec) {
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec);
+}
+
+Value tfc::cpu::reduceMax(OpBuilder &b, Location loc, Value vec) {
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXNUMF,
+                                     vec);
+}
+
+void tfc::cpu::forChunks(OpBuilder &b, Location loc, Value n, ChunkFn fn) {
+  Value zero = indexConst(b, loc, 0);
+  Value step = indexConst(b, loc, kVectorWidth);
+  scf::ForOp::create(b, loc, zero, n, step, ValueRange{},
+                     [&](OpBuilder &nb, Location l, Value d, ValueRange) {
+                       Value rem = arith::SubIOp::create(nb, l, n, d);
+                       fn(nb, l, d, laneMask(nb, l, rem));
+                       scf::YieldOp::create(nb, l);
+                     });
+}
+
+SmallVector<Value> tfc::cpu::forChunksReduce(OpBuilder &b, Location loc,
+                                             Value n, ValueRange init,
+                                             ChunkReduceFn fn) {
+  Value zero = indexConst(b, loc, 0);
+  Value step = indexConst(b, loc, kVectorWidth);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, n, step, init,
+      [&](OpBuilder &nb, Location l, Value d, ValueRange acc) {
+        Value rem = arith::SubIOp::create(nb, l, n, d);
+        scf::YieldOp::create(nb, l, fn(nb, l, d, laneMask(nb, l, rem), acc));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+void tfc::cpu::parallelOverLeading(
+    OpBuilder &b, Location loc, Value memref, int64_t count,
+    function_ref<void(OpBuilder &, Location, ValueRange)> fn) {
+  if (count == 0) {
+    fn(b, loc, {});
+    return;
+  }
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t d = 0; d < count; ++d) {
+    lbs.push_back(indexConst(b, loc, 0));
+    ubs.push_back(memref::DimOp::create(b, loc, memref, d));
+    steps.push_back(indexConst(b, loc, 1));
+  }
+  scf::ParallelOp::create(b, loc, lbs, ubs, steps,
+                          [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                            fn(nb, l, ivs);
+                          });
+}
+
+Value tfc::cpu::contiguous(OpBuilder &b, Location loc, Value memref,
+                           bool identity) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getLayout().isIdentity())
+    return memref;
+  if (!identity && type.getRank() > 0) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (succeeded(type.getStridesAndOffset(strides, offset)) &&
+        strides.back() == 1)
+      return memref;
+  }
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(memref::DimOp::create(b, loc, memref, d));
+  auto fresh = MemRefType::get(type.getShape(), type.getElementType());
+  Value copy = memref::AllocOp::create(b, loc, fresh, dynamic,
+                                       b.getI64IntegerAttr(64));
+  memref::CopyOp::create(b, loc, memref, copy);
+  return copy;
+}
+
+Value tfc::cpu::ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d) {
+  return arith::CeilDivUIOp::create(b, loc, a, indexConst(b, loc, d));
+}

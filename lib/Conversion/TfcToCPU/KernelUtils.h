@@ -1,0 +1,63 @@
+//===- KernelUtils.h - Building blocks of the CPU kernels -------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Memref-level helpers used by every CPU kernel: masked vector loads and
+// stores over a row, chunked loops over a dimension with a masked tail,
+// horizontal reductions and parallel loops over leading dimensions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_LIB_CONVERSION_TFCTOCPU_KERNELUTILS_H
+#define TFC_LIB_CONVERSION_TFCTOCPU_KERNELUTILS_H
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfc::cpu {
+
+/// vector<kVectorWidth x f32>.
+VectorType vecType(MLIRContext *ctx);
+Value indexConst(OpBuilder &b, Location loc, int64_t v);
+Value f32Const(OpBuilder &b, Location loc, double v);
+Value splat(OpBuilder &b, Location loc, Value scalar);
+Value splatConst(OpBuilder &b, Location loc, double v);
+
+/// The mask of the first min(remaining, width) lanes.
+Value laneMask(OpBuilder &b, Location loc, Value remaining);
+Value maskedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
+                 Value mask, Value passthru);
+void maskedStore(OpBuilder &b, Location loc, Value value, Value memref,
+                 ValueRange indices, Value mask);
+Value reduceAdd(OpBuilder &b, Location loc, Value vec);
+Value reduceMax(OpBuilder &b, Location loc, Value vec);
+
+using ChunkFn = function_ref<void(OpBuilder &, Location, Value offset,
+                                  Value mask)>;
+using ChunkReduceFn = function_ref<SmallVector<Value>(
+    OpBuilder &, Location, Value offset, Value mask, ValueRange acc)>;
+
+/// for (d = 0; d < n; d += width) fn(d, mask of the valid lanes).
+void forChunks(OpBuilder &b, Location loc, Value n, ChunkFn fn);
+/// The same loop carrying `init` through `fn`; returns the final values.
+SmallVector<Value> forChunksReduce(OpBuilder &b, Location loc, Value n,
+                                   ValueRange init, ChunkReduceFn fn);
+
+/// Runs `fn` for every index tuple of the first `count` dimensions of
+/// `memref`, as one scf.parallel (serially inline when count == 0).
+void parallelOverLeading(OpBuilder &b, Location loc, Value memref,
+                         int64_t count,
+                         function_ref<void(OpBuilder &, Location, ValueRange)>
+                             fn);
+
+/// `memref` itself when its innermost stride is 1 (and, with `identity`, when
+/// its layout is the identity), else a fresh contiguous copy.
+Value contiguous(OpBuilder &b, Location loc, Value memref,
+                 bool identity = false);
+
+/// ceil(a / b) for index values.
+Value ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d);
+
+} // namespace mlir::tfc::cpu
+
+#endif // TFC_LIB_CONVERSION_TFCTOCPU_KERNELUTILS_H

@@ -1,0 +1,336 @@
+//===- Generators.cpp - Index-driven tfc ops to linalg.generic ------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Ops whose values follow from positions: embedding gathers, arange, causal
+// and padding masks, sinusoidal position tables and rotary embeddings. Each
+// is one parallel linalg.generic reading linalg.index.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::lowering;
+
+namespace {
+
+using Body = function_ref<Value(OpBuilder &, Location, ValueRange args)>;
+
+/// A parallel generic producing `type` (sizes from `sizes`) from `inputs`
+/// read through `inputMaps`.
+Value generate(OpBuilder &b, Location loc, RankedTensorType type,
+               ArrayRef<OpFoldResult> sizes, ValueRange inputs,
+               ArrayRef<AffineMap> inputMaps, Body body) {
+  Value init = emptyLike(b, loc, type, sizes);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, inputs, init, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, body(nb, l, args));
+             })
+      .getResult(0);
+}
+
+Value indexToF64(OpBuilder &b, Location loc, Value index) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  return arith::SIToFPOp::create(b, loc, b.getF64Type(), i);
+}
+
+/// sin and cos of an f64 angle in element type `et`. For f32 and narrower the
+/// angle is first reduced to [0, 2π) in f64 so that the single-precision
+/// polynomial stays accurate for large positions.
+std::pair<Value, Value> sinCos(OpBuilder &b, Location loc, Value angle,
+                               Type et) {
+  if (et.isF64())
+    return {math::SinOp::create(b, loc, angle),
+            math::CosOp::create(b, loc, angle)};
+  Value twoPi = floatConst(b, loc, b.getF64Type(), 2.0 * M_PI);
+  Value turns = math::FloorOp::create(
+      b, loc, arith::DivFOp::create(b, loc, angle, twoPi));
+  Value reduced = arith::SubFOp::create(
+      b, loc, angle, arith::MulFOp::create(b, loc, turns, twoPi));
+  Value a32 = arith::TruncFOp::create(b, loc, b.getF32Type(), reduced);
+  Value s = math::SinOp::create(b, loc, a32);
+  Value c = math::CosOp::create(b, loc, a32);
+  return {castScalar(b, loc, s, et), castScalar(b, loc, c, et)};
+}
+
+/// base^(-2i / n) for pair index i (an index value), in f64.
+Value inverseFrequency(OpBuilder &b, Location loc, Value pairIndex, double base,
+                       int64_t n) {
+  Value i = indexToF64(b, loc, pairIndex);
+  Value exponent = arith::MulFOp::create(
+      b, loc, i, floatConst(b, loc, b.getF64Type(), -2.0 * std::log(base) / n));
+  return math::ExpOp::create(b, loc, exponent);
+}
+
+/// Ids read straight from a function argument must be below the table's row
+/// count: recorded as the argument attribute `tfc.id_bound`, which the
+/// runtime checks before running the model.
+void recordIdBound(Value ids, int64_t rows) {
+  auto arg = dyn_cast<BlockArgument>(ids);
+  if (!arg || ShapedType::isDynamic(rows))
+    return;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.front())
+    return;
+  unsigned i = arg.getArgNumber();
+  if (auto old = func.getArgAttrOfType<IntegerAttr>(i, "tfc.id_bound"))
+    rows = std::min(rows, old.getInt());
+  func.setArgAttr(i, "tfc.id_bound",
+                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                   rows));
+}
+
+struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value table = op.getTable(), ids = op.getIds();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes = getDims(rewriter, loc, ids);
+    sizes.push_back(getDims(rewriter, loc, table)[1]);
+    SmallVector<AffineExpr> idExprs;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      idExprs.push_back(rewriter.getAffineDimExpr(d));
+    AffineMap idMap = AffineMap::get(rank, 0, idExprs, getContext());
+    Value rows = tensor::DimOp::create(rewriter, loc, table, 0);
+    recordIdBound(ids, cast<RankedTensorType>(table.getType()).getDimSize(0));
+    Value r = generate(
+        rewriter, loc, type, sizes, ids, idMap,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          // Ids are validated by the runtime; clamping keeps a bad id from
+          // reading outside the table.
+          Value id = arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value last = arith::SubIOp::create(
+              b, l, rows, arith::ConstantIndexOp::create(b, l, 1));
+          id = arith::MaxSIOp::create(b, l, id, zero);
+          id = arith::MinSIOp::create(b, l, id, last);
+          Value d = linalg::IndexOp::create(b, l, rank - 1);
+          return tensor::ExtractOp::create(b, l, table, ValueRange{id, d})
+              .getResult();
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct ArangeLowering : OpRewritePattern<ArangeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ArangeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value offset = op.getOffset();
+    Value r = generate(rewriter, loc, type, {OpFoldResult(op.getLength())}, {},
+                       {}, [&](OpBuilder &b, Location l, ValueRange) {
+                         Value i = linalg::IndexOp::create(b, l, 0);
+                         if (offset)
+                           i = arith::AddIOp::create(b, l, i, offset);
+                         return arith::IndexCastOp::create(
+                                    b, l, type.getElementType(), i)
+                             .getResult();
+                       });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct CausalMaskLowering : OpRewritePattern<CausalMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CausalMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value tq = op.getQueryLength(), tk = op.getKeyLength();
+    Type et = type.getElementType();
+    Value r = generate(
+        rewriter, loc, type, {OpFoldResult(tq), OpFoldResult(tk)}, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = linalg::IndexOp::create(b, l, 0);
+          Value j = linalg::IndexOp::create(b, l, 1);
+          // j <= i + (Tk - Tq)  <=>  j + Tq <= i + Tk
+          Value lhs = arith::AddIOp::create(b, l, j, tq);
+          Value rhs = arith::AddIOp::create(b, l, i, tk);
+          Value keep =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, lhs, rhs);
+          return arith::SelectOp::create(
+                     b, l, keep, floatConst(b, l, et, 0.0),
+                     floatConst(b, l, et,
+                                -std::numeric_limits<double>::infinity()))
+              .getResult();
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct PaddingMaskLowering : OpRewritePattern<PaddingMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PaddingMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto inType = cast<RankedTensorType>(input.getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    Type et = type.getElementType();
+    auto flatType = RankedTensorType::get(inType.getShape(), et);
+    SmallVector<OpFoldResult> sizes = getDims(rewriter, loc, input);
+    Value flat = generate(
+        rewriter, loc, flatType, sizes, input,
+        rewriter.getMultiDimIdentityMap(2),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value keep = castScalar(b, l, args[0], b.getI1Type());
+          return arith::SelectOp::create(
+                     b, l, keep, floatConst(b, l, et, 0.0),
+                     floatConst(b, l, et,
+                                -std::numeric_limits<double>::infinity()))
+              .getResult();
+        });
+    SmallVector<OpFoldResult> outSizes = {sizes[0], rewriter.getIndexAttr(1),
+                                          rewriter.getIndexAttr(1), sizes[1]};
+    SmallVector<ReassociationIndices> groups = {{0, 1, 2}, {3}};
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, flat, groups,
+                                                       outSizes);
+    return success();
+  }
+};
+
+struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SinusoidalPositionsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type et = type.getElementType();
+    int64_t width = type.getDimSize(1);
+    double base = op.getBase().convertToDouble();
+    Value offset = op.getOffset();
+    Value r = generate(
+        rewriter, loc, type,
+        {OpFoldResult(op.getLength()), rewriter.getIndexAttr(width)}, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value t = linalg::IndexOp::create(b, l, 0);
+          if (offset)
+            t = arith::AddIOp::create(b, l, t, offset);
+          Value d = linalg::IndexOp::create(b, l, 1);
+          Value two = arith::ConstantIndexOp::create(b, l, 2);
+          Value pair = arith::DivUIOp::create(b, l, d, two);
+          Value angle =
+              arith::MulFOp::create(b, l, indexToF64(b, l, t),
+                                    inverseFrequency(b, l, pair, base, width));
+          auto [s, c] = sinCos(b, l, angle, et);
+          Value odd = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::ne, arith::RemUIOp::create(b, l, d, two),
+              arith::ConstantIndexOp::create(b, l, 0));
+          return arith::SelectOp::create(b, l, odd, c, s).getResult();
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// Rotary embedding: each feature d < R is rotated with its partner.
+/// adjacent: pairs (2i, 2i+1); rotate_half: pairs (i, i + R/2).
+///   first of a pair:  x·cos θ − x_partner·sin θ
+///   second of a pair: x·cos θ + x_partner·sin θ
+struct RopeLowering : OpRewritePattern<RopeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RopeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank();
+    int64_t width = type.getDimSize(rank - 1);
+    if (ShapedType::isDynamic(width) && !op.getRotaryDim())
+      return rewriter.notifyMatchFailure(op, "rope needs a static head size");
+    int64_t rotary = op.getRotaryDim() ? *op.getRotaryDim() : width;
+    bool adjacent = op.getMode() == RopeMode::Adjacent;
+    double base = op.getBase().convertToDouble();
+    Value offset = op.getOffset();
+    Type et = type.getElementType();
+    Value r = generate(
+        rewriter, loc, type, getDims(rewriter, loc, input), input,
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < rank; ++d)
+            idx.push_back(linalg::IndexOp::create(b, l, d));
+          Value t = idx[rank - 2], d = idx[rank - 1];
+          if (offset)
+            t = arith::AddIOp::create(b, l, t, offset);
+          auto cst = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, l, v).getResult();
+          };
+          Value inRotary =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, d,
+                                    cst(rotary));
+          Value pair, partner, isSecond;
+          if (adjacent) {
+            pair = arith::DivUIOp::create(b, l, d, cst(2));
+            isSecond = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ne,
+                arith::RemUIOp::create(b, l, d, cst(2)), cst(0));
+            partner = arith::SelectOp::create(
+                b, l, isSecond, arith::SubIOp::create(b, l, d, cst(1)),
+                arith::AddIOp::create(b, l, d, cst(1)));
+          } else {
+            int64_t half = rotary / 2;
+            isSecond = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge,
+                                             d, cst(half));
+            pair = arith::SelectOp::create(
+                b, l, isSecond, arith::SubIOp::create(b, l, d, cst(half)), d);
+            partner = arith::SelectOp::create(
+                b, l, isSecond, pair, arith::AddIOp::create(b, l, d, cst(half)));
+          }
+          // Outside the rotary part the partner index is unused; keep it in
+          // bounds anyway.
+          partner = arith::SelectOp::create(b, l, inRotary, partner, d);
+          SmallVector<Value> pidx(idx);
+          pidx[rank - 1] = partner;
+          Value xp = tensor::ExtractOp::create(b, l, input, pidx);
+          Value angle =
+              arith::MulFOp::create(b, l, indexToF64(b, l, t),
+                                    inverseFrequency(b, l, pair, base, rotary));
+          auto [s, c] = sinCos(b, l, angle, et);
+          Value x = args[0];
+          Value xc = arith::MulFOp::create(b, l, x, c);
+          Value ps = arith::MulFOp::create(b, l, xp, s);
+          Value rotated = arith::SelectOp::create(
+              b, l, isSecond, arith::AddFOp::create(b, l, xc, ps),
+              arith::SubFOp::create(b, l, xc, ps));
+          return arith::SelectOp::create(b, l, inRotary, rotated, x)
+              .getResult();
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void tfc::lowering::populateGeneratorPatterns(RewritePatternSet &patterns) {
+  patterns.add<EmbeddingLowering, ArangeLowering, CausalMaskLowering,
+               PaddingMaskLowering, SinusoidalPositionsLowering, RopeLowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,68 @@
+//===- TfcCpu.cpp - The tfc_cpu dialect -----------------------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+
+using namespace mlir;
+using namespace mlir::tfc::cpu;
+
+#include "tfc/Dialect/TfcCpu/IR/TfcCpuDialect.cpp.inc"
+
+void TfcCpuDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tfc/Dialect/TfcCpu/IR/TfcCpuOps.cpp.inc"
+      >();
+}
+
+LogicalResult PackOp::verify() {
+  auto in = getInput().getType();
+  auto out = getResult().getType();
+  if (in.getRank() != 2 || out.getRank() != 3)
+    return emitOpError("packs a rank-2 weight into rank-3 panels, got ")
+           << in << " -> " << out;
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("needs static shapes, got ") << in << " -> " << out;
+  int64_t n = getTransposed() ? in.getDimSize(1) : in.getDimSize(0);
+  int64_t k = getTransposed() ? in.getDimSize(0) : in.getDimSize(1);
+  int64_t nr = out.getDimSize(2);
+  if (nr <= 0 || out.getDimSize(1) != k || out.getDimSize(0) != (n + nr - 1) / nr)
+    return emitOpError("result ")
+           << out << " is not the [ceil(N/NR), K, NR] panels of N = " << n
+           << ", K = " << k;
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  auto in = getInput().getType();
+  auto w = getWeight().getType();
+  auto out = getResult().getType();
+  if (w.getRank() != 3 || !w.hasStaticShape())
+    return emitOpError("weight must be static [P, K, NR] panels, got ") << w;
+  if (in.getRank() < 1 || out.getRank() != in.getRank())
+    return emitOpError("input and result must have the same rank >= 1");
+  int64_t k = in.getDimSize(in.getRank() - 1);
+  int64_t n = out.getDimSize(out.getRank() - 1);
+  if (ShapedType::isDynamic(n))
+    return emitOpError("the result's last dimension (N) must be static");
+  if (!ShapedType::isDynamic(k) && k != w.getDimSize(1))
+    return emitOpError("input has K = ") << k << " but the weight " << w;
+  if (w.getDimSize(0) * w.getDimSize(2) < n ||
+      (w.getDimSize(0) - 1) * w.getDimSize(2) >= n)
+    return emitOpError("weight panels ") << w << " do not cover N = " << n;
+  if (getBias()) {
+    auto b = getBias().getType();
+    if (b.getRank() != 1 || b.getDimSize(0) != n)
+      return emitOpError("bias must be [") << n << "], got " << b;
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "tfc/Dialect/TfcCpu/IR/TfcCpuOps.cpp.inc"

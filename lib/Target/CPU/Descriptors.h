@@ -1,0 +1,58 @@
+//===- Descriptors.h - Memref descriptors and runtime hooks -----*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The CPU model ABI passes build LLVM-dialect code next to not-yet-lowered
+// memref code: memref descriptors made from raw pointers (bridged with
+// unrealized_conversion_cast, which the LLVM lowering folds away) and calls
+// through the runtime's hook table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_LIB_TARGET_CPU_DESCRIPTORS_H
+#define TFC_LIB_TARGET_CPU_DESCRIPTORS_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfc::cpu {
+
+/// Symbol names of the model library ABI (include/tfc/Runtime/ModelABI.h).
+inline constexpr llvm::StringLiteral kMetadataSymbol = "tfc_model_metadata";
+inline constexpr llvm::StringLiteral kHooksSymbol = "tfc_model_hooks";
+inline constexpr llvm::StringLiteral kInitSymbol = "tfc_model_init";
+inline constexpr llvm::StringLiteral kEntryPrefix = "tfc_entry_";
+inline constexpr llvm::StringLiteral kImplPrefix = "__tfc_impl_";
+/// The module attribute holding the metadata JSON until it is emitted.
+inline constexpr llvm::StringLiteral kMetadataAttr = "tfc.abi_metadata";
+
+/// Field indices of tfc_rt_hooks.
+enum class Hook : int { Alloc = 0, Free = 1, ParallelFor = 2 };
+
+/// The LLVM struct of a rank-`rank` strided memref descriptor.
+LLVM::LLVMStructType descriptorType(MLIRContext *ctx, int64_t rank);
+
+/// A memref of `type` (identity layout, contiguous) over `data`, with the
+/// dynamic sizes `dynamicSizes` (i64 values, one per dynamic dimension).
+Value memrefFromPointer(OpBuilder &b, Location loc, Value data,
+                        MemRefType type, ValueRange dynamicSizes);
+
+/// Loads the i-th pointer of a pointer array.
+Value loadPointer(OpBuilder &b, Location loc, Value array, int64_t i);
+
+/// The `tfc_model_hooks` global of `module`, created on first use.
+LLVM::GlobalOp getOrCreateHooksGlobal(OpBuilder &b, ModuleOp module);
+
+/// The hook table pointer (loaded from the global) and whether it is null.
+struct HookTable {
+  Value table;
+  Value isNull;
+};
+HookTable loadHookTable(OpBuilder &b, Location loc, ModuleOp module);
+/// The function pointer of `hook` in a non-null table.
+Value loadHookFunction(OpBuilder &b, Location loc, Value table, Hook hook);
+
+} // namespace mlir::tfc::cpu
+
+#endif // TFC_LIB_TARGET_CPU_DESCRIPTORS_H

@@ -1,0 +1,187 @@
+//===- Emit.cpp - LLVM IR, objects and shared libraries -------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Target/CPU/CPUTarget.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+LLD_HAS_DRIVER(elf)
+
+using namespace mlir;
+
+std::string tfc::hostCpuName() { return llvm::sys::getHostCPUName().str(); }
+
+std::string tfc::hostCpuFeatures() {
+  std::string out;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures()) {
+    if (!out.empty())
+      out += ",";
+    out += (enabled ? "+" : "-") + name.str();
+  }
+  return out;
+}
+
+tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
+  if (options.cpu.empty()) {
+    options.cpu = hostCpuName();
+    if (options.features.empty())
+      options.features = hostCpuFeatures();
+  }
+  return options;
+}
+
+namespace {
+
+const char *kTriple = "x86_64-unknown-linux-gnu";
+
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
+  static bool initialised = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialised;
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions targetOptions;
+  auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+               : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                       : llvm::CodeGenOptLevel::Default;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, options.cpu, options.features, targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, level));
+  if (!tm)
+    error = "cannot create a target machine for CPU '" + options.cpu + "'";
+  return tm;
+}
+
+std::unique_ptr<llvm::Module>
+translateAndOptimise(ModuleOp module, llvm::LLVMContext &context,
+                     llvm::TargetMachine &tm,
+                     const tfc::CpuTargetOptions &options, std::string &error) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return nullptr;
+  }
+  llvmModule->setTargetTriple(tm.getTargetTriple());
+  llvmModule->setDataLayout(tm.createDataLayout());
+  // Every function is compiled for the target CPU, including the ones the
+  // runtime calls back (parallel tasks).
+  for (llvm::Function &f : *llvmModule) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", options.cpu);
+    if (!options.features.empty())
+      f.addFnAttr("target-features", options.features);
+  }
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, &tm);
+  if (llvm::Error e = transformer(llvmModule.get())) {
+    error = llvm::toString(std::move(e));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+} // namespace
+
+LogicalResult tfc::emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
+                              std::string &out, std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
+  if (!tm)
+    return failure();
+  llvm::LLVMContext context;
+  auto llvmModule = translateAndOptimise(module, context, *tm, options, error);
+  if (!llvmModule)
+    return failure();
+  llvm::raw_string_ostream os(out);
+  llvmModule->print(os, nullptr);
+  return success();
+}
+
+LogicalResult tfc::emitObject(ModuleOp module, const CpuTargetOptions &options,
+                              llvm::SmallVectorImpl<char> &object,
+                              std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
+  if (!tm)
+    return failure();
+  llvm::LLVMContext context;
+  auto llvmModule = translateAndOptimise(module, context, *tm, options, error);
+  if (!llvmModule)
+    return failure();
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(*llvmModule);
+  return success();
+}
+
+LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,
+                                     llvm::StringRef outputPath,
+                                     std::string &error) {
+  llvm::SmallString<128> objectPath;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tfc-model", "o",
+                                                              fd, objectPath)) {
+    error = "cannot create a temporary object file: " + ec.message();
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(object.data(), object.size());
+    if (os.has_error()) {
+      error = "cannot write " + objectPath.str().str();
+      llvm::sys::fs::remove(objectPath);
+      return failure();
+    }
+  }
+  std::string out = outputPath.str();
+  std::string obj = objectPath.str().str();
+  // libm for the f64 math the kernels leave to libm; the C library for
+  // aligned_alloc/free when no runtime hooks are attached.
+  std::vector<const char *> args = {"ld.lld",    "-shared",   "-o",
+                                    out.c_str(), obj.c_str(), "--as-needed",
+                                    "-z",        "noexecstack"};
+  std::string diagnostics;
+  llvm::raw_string_ostream errs(diagnostics);
+  lld::Result r = lld::lldMain(args, llvm::nulls(), errs,
+                               {{lld::Gnu, &lld::elf::link}});
+  llvm::sys::fs::remove(objectPath);
+  if (r.retCode != 0) {
+    error = "linking " + out + " failed: " + diagnostics;
+    return failure();
+  }
+  return success();
+}

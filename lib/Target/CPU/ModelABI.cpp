@@ -1,0 +1,377 @@
+//===- ModelABI.cpp - The tfc-cpu-model-abi pass --------------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Tensor-level half of the model library ABI (include/tfc/Runtime/ModelABI.h):
+//  * every distinct tfc.weight becomes slot i of the runtime's table;
+//  * computations that depend on weights only (packed GEMM panels, weight
+//    transposes, merged QKV projections) move into `tfc_model_init`, which
+//    writes them into derived-constant slots after the weights, so that
+//    entries read them like weights;
+//  * each entry E becomes the private `__tfc_impl_E(table, inputs...)`; the
+//    C wrapper is added after bufferisation (EntryPoints.cpp);
+//  * the metadata JSON is recorded as a module attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Descriptors.h"
+
+#include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_LOWERCPUMODELABI
+#include "tfc/Conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::cpu;
+
+namespace {
+
+std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isInteger(64))
+    return "i64";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(1))
+    return "bool";
+  return "unknown";
+}
+
+int64_t byteSize(Type t) {
+  return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8;
+}
+
+/// Ops that only re-view their operand: a derived constant is taken at the
+/// computed value under them, not at the view.
+bool isView(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::CastOp>(op);
+}
+
+/// Values an op reads: operands and values its regions capture.
+SmallVector<Value> readValues(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  if (op->getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    for (Region &r : op->getRegions())
+      getUsedValuesDefinedAbove(r, captured);
+    values.append(captured.begin(), captured.end());
+  }
+  return values;
+}
+
+struct LowerCpuModelABIPass
+    : tfc::impl::LowerCpuModelABIBase<LowerCpuModelABIPass> {
+  using Base::Base;
+
+  struct Weight {
+    std::string name;
+    RankedTensorType type;
+  };
+
+  SmallVector<Weight> weights;
+  llvm::StringMap<unsigned> weightIndex;
+  SmallVector<int64_t> constantBytes;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(collectWeights(module)))
+      return signalPassFailure();
+    SmallVector<func::FuncOp> entries;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f.isPublic() && !f.isDeclaration())
+        entries.push_back(f);
+    if (entries.empty()) {
+      module.emitError("the module has no entry point (a public function)");
+      return signalPassFailure();
+    }
+
+    OpBuilder b(module.getContext());
+    auto ptrType = LLVM::LLVMPointerType::get(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    auto init = func::FuncOp::create(b, module.getLoc(), kInitSymbol,
+                                     b.getFunctionType({ptrType}, {}));
+    Block *initBlock = init.addEntryBlock();
+    b.setInsertionPointToEnd(initBlock);
+    func::ReturnOp::create(b, module.getLoc());
+
+    llvm::json::Array entryJson;
+    for (func::FuncOp entry : entries) {
+      entryJson.push_back(describeEntry(module, entry));
+      // The names and dims now live in the metadata.
+      entry.removeArgAttrsAttr();
+      entry.removeResAttrsAttr();
+      if (failed(entry.insertArgument(0u, ptrType, DictionaryAttr(),
+                                      entry.getLoc())))
+        return signalPassFailure();
+      Value table = entry.getArgument(0);
+      hoistWeightComputations(entry, table, init);
+      entry.setName((kImplPrefix + entry.getName()).str());
+      entry.setPrivate();
+    }
+    lowerWeights(init, init.getArgument(0));
+    for (func::FuncOp entry : entries)
+      lowerWeights(entry, entry.getArgument(0));
+
+    module->setAttr(kMetadataAttr,
+                    b.getStringAttr(metadata(module, std::move(entryJson))));
+  }
+
+  LogicalResult collectWeights(ModuleOp module) {
+    WalkResult r = module.walk([&](WeightOp w) {
+      auto type = cast<RankedTensorType>(w.getType());
+      auto [it, inserted] =
+          weightIndex.try_emplace(w.getName(), weights.size());
+      if (inserted) {
+        weights.push_back({w.getName().str(), type});
+        return WalkResult::advance();
+      }
+      if (weights[it->second].type != type) {
+        w.emitError("weight '")
+            << w.getName() << "' is used as " << type << " and as "
+            << weights[it->second].type;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
+  }
+
+  /// Moves what depends on weights only into `init` (see the file comment).
+  void hoistWeightComputations(func::FuncOp entry, Value table,
+                               func::FuncOp init) {
+    llvm::DenseSet<Operation *> constant;
+    for (Operation &op : entry.front()) {
+      if (isa<WeightOp>(op)) {
+        constant.insert(&op);
+        continue;
+      }
+      if (!isPure(&op) || op.getNumResults() == 0)
+        continue;
+      bool allConstant = llvm::all_of(readValues(&op), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && constant.contains(def);
+      });
+      if (allConstant)
+        constant.insert(&op);
+    }
+    // The values to materialise: constant results read by the rest.
+    llvm::SetVector<Value> roots;
+    for (Operation &op : entry.front()) {
+      if (!constant.contains(&op))
+        continue;
+      for (Value result : op.getResults()) {
+        bool usedOutside = llvm::any_of(result.getUsers(), [&](Operation *u) {
+          Operation *top = entry.front().findAncestorOpInBlock(*u);
+          return !top || !constant.contains(top);
+        });
+        if (!usedOutside)
+          continue;
+        Value root = result;
+        while (Operation *def = root.getDefiningOp()) {
+          if (!isView(def))
+            break;
+          root = def->getOperand(0);
+        }
+        Operation *def = root.getDefiningOp();
+        if (!def || isa<WeightOp, arith::ConstantOp, tensor::EmptyOp>(def))
+          continue;
+        auto type = dyn_cast<RankedTensorType>(root.getType());
+        if (!type || !type.hasStaticShape())
+          continue;
+        roots.insert(root);
+      }
+    }
+    if (roots.empty())
+      return;
+
+    // Clone the backward slices of the roots into init, in program order.
+    llvm::DenseSet<Operation *> needed;
+    SmallVector<Operation *> worklist;
+    for (Value root : roots)
+      worklist.push_back(root.getDefiningOp());
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (!needed.insert(op).second)
+        continue;
+      for (Value v : readValues(op))
+        if (Operation *def = v.getDefiningOp())
+          worklist.push_back(def);
+    }
+    OpBuilder b(init.getContext());
+    b.setInsertionPoint(init.front().getTerminator());
+    IRMapping mapping;
+    for (Operation &op : entry.front())
+      if (needed.contains(&op))
+        b.clone(op, mapping);
+
+    Value initTable = init.getArgument(0);
+    for (Value root : roots) {
+      auto type = cast<RankedTensorType>(root.getType());
+      int64_t slot = weights.size() + constantBytes.size();
+      constantBytes.push_back(type.getNumElements() *
+                              byteSize(type.getElementType()));
+      auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+      Location loc = root.getLoc();
+      // init: compute and store into the slot.
+      Value dst = memrefFromPointer(b, loc, loadPointer(b, loc, initTable, slot),
+                                    memrefType, {});
+      bufferization::MaterializeInDestinationOp::create(
+          b, loc, TypeRange{}, mapping.lookup(root), dst, /*restrict=*/true,
+          /*writable=*/true);
+      // entry: read the slot.
+      OpBuilder eb(root.getContext());
+      eb.setInsertionPointAfterValue(root);
+      Value src = memrefFromPointer(eb, loc, loadPointer(eb, loc, table, slot),
+                                    memrefType, {});
+      Value loaded = bufferization::ToTensorOp::create(
+          eb, loc, type, src, /*restrict=*/true, /*writable=*/false);
+      root.replaceAllUsesExcept(loaded, loaded.getDefiningOp());
+    }
+    // The hoisted computations are dead in the entry now.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(entry.front().getOperations())))
+      if (constant.contains(&op) && !isa<WeightOp>(op) &&
+          isOpTriviallyDead(&op))
+        op.erase();
+  }
+
+  /// tfc.weight -> a read-only tensor over table slot i.
+  void lowerWeights(func::FuncOp f, Value table) {
+    // One load per weight and function; ops CSE'd by name.
+    llvm::StringMap<Value> loaded;
+    f.walk([&](WeightOp w) {
+      Value &v = loaded[w.getName()];
+      if (!v) {
+        OpBuilder b(w);
+        b.setInsertionPointToStart(&f.front());
+        auto type = cast<RankedTensorType>(w.getType());
+        auto memrefType =
+            MemRefType::get(type.getShape(), type.getElementType());
+        unsigned slot = weightIndex.lookup(w.getName());
+        Value m = memrefFromPointer(
+            b, w.getLoc(), loadPointer(b, w.getLoc(), table, slot), memrefType,
+            {});
+        v = bufferization::ToTensorOp::create(b, w.getLoc(), type, m,
+                                              /*restrict=*/true,
+                                              /*writable=*/false);
+      }
+      w.replaceAllUsesWith(v);
+      w.erase();
+    });
+  }
+
+  llvm::json::Object describeEntry(ModuleOp module, func::FuncOp entry) {
+    auto dimsOf = [](RankedTensorType type, ArrayAttr names) {
+      llvm::json::Array shape;
+      for (auto [i, s] : llvm::enumerate(type.getShape())) {
+        if (!ShapedType::isDynamic(s))
+          shape.push_back(s);
+        else if (names && i < names.size() && isa<StringAttr>(names[i]))
+          shape.push_back(cast<StringAttr>(names[i]).getValue().str());
+        else
+          shape.push_back(nullptr);
+      }
+      return shape;
+    };
+    llvm::json::Array inputs, outputs;
+    for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+      auto type = cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+      auto name = entry.getArgAttrOfType<StringAttr>(i, "tfc.name");
+      llvm::json::Object in{
+          {"name", name ? name.getValue().str() : "input" + std::to_string(i)},
+          {"dtype", dtypeName(type.getElementType())},
+          {"shape",
+           dimsOf(type, entry.getArgAttrOfType<ArrayAttr>(i, "tfc.dims"))}};
+      if (auto bound = entry.getArgAttrOfType<IntegerAttr>(i, "tfc.id_bound"))
+        in["bound"] = bound.getInt();
+      inputs.push_back(std::move(in));
+    }
+    for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+      auto type = cast<RankedTensorType>(entry.getResultTypes()[i]);
+      auto name = entry.getResultAttrOfType<StringAttr>(i, "tfc.name");
+      outputs.push_back(llvm::json::Object{
+          {"name",
+           name ? name.getValue().str() : "output" + std::to_string(i)},
+          {"dtype", dtypeName(type.getElementType())},
+          {"shape", dimsOf(type, nullptr)}});
+    }
+    return llvm::json::Object{
+        {"name", entry.getName().str()},
+        {"symbol", (kEntryPrefix + entry.getName()).str()},
+        {"inputs", std::move(inputs)},
+        {"outputs", std::move(outputs)}};
+  }
+
+  std::string metadata(ModuleOp module, llvm::json::Array entries) {
+    llvm::json::Array weightJson, constants, dims;
+    for (const Weight &w : weights) {
+      llvm::json::Array shape;
+      for (int64_t s : w.type.getShape())
+        shape.push_back(s);
+      weightJson.push_back(llvm::json::Object{
+          {"name", w.name},
+          {"dtype", dtypeName(w.type.getElementType())},
+          {"shape", std::move(shape)}});
+    }
+    for (int64_t bytes : constantBytes)
+      constants.push_back(llvm::json::Object{{"bytes", bytes}, {"align", 64}});
+    // Every named dim of an entry input, with its bound when declared.
+    auto bounds = module->getAttrOfType<DictionaryAttr>("tfc.dim_bounds");
+    llvm::StringSet<> seen;
+    for (const llvm::json::Value &e : entries)
+      for (const llvm::json::Value &in : *e.getAsObject()->getArray("inputs"))
+        for (const llvm::json::Value &s :
+             *in.getAsObject()->getArray("shape")) {
+          auto name = s.getAsString();
+          if (!name || !seen.insert(*name).second)
+            continue;
+          llvm::json::Object dim{{"name", name->str()}};
+          if (bounds)
+            if (auto max = bounds.getAs<IntegerAttr>(*name))
+              dim["max"] = max.getInt();
+          dims.push_back(std::move(dim));
+        }
+    auto model = module->getAttrOfType<StringAttr>("tfc.model");
+    llvm::json::Object root{
+        {"abi", 1},
+        {"model", model ? model.getValue().str() : "model"},
+        {"target",
+         llvm::json::Object{{"triple", "x86_64-unknown-linux-gnu"},
+                            {"cpu", cpu},
+                            {"features", features}}},
+        {"dims", std::move(dims)},
+        {"weights", std::move(weightJson)},
+        {"constants", std::move(constants)},
+        {"entries", std::move(entries)}};
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    os << llvm::json::Value(std::move(root));
+    return out;
+  }
+};
+
+} // namespace

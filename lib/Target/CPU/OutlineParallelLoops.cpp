@@ -1,0 +1,213 @@
+//===- OutlineParallelLoops.cpp - scf.parallel on the runtime's threads ---===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// An outermost scf.parallel with iteration space n_0 x ... x n_k becomes
+//
+//   ctx = {captured values}                       (a struct on the stack)
+//   if (hooks) hooks->parallel_for(N, @body, &ctx) else @body(&ctx, 0, N)
+//
+// where N = n_0 · ... · n_k and @body(ctx, begin, end) is an internal
+// llvm.func that reloads the captured values and runs the linearised
+// iterations [begin, end) of the original body serially. Captured memrefs
+// travel as their LLVM descriptors and indices as i64; the casts between
+// the two forms are unrealized_conversion_casts that the LLVM lowering
+// folds away. The body keeps its memref/scf/vector ops: the later
+// conversions lower them inside the llvm.func like anywhere else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Descriptors.h"
+
+#include "tfc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_OUTLINEPARALLELLOOPS
+#include "tfc/Conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::cpu;
+
+namespace {
+
+/// The LLVM type a captured value travels as, or null if unsupported.
+Type transportType(Type t) {
+  MLIRContext *ctx = t.getContext();
+  if (auto m = dyn_cast<MemRefType>(t))
+    return descriptorType(ctx, m.getRank());
+  if (t.isIndex())
+    return IntegerType::get(ctx, 64);
+  if (isa<IntegerType, FloatType, LLVM::LLVMPointerType>(t))
+    return t;
+  if (auto v = dyn_cast<VectorType>(t); v && v.getRank() == 1)
+    return t;
+  return {};
+}
+
+Value toTransport(OpBuilder &b, Location loc, Value v, Type transport) {
+  if (v.getType() == transport)
+    return v;
+  if (v.getType().isIndex())
+    return arith::IndexCastOp::create(b, loc, transport, v);
+  return UnrealizedConversionCastOp::create(b, loc, transport, v).getResult(0);
+}
+
+Value fromTransport(OpBuilder &b, Location loc, Value v, Type original) {
+  if (v.getType() == original)
+    return v;
+  if (original.isIndex())
+    return arith::IndexCastOp::create(b, loc, original, v);
+  return UnrealizedConversionCastOp::create(b, loc, original, v).getResult(0);
+}
+
+struct OutlineParallelLoopsPass
+    : tfc::impl::OutlineParallelLoopsBase<OutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<scf::ParallelOp> loops;
+    module.walk([&](scf::ParallelOp loop) {
+      if (!loop->getParentOfType<scf::ParallelOp>() &&
+          loop.getNumResults() == 0)
+        loops.push_back(loop);
+    });
+    unsigned counter = 0;
+    for (scf::ParallelOp loop : loops)
+      if (failed(outline(module, loop, counter++)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outline(ModuleOp module, scf::ParallelOp loop,
+                        unsigned number) {
+    MLIRContext *ctx = module.getContext();
+    Location loc = loop.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    OpBuilder b(loop);
+
+    // Trip counts, and the values the body needs from outside.
+    SmallVector<Value> counts;
+    Value total = arith::ConstantIndexOp::create(b, loc, 1);
+    for (auto [lb, ub, step] :
+         llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
+                   loop.getStep())) {
+      Value span = arith::SubIOp::create(b, loc, ub, lb);
+      Value n = arith::CeilDivUIOp::create(b, loc, span, step);
+      // An empty range (ub < lb) runs nothing.
+      Value empty =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, ub, lb);
+      n = arith::SelectOp::create(
+          b, loc, empty, arith::ConstantIndexOp::create(b, loc, 0), n);
+      counts.push_back(n);
+      total = arith::MulIOp::create(b, loc, total, n);
+    }
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(loop.getRegion(), captured);
+    for (Value v : llvm::concat<const Value>(loop.getLowerBound(),
+                                             loop.getStep(), counts))
+      captured.insert(v);
+    SmallVector<Type> fieldTypes;
+    for (Value v : captured) {
+      Type t = transportType(v.getType());
+      if (!t)
+        return loop.emitError("cannot pass a value of type ")
+               << v.getType() << " to a parallel task";
+      fieldTypes.push_back(t);
+    }
+    auto ctxType = LLVM::LLVMStructType::getLiteral(ctx, fieldTypes);
+
+    // The task function.
+    auto parent = loop->getParentOfType<FunctionOpInterface>();
+    std::string name =
+        (parent.getName() + "__par" + std::to_string(number)).str();
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto fn = LLVM::LLVMFuncOp::create(
+        mb, loc, name,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                    {ptr, i64, i64}),
+        LLVM::Linkage::Internal);
+    Block *entry = fn.addEntryBlock(mb);
+    OpBuilder fb = OpBuilder::atBlockBegin(entry);
+    Value ctxPtr = entry->getArgument(0);
+    Value packed = LLVM::LoadOp::create(fb, loc, ctxType, ctxPtr);
+    IRMapping mapping;
+    for (auto [i, v] : llvm::enumerate(captured)) {
+      Value field = LLVM::ExtractValueOp::create(fb, loc, packed,
+                                                 ArrayRef<int64_t>{(int64_t)i});
+      mapping.map(v, fromTransport(fb, loc, field, v.getType()));
+    }
+    Value begin = arith::IndexCastOp::create(fb, loc, fb.getIndexType(),
+                                             entry->getArgument(1));
+    Value end = arith::IndexCastOp::create(fb, loc, fb.getIndexType(),
+                                           entry->getArgument(2));
+    Value one = arith::ConstantIndexOp::create(fb, loc, 1);
+    scf::ForOp::create(
+        fb, loc, begin, end, one, ValueRange{},
+        [&](OpBuilder &lb, Location l, Value linear, ValueRange) {
+          // Delinearise, innermost dimension fastest.
+          SmallVector<Value> ivs(counts.size());
+          Value rest = linear;
+          for (int64_t d = counts.size() - 1; d >= 0; --d) {
+            Value n = mapping.lookup(counts[d]);
+            Value idx = d == 0 ? rest : arith::RemUIOp::create(lb, l, rest, n);
+            if (d > 0)
+              rest = arith::DivUIOp::create(lb, l, rest, n);
+            Value step = mapping.lookup(loop.getStep()[d]);
+            Value lower = mapping.lookup(loop.getLowerBound()[d]);
+            ivs[d] = arith::AddIOp::create(
+                lb, l, lower, arith::MulIOp::create(lb, l, idx, step));
+          }
+          IRMapping bodyMap = mapping;
+          for (auto [iv, v] : llvm::zip(loop.getInductionVars(), ivs))
+            bodyMap.map(iv, v);
+          for (Operation &op : loop.getBody()->without_terminator())
+            lb.clone(op, bodyMap);
+          scf::YieldOp::create(lb, l);
+        });
+    LLVM::ReturnOp::create(fb, loc, ValueRange{});
+
+    // The call site.
+    Value one64 = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+    Value slot = LLVM::AllocaOp::create(b, loc, ptr, ctxType, one64);
+    Value ctxValue = LLVM::UndefOp::create(b, loc, ctxType);
+    for (auto [i, v] : llvm::enumerate(captured))
+      ctxValue = LLVM::InsertValueOp::create(
+          b, loc, ctxValue, toTransport(b, loc, v, fieldTypes[i]),
+          ArrayRef<int64_t>{(int64_t)i});
+    LLVM::StoreOp::create(b, loc, ctxValue, slot);
+    Value n = arith::IndexCastOp::create(b, loc, i64, total);
+    Value fnAddr = LLVM::AddressOfOp::create(b, loc, fn);
+    HookTable hooks = loadHookTable(b, loc, module);
+    // One task, or no runtime: call the body directly.
+    Value single = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sle, n,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1)));
+    Value serial = arith::OrIOp::create(b, loc, hooks.isNull, single);
+    scf::IfOp::create(
+        b, loc, serial,
+        [&](OpBuilder &tb, Location l) {
+          Value zero = LLVM::ConstantOp::create(tb, l, i64, tb.getI64IntegerAttr(0));
+          LLVM::CallOp::create(tb, l, fn, ValueRange{slot, zero, n});
+          scf::YieldOp::create(tb, l);
+        },
+        [&](OpBuilder &eb, Location l) {
+          Value pf = loadHookFunction(eb, l, hooks.table, Hook::ParallelFor);
+          auto pfType = LLVM::LLVMFunctionType::get(
+              LLVM::LLVMVoidType::get(ctx), {i64, ptr, ptr});
+          LLVM::CallOp::create(eb, l, pfType, ValueRange{pf, n, fnAddr, slot});
+          scf::YieldOp::create(eb, l);
+        });
+    loop.erase();
+    return success();
+  }
+};
+
+} // namespace
