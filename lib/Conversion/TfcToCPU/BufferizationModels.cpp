@@ -17,6 +17,10 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
@@ -199,16 +203,38 @@ unsigned KernelModel<PackOp>::expectedGroups() { return 1; }
 
 } // namespace
 
-void tfc::registerCpuKernelBufferizationModels(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, TfcDialect *) {
+namespace {
+/// The dialects the kernels are written in: loaded with the kernel ops so
+/// that bufferisation can build their ops.
+void loadKernelDialects(MLIRContext *ctx) {
+  ctx->loadDialect<arith::ArithDialect, math::MathDialect,
+                   memref::MemRefDialect, scf::SCFDialect,
+                   vector::VectorDialect>();
+}
+
+struct TfcKernelModels : DialectExtension<TfcKernelModels, TfcDialect> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TfcKernelModels)
+  void apply(MLIRContext *ctx, TfcDialect *) const final {
+    loadKernelDialects(ctx);
     SoftmaxOp::attachInterface<KernelModel<SoftmaxOp>>(*ctx);
     LayerNormOp::attachInterface<KernelModel<LayerNormOp>>(*ctx);
     RmsNormOp::attachInterface<KernelModel<RmsNormOp>>(*ctx);
     AttentionOp::attachInterface<KernelModel<AttentionOp>>(*ctx);
     MatmulOp::attachInterface<KernelModel<MatmulOp>>(*ctx);
-  });
-  registry.addExtension(+[](MLIRContext *ctx, TfcCpuDialect *) {
+  }
+};
+
+struct TfcCpuKernelModels
+    : DialectExtension<TfcCpuKernelModels, TfcCpuDialect> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TfcCpuKernelModels)
+  void apply(MLIRContext *ctx, TfcCpuDialect *) const final {
+    loadKernelDialects(ctx);
     GemmOp::attachInterface<KernelModel<GemmOp>>(*ctx);
     PackOp::attachInterface<KernelModel<PackOp>>(*ctx);
-  });
+  }
+};
+} // namespace
+
+void tfc::registerCpuKernelBufferizationModels(DialectRegistry &registry) {
+  registry.addExtensions<TfcKernelModels, TfcCpuKernelModels>();
 }

@@ -51,43 +51,40 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
   }
 };
 
-/// Row-major reshape: collapse to one dimension, expand to the result.
+/// Row-major reshape. Into rank 1 it is a collapse; from rank 1 into a shape
+/// with at most one dynamic size an expand (both views after
+/// bufferisation); otherwise tensor.reshape with the sizes as a shape tensor
+/// (also a view of a contiguous buffer).
 struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    Value input = op.getInput();
+    auto inType = cast<RankedTensorType>(input.getType());
     auto outType = cast<RankedTensorType>(op.getType());
-    Type et = inType.getElementType();
-    if (outType.getRank() == 0) {
+    if (outType.getRank() == 0 || inType.getRank() == 0) {
       SmallVector<Value> zeros(inType.getRank(),
                                arith::ConstantIndexOp::create(rewriter, loc, 0));
-      Value v = tensor::ExtractOp::create(rewriter, loc, op.getInput(), zeros);
-      rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, outType, v);
+      Value v = tensor::ExtractOp::create(rewriter, loc, input, zeros);
+      if (outType.getRank() == 0) {
+        rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, outType, v);
+        return success();
+      }
+      // A scalar into [1, ..., 1].
+      rewriter.replaceOpWithNewOp<tensor::SplatOp>(op, outType, v,
+                                                   op.getDynamicSizes());
       return success();
     }
-    Value flat = op.getInput();
-    if (inType.getRank() != 1) {
-      int64_t n = inType.hasStaticShape() ? inType.getNumElements()
-                                          : ShapedType::kDynamic;
-      auto flatType = RankedTensorType::get({n}, et);
-      if (inType.getRank() == 0) {
-        flat = tensor::ExpandShapeOp::create(
-            rewriter, loc, flatType, flat, ArrayRef<ReassociationIndices>{},
-            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
-      } else {
-        ReassociationIndices all;
-        for (int64_t d = 0; d < inType.getRank(); ++d)
-          all.push_back(d);
-        flat = tensor::CollapseShapeOp::create(rewriter, loc, flatType, flat,
-                                               ArrayRef{all});
-      }
-    }
-    if (outType.getRank() == 1) {
-      if (flat.getType() != outType)
-        flat = tensor::CastOp::create(rewriter, loc, outType, flat);
-      rewriter.replaceOp(op, flat);
+    ReassociationIndices all;
+    if (outType.getRank() == 1 && inType.getRank() > 1) {
+      for (int64_t d = 0; d < inType.getRank(); ++d)
+        all.push_back(d);
+      Value c = tensor::CollapseShapeOp::create(rewriter, loc, input,
+                                                ArrayRef{all});
+      if (c.getType() != outType)
+        c = tensor::CastOp::create(rewriter, loc, outType, c);
+      rewriter.replaceOp(op, c);
       return success();
     }
     SmallVector<OpFoldResult> sizes;
@@ -95,11 +92,21 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
     for (int64_t s : outType.getShape())
       sizes.push_back(ShapedType::isDynamic(s) ? OpFoldResult(*dynamic++)
                                                : rewriter.getIndexAttr(s));
-    ReassociationIndices all;
-    for (int64_t d = 0; d < outType.getRank(); ++d)
-      all.push_back(d);
-    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, outType, flat,
-                                                       ArrayRef{all}, sizes);
+    if (inType.getRank() == 1 && outType.getNumDynamicDims() <= 1) {
+      for (int64_t d = 0; d < outType.getRank(); ++d)
+        all.push_back(d);
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, outType, input,
+                                                         ArrayRef{all}, sizes);
+      return success();
+    }
+    SmallVector<Value> shape;
+    for (OpFoldResult s : sizes)
+      shape.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(),
+          getValueOrCreateConstantIndexOp(rewriter, loc, s)));
+    Value shapeTensor = tensor::FromElementsOp::create(rewriter, loc, shape);
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, outType, input,
+                                                   shapeTensor);
     return success();
   }
 };
