@@ -16,6 +16,11 @@
 //   tfc-opt in.mlir --tfc-fusion-pipeline -o out.mlir
 //   tfc-interpret in.mlir --compare out.mlir
 //
+// It is also the reference of the end-to-end tests of compiled models:
+// --weights reads the weights from a .safetensors file (as tfc-run does),
+// --save-inputs writes the generated inputs as .npy files for tfc-run, and
+// --compare-npy compares the results with .npy files (tfc-run's outputs).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
@@ -23,6 +28,8 @@
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Interpreter/Interpreter.h"
+#include "tfc/Runtime/Npy.h"
+#include "tfc/Runtime/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,13 +37,17 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace llvm;
 using namespace mlir;
@@ -72,6 +83,20 @@ cl::opt<bool> relative(
     cl::desc("Scale the tolerance by the result's largest |value| (when "
              "above 1): for inputs that are not O(1), e.g. raw weights"),
     cl::init(false));
+cl::opt<std::string> weightsFile(
+    "weights",
+    cl::desc("Read the weights from this .safetensors file instead of "
+             "generating them"),
+    cl::value_desc("file"));
+cl::opt<std::string> saveInputs(
+    "save-inputs",
+    cl::desc("Write the generated inputs to DIR/<input name>.npy"),
+    cl::value_desc("dir"));
+cl::list<std::string> compareNpy(
+    "compare-npy",
+    cl::desc("Compare result #i with the i-th of these .npy files (fails on "
+             "a difference above the tolerance)"),
+    cl::value_desc("file"));
 cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Split .mlir inputs at '// -----' lines and treat each part as "
@@ -167,6 +192,133 @@ void describe(const interp::Tensor &t, raw_ostream &os) {
     os << " " << format("%.6g", t.data[i]);
   os << "\n";
 }
+/// Weights from a safetensors file, converted to the element type asked for.
+interp::WeightProvider
+fileWeights(std::shared_ptr<::tfc::rt::SafeTensorsFile> file) {
+  return [file](StringRef name,
+                RankedTensorType type) -> FailureOr<interp::Tensor> {
+    const ::tfc::rt::TensorView *view = file->find(name.str());
+    if (!view) {
+      fail("weight '" + name + "' is not in '" + weightsFile + "'");
+      return failure();
+    }
+    if (ArrayRef<int64_t>(view->shape) != type.getShape()) {
+      fail("weight '" + name + "' has the wrong shape in '" + weightsFile +
+           "'");
+      return failure();
+    }
+    interp::Tensor t(type.getElementType(), type.getShape());
+    const auto *bytes = static_cast<const uint8_t *>(view->data);
+    for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+      double v;
+      switch (view->dtype) {
+      case ::tfc::rt::DType::F32: {
+        float f;
+        std::memcpy(&f, bytes + 4 * i, 4);
+        v = f;
+        break;
+      }
+      case ::tfc::rt::DType::F64:
+        std::memcpy(&v, bytes + 8 * i, 8);
+        break;
+      case ::tfc::rt::DType::I64: {
+        int64_t x;
+        std::memcpy(&x, bytes + 8 * i, 8);
+        v = static_cast<double>(x);
+        break;
+      }
+      case ::tfc::rt::DType::I32: {
+        int32_t x;
+        std::memcpy(&x, bytes + 4 * i, 4);
+        v = x;
+        break;
+      }
+      default:
+        fail("weight '" + name + "': dtype " +
+             ::tfc::rt::dtypeName(view->dtype) +
+             " is not supported by the interpreter");
+        return failure();
+      }
+      t.data[i] = v;
+    }
+    return t;
+  };
+}
+
+/// The .npy form of a tensor (its element type, or f32 for f16/bf16).
+bool writeTensor(const interp::Tensor &t, const std::string &path) {
+  using ::tfc::rt::NpyType;
+  std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
+  std::string error;
+  bool ok;
+  Type et = t.elementType;
+  if (et.isInteger(64) || et.isInteger(32)) {
+    std::vector<int64_t> v(t.data.begin(), t.data.end());
+    if (et.isInteger(64)) {
+      ok = ::tfc::rt::writeNpy(path, NpyType::I64, shape, v.data(), error);
+    } else {
+      std::vector<int32_t> w(v.begin(), v.end());
+      ok = ::tfc::rt::writeNpy(path, NpyType::I32, shape, w.data(), error);
+    }
+  } else if (et.isInteger(1)) {
+    std::vector<uint8_t> v;
+    for (double d : t.data)
+      v.push_back(d != 0.0);
+    ok = ::tfc::rt::writeNpy(path, NpyType::Bool, shape, v.data(), error);
+  } else if (et.isF64()) {
+    ok = ::tfc::rt::writeNpy(path, NpyType::F64, shape, t.data.data(), error);
+  } else {
+    std::vector<float> v(t.data.begin(), t.data.end());
+    ok = ::tfc::rt::writeNpy(path, NpyType::F32, shape, v.data(), error);
+  }
+  if (!ok)
+    fail(error);
+  return ok;
+}
+
+/// A .npy file as a tensor of doubles.
+FailureOr<interp::Tensor> readTensor(const std::string &path,
+                                     MLIRContext &context) {
+  using ::tfc::rt::NpyType;
+  ::tfc::rt::NpyArray a;
+  std::string error;
+  if (!::tfc::rt::readNpy(path, a, error)) {
+    fail(error);
+    return failure();
+  }
+  interp::Tensor t(Float64Type::get(&context),
+                   SmallVector<int64_t>(a.shape.begin(), a.shape.end()));
+  const uint8_t *p = a.data.data();
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+    switch (a.type) {
+    case NpyType::F32: {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      t.data[i] = f;
+      break;
+    }
+    case NpyType::F64:
+      std::memcpy(&t.data[i], p + 8 * i, 8);
+      break;
+    case NpyType::I64: {
+      int64_t x;
+      std::memcpy(&x, p + 8 * i, 8);
+      t.data[i] = static_cast<double>(x);
+      break;
+    }
+    case NpyType::I32: {
+      int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      t.data[i] = x;
+      break;
+    }
+    default:
+      fail("'" + path + "': unsupported .npy element type");
+      return failure();
+    }
+  }
+  return t;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -208,6 +360,17 @@ int main(int argc, char **argv) {
     choice.named[name] = n;
   }
   interp::WeightProvider weights = interp::randomWeights(seed);
+  if (!weightsFile.empty()) {
+    std::string error;
+    std::shared_ptr<::tfc::rt::SafeTensorsFile> file =
+        ::tfc::rt::SafeTensorsFile::open(weightsFile, error);
+    if (!file)
+      return fail(error);
+    weights = fileWeights(file);
+  }
+  if (!saveInputs.empty())
+    if (std::error_code ec = sys::fs::create_directories(saveInputs))
+      return fail("cannot create '" + saveInputs + "': " + ec.message());
 
   bool ok = true;
   unsigned evaluated = 0;
@@ -223,10 +386,56 @@ int main(int argc, char **argv) {
         interp::randomInputs(func, choice, seed);
     if (failed(inputs))
       return 1;
+    if (!saveInputs.empty()) {
+      for (auto [i, in] : llvm::enumerate(*inputs)) {
+        auto name = func.getArgAttrOfType<StringAttr>(i, "tfc.name");
+        SmallString<128> path(saveInputs);
+        sys::path::append(path, (name ? name.getValue()
+                                      : StringRef("input" + std::to_string(i))) +
+                                    ".npy");
+        if (!writeTensor(in, path.str().str()))
+          return 1;
+      }
+    }
     FailureOr<SmallVector<interp::Tensor>> results =
         interp::run(func, *inputs, weights);
     if (failed(results))
       return 1;
+    if (!compareNpy.empty()) {
+      if (compareNpy.size() > results->size())
+        return fail("@" + func.getName() + " has " + Twine(results->size()) +
+                    " results but " + Twine(compareNpy.size()) +
+                    " --compare-npy files");
+      for (size_t i = 0; i < compareNpy.size(); ++i) {
+        FailureOr<interp::Tensor> got = readTensor(compareNpy[i], context);
+        if (failed(got))
+          return 1;
+        const interp::Tensor &want = (*results)[i];
+        if (got->shape != want.shape) {
+          ok = false;
+          outs() << "@" << func.getName() << " result #" << i
+                 << ": shape mismatch: '" << compareNpy[i] << "' is [";
+          llvm::interleaveComma(got->shape, outs());
+          outs() << "], expected [";
+          llvm::interleaveComma(want.shape, outs());
+          outs() << "] MISMATCH\n";
+          continue;
+        }
+        got->elementType = want.elementType;
+        double err = interp::maxAbsDifference(want, *got);
+        double scale = interp::maxAbs(want);
+        double allowed = tolerance * (relative ? std::max(1.0, scale) : 1.0);
+        bool good = err <= allowed;
+        ok &= good;
+        outs() << "@" << func.getName() << " result #" << i
+               << " vs '" << sys::path::filename(compareNpy[i])
+               << "': max abs error " << format("%.3g", err) << " (scale "
+               << format("%.3g", scale) << ", tolerance "
+               << format("%.3g", allowed) << ")" << (good ? "" : " MISMATCH")
+               << "\n";
+      }
+      continue;
+    }
     if (!other) {
       for (auto [i, r] : llvm::enumerate(*results)) {
         outs() << "@" << func.getName() << " result #" << i << ": ";

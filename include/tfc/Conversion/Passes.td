@@ -112,4 +112,16 @@ def ApproximateMath : Pass<"tfc-approximate-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def LowerStridedCopies : Pass<"tfc-lower-strided-copies", "mlir::ModuleOp"> {
+  let summary = "Turns memref.copy between non-contiguous buffers into loops";
+  let description = [{
+    The LLVM lowering turns a memref.copy whose operands are not both
+    contiguous into a call of `memrefCopy` from MLIR's C runner utilities,
+    which a model library must not depend on. This pass rewrites such copies
+    into `linalg.copy`, which the loop lowering then turns into (parallel)
+    loops. Contiguous copies stay memref.copy (a memcpy).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 #endif // TFC_CONVERSION_PASSES_TD
