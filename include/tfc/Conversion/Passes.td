@@ -124,4 +124,17 @@ def LowerStridedCopies : Pass<"tfc-lower-strided-copies", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def EarlyDealloc : Pass<"tfc-early-dealloc", "mlir::ModuleOp"> {
+  let summary = "Moves each memref.dealloc right after the last use of its buffer";
+  let description = [{
+    The ownership-based deallocation pipeline frees buffers at the end of
+    the block that owns them, so every intermediate of a straight-line model
+    function would stay live until the function returns. This pass moves a
+    `memref.dealloc` in a function's body up to just after the last op of
+    that block that uses the buffer or one of its views (subview, reshape,
+    cast, ...), nested uses counting at their ancestor in the block. The
+    runtime's memory planner then reuses the freed memory.
+  }];
+}
+
 #endif // TFC_CONVERSION_PASSES_TD

@@ -55,6 +55,7 @@ void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createLowerStridedCopies());
+  pm.addPass(createEarlyDealloc());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
 

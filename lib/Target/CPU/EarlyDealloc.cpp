@@ -1,0 +1,75 @@
+//===- EarlyDealloc.cpp - The tfc-early-dealloc pass ----------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_EARLYDEALLOC
+#include "tfc/Conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+
+namespace {
+
+struct EarlyDeallocPass : tfc::impl::EarlyDeallocBase<EarlyDeallocPass> {
+  void runOnOperation() override {
+    getOperation().walk([](func::FuncOp f) {
+      if (f.isDeclaration())
+        return;
+      Block &block = f.front();
+      for (auto dealloc :
+           llvm::make_early_inc_range(block.getOps<memref::DeallocOp>()))
+        hoist(block, dealloc);
+    });
+  }
+
+  /// The last op of `block` that uses `buffer` or a view of it.
+  static Operation *lastUse(Block &block, Value buffer,
+                            memref::DeallocOp dealloc) {
+    Operation *last = nullptr;
+    if (Operation *def = buffer.getDefiningOp())
+      if (def->getBlock() == &block)
+        last = def;
+    SmallVector<Value> worklist = {buffer};
+    llvm::SmallPtrSet<Value, 8> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (Operation *user : v.getUsers()) {
+        if (user == dealloc)
+          continue;
+        if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+          if (view.getViewSource() == v)
+            for (Value r : user->getResults())
+              worklist.push_back(r);
+        if (isa<memref::CastOp>(user))
+          worklist.push_back(user->getResult(0));
+        Operation *top = block.findAncestorOpInBlock(*user);
+        if (!top)
+          return nullptr; // used outside the block: leave it alone
+        if (!last || last->isBeforeInBlock(top))
+          last = top;
+      }
+    }
+    return last;
+  }
+
+  static void hoist(Block &block, memref::DeallocOp dealloc) {
+    Operation *last = lastUse(block, dealloc.getMemref(), dealloc);
+    if (!last || !last->isBeforeInBlock(dealloc) ||
+        last->hasTrait<OpTrait::IsTerminator>())
+      return;
+    dealloc->moveAfter(last);
+  }
+};
+
+} // namespace
