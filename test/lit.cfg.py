@@ -21,9 +21,11 @@ config.substitutions.append(("%tfc_src_root", config.tfc_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# Scripts under test/ (e.g. test/E2E/Inputs/compare.sh) find the tools on PATH.
+llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-tools = ["tfc-opt", "tfc-compile", "tfc-interpret"]
+tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])

@@ -1,17 +1,23 @@
-//===- SafeTensors.cpp - Reading .safetensors weight files ----------------===//
+//===- SafeTensors.cpp - Reading and writing .safetensors files -----------===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// A small JSON reader for the header (objects, arrays, strings, integers;
-// bounded nesting), then the checks of the format: known dtypes, sizes that
-// match shapes without overflow, offsets inside the data section, no two
-// tensors overlapping, no duplicate names.
+// The header goes through the runtime's JSON reader (Json.h), then the checks
+// of the format: known dtypes, sizes that match shapes without overflow,
+// offsets inside the data section, no two tensors overlapping, no duplicate
+// names. The writer streams a header and the tensors' bytes to a temporary
+// file and renames it into place.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/SafeTensors.h"
 
+#include "Json.h"
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -64,267 +70,6 @@ uint64_t TensorView::numElements() const {
     n *= static_cast<uint64_t>(d);
   return n;
 }
-
-//===----------------------------------------------------------------------===//
-// JSON
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-struct Json {
-  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
-  bool boolean = false;
-  /// Integers only are needed; `isInteger` is false for fractions, exponents
-  /// and values outside [0, 2^63).
-  bool isInteger = false;
-  uint64_t integer = 0;
-  std::string string;
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-};
-
-class JsonReader {
-public:
-  JsonReader(std::string_view text) : text(text) {}
-
-  bool read(Json &out, std::string &error) {
-    if (!value(out, 0)) {
-      error = "invalid JSON header at byte " + std::to_string(pos) + ": " +
-              why;
-      return false;
-    }
-    skipSpace();
-    if (pos != text.size()) {
-      error = "invalid JSON header at byte " + std::to_string(pos) +
-              ": unexpected text after the top-level object";
-      return false;
-    }
-    return true;
-  }
-
-private:
-  static constexpr int kMaxDepth = 64;
-
-  bool fail(const char *message) {
-    why = message;
-    return false;
-  }
-  void skipSpace() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
-                                 text[pos] == '\n' || text[pos] == '\r'))
-      ++pos;
-  }
-  bool literal(const char *word) {
-    size_t n = std::strlen(word);
-    if (text.substr(pos, n) != word)
-      return fail("unknown literal");
-    pos += n;
-    return true;
-  }
-
-  bool value(Json &out, int depth) {
-    if (depth > kMaxDepth)
-      return fail("nested too deeply");
-    skipSpace();
-    if (pos >= text.size())
-      return fail("unexpected end");
-    char c = text[pos];
-    if (c == '{')
-      return object(out, depth);
-    if (c == '[')
-      return array(out, depth);
-    if (c == '"') {
-      out.kind = Json::String;
-      return string(out.string);
-    }
-    if (c == 't' || c == 'f') {
-      out.kind = Json::Bool;
-      out.boolean = c == 't';
-      return literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n') {
-      out.kind = Json::Null;
-      return literal("null");
-    }
-    if (c == '-' || (c >= '0' && c <= '9'))
-      return number(out);
-    return fail("expected a value");
-  }
-
-  bool number(Json &out) {
-    out.kind = Json::Number;
-    size_t start = pos;
-    bool negative = text[pos] == '-', fractional = false, overflow = false;
-    if (negative)
-      ++pos;
-    if (pos >= text.size() || !(text[pos] >= '0' && text[pos] <= '9'))
-      return fail("expected digits");
-    uint64_t v = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      uint64_t d = static_cast<uint64_t>(text[pos++] - '0');
-      if (v > (UINT64_C(1) << 62) / 5) // v * 10 + d could pass 2^63
-        overflow = true;
-      v = v * 10 + d;
-    }
-    while (pos < text.size() &&
-           (text[pos] == '.' || text[pos] == 'e' || text[pos] == 'E' ||
-            text[pos] == '+' || text[pos] == '-' ||
-            (text[pos] >= '0' && text[pos] <= '9'))) {
-      fractional = true;
-      ++pos;
-    }
-    out.isInteger = !negative && !fractional && !overflow &&
-                    v < (UINT64_C(1) << 63);
-    out.integer = v;
-    (void)start;
-    return true;
-  }
-
-  bool string(std::string &out) {
-    ++pos; // "
-    while (true) {
-      if (pos >= text.size())
-        return fail("unterminated string");
-      char c = text[pos++];
-      if (c == '"')
-        return true;
-      if (static_cast<unsigned char>(c) < 0x20)
-        return fail("control character in a string");
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (pos >= text.size())
-        return fail("unterminated escape");
-      char e = text[pos++];
-      switch (e) {
-      case '"': case '\\': case '/': out.push_back(e); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
-      case 'u': {
-        uint32_t cp;
-        if (!hex4(cp))
-          return false;
-        if (cp >= 0xD800 && cp < 0xDC00) { // a surrogate pair
-          uint32_t low;
-          if (text.substr(pos, 2) != "\\u" || (pos += 2, !hex4(low)) ||
-              low < 0xDC00 || low >= 0xE000)
-            return fail("invalid surrogate pair");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return fail("invalid surrogate pair");
-        }
-        appendUtf8(out, cp);
-        break;
-      }
-      default:
-        return fail("invalid escape");
-      }
-    }
-  }
-
-  bool hex4(uint32_t &cp) {
-    if (pos + 4 > text.size())
-      return fail("truncated \\u escape");
-    cp = 0;
-    for (int i = 0; i < 4; ++i) {
-      char h = text[pos++];
-      cp <<= 4;
-      if (h >= '0' && h <= '9') cp |= h - '0';
-      else if (h >= 'a' && h <= 'f') cp |= h - 'a' + 10;
-      else if (h >= 'A' && h <= 'F') cp |= h - 'A' + 10;
-      else return fail("invalid \\u escape");
-    }
-    return true;
-  }
-
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  bool array(Json &out, int depth) {
-    out.kind = Json::Array;
-    ++pos; // [
-    skipSpace();
-    if (pos < text.size() && text[pos] == ']') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      out.items.emplace_back();
-      if (!value(out.items.back(), depth + 1))
-        return false;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == ']') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or ']'");
-    }
-  }
-
-  bool object(Json &out, int depth) {
-    out.kind = Json::Object;
-    ++pos; // {
-    skipSpace();
-    if (pos < text.size() && text[pos] == '}') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      if (pos >= text.size() || text[pos] != '"')
-        return fail("expected a member name");
-      std::string key;
-      if (!string(key))
-        return false;
-      skipSpace();
-      if (pos >= text.size() || text[pos] != ':')
-        return fail("expected ':'");
-      ++pos;
-      out.members.emplace_back(std::move(key), Json());
-      if (!value(out.members.back().second, depth + 1))
-        return false;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or '}'");
-    }
-  }
-
-  std::string_view text;
-  size_t pos = 0;
-  std::string why;
-};
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // SafeTensorsFile
@@ -405,22 +150,22 @@ bool SafeTensorsFile::parse(const std::string &what, std::string &error) {
 
   std::string_view headerText(reinterpret_cast<const char *>(base + 8),
                               headerBytes);
-  Json header;
-  if (!JsonReader(headerText).read(header, error))
+  json::Value header;
+  if (!json::parse(headerText, header, error, "JSON header"))
     return fail(error);
-  if (header.kind != Json::Object)
+  if (header.kind != json::Value::Object)
     return fail("the header is not a JSON object");
 
   const uint8_t *data = base + 8 + headerBytes;
   uint64_t dataBytes = size - 8 - headerBytes;
   for (auto &member : header.members) {
     const std::string &name = member.first;
-    const Json &entry = member.second;
+    const json::Value &entry = member.second;
     if (name == "__metadata__") {
-      if (entry.kind != Json::Object)
+      if (entry.kind != json::Value::Object)
         return fail("__metadata__ is not an object");
       for (auto &[key, value] : entry.members) {
-        if (value.kind != Json::String)
+        if (value.kind != json::Value::String)
           return fail("__metadata__ value of '" + key + "' is not a string");
         meta[key] = value.string;
       }
@@ -429,9 +174,9 @@ bool SafeTensorsFile::parse(const std::string &what, std::string &error) {
     auto bad = [&](const std::string &m) {
       return fail("tensor '" + name + "': " + m);
     };
-    if (entry.kind != Json::Object)
+    if (entry.kind != json::Value::Object)
       return bad("entry is not an object");
-    const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    const json::Value *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
     for (auto &[key, value] : entry.members) {
       if (key == "dtype")
         dtype = &value;
@@ -446,25 +191,26 @@ bool SafeTensorsFile::parse(const std::string &what, std::string &error) {
       return bad("needs dtype, shape and data_offsets");
     TensorView view;
     view.name = name;
-    if (dtype->kind != Json::String || !parseDType(dtype->string, view.dtype))
-      return bad("unknown dtype" +
-                 (dtype->kind == Json::String ? " '" + dtype->string + "'"
-                                              : std::string()));
-    if (shape->kind != Json::Array)
+    if (dtype->kind != json::Value::String ||
+        !parseDType(dtype->string, view.dtype))
+      return bad("unknown dtype" + (dtype->kind == json::Value::String
+                                        ? " '" + dtype->string + "'"
+                                        : std::string()));
+    if (shape->kind != json::Value::Array)
       return bad("shape is not an array");
     // Element count with overflow checks (it must fit the data anyway).
     uint64_t elements = 1;
-    for (const Json &d : shape->items) {
-      if (d.kind != Json::Number || !d.isInteger)
+    for (const json::Value &d : shape->items) {
+      if (d.kind != json::Value::Number || !d.isInteger)
         return bad("shape entries must be non-negative integers");
       if (d.integer != 0 && elements > UINT64_MAX / d.integer)
         return bad("shape is too large");
       elements *= d.integer;
       view.shape.push_back(static_cast<int64_t>(d.integer));
     }
-    if (offsets->kind != Json::Array || offsets->items.size() != 2 ||
-        offsets->items[0].kind != Json::Number ||
-        offsets->items[1].kind != Json::Number ||
+    if (offsets->kind != json::Value::Array || offsets->items.size() != 2 ||
+        offsets->items[0].kind != json::Value::Number ||
+        offsets->items[1].kind != json::Value::Number ||
         !offsets->items[0].isInteger || !offsets->items[1].isInteger)
       return bad("data_offsets must be [begin, end] with integers");
     view.begin = offsets->items[0].integer;
@@ -514,5 +260,158 @@ bool SafeTensorsFile::parse(const std::string &what, std::string &error) {
                   byOffset[i]->name + "' [" +
                   std::to_string(byOffset[i]->begin) + ", " +
                   std::to_string(byOffset[i]->end) + ") overlap");
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Writer
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A tensor placed in the data section.
+struct Placed {
+  const TensorToWrite *tensor;
+  uint64_t begin, bytes;
+};
+
+} // namespace
+
+/// Orders and places `tensors` and returns the padded header (with its 8-byte
+/// length prefix), or fails.
+static bool layOut(const std::vector<TensorToWrite> &tensors,
+                   const std::map<std::string, std::string> &metadata,
+                   std::string &prefix, std::vector<Placed> &placed,
+                   std::string &error) {
+  std::vector<const TensorToWrite *> order;
+  for (const TensorToWrite &t : tensors)
+    order.push_back(&t);
+  // Tensors whose size is a multiple of 64 bytes first: the data section
+  // starts at a multiple of 64, so they all stay 64-byte aligned and the
+  // runtime can use them in place (the format allows no padding between
+  // tensors). Then larger elements first, then names.
+  auto bytesOf = [](const TensorToWrite *t) {
+    uint64_t n = dtypeSize(t->dtype);
+    for (int64_t d : t->shape)
+      n *= static_cast<uint64_t>(d < 0 ? 0 : d);
+    return n;
+  };
+  std::sort(order.begin(), order.end(),
+            [&](const TensorToWrite *a, const TensorToWrite *b) {
+              bool oddA = bytesOf(a) % 64 != 0, oddB = bytesOf(b) % 64 != 0;
+              if (oddA != oddB)
+                return oddB;
+              size_t sa = dtypeSize(a->dtype), sb = dtypeSize(b->dtype);
+              return sa != sb ? sa > sb : a->name < b->name;
+            });
+  std::string header = "{";
+  if (!metadata.empty()) {
+    header += "\"__metadata__\":{";
+    bool first = true;
+    for (const auto &[key, value] : metadata) {
+      header +=
+          (first ? "" : ",") + json::quote(key) + ":" + json::quote(value);
+      first = false;
+    }
+    header += "}";
+  }
+  uint64_t offset = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const TensorToWrite &t = *order[i];
+    if (t.name.empty() || t.name == "__metadata__")
+      return error = "cannot write a tensor named '" + t.name + "'", false;
+    if (i > 0 && order[i - 1]->name == t.name)
+      return error = "tensor '" + t.name + "' is given twice", false;
+    uint64_t elements = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0)
+        return error = "tensor '" + t.name + "' has a negative dim", false;
+      if (d != 0 && elements > UINT64_MAX / 16 / static_cast<uint64_t>(d))
+        return error = "tensor '" + t.name + "' is too large", false;
+      elements *= static_cast<uint64_t>(d);
+    }
+    uint64_t bytes = elements * dtypeSize(t.dtype);
+    if (bytes > 0 && !t.data)
+      return error = "tensor '" + t.name + "' has no data", false;
+    if (offset > UINT64_MAX - bytes)
+      return error = "the tensors are too large", false;
+    header += (header.size() > 1 ? "," : "") + json::quote(t.name) +
+              ":{\"dtype\":\"" + dtypeName(t.dtype) + "\",\"shape\":[";
+    for (size_t k = 0; k < t.shape.size(); ++k)
+      header += (k ? "," : "") + std::to_string(t.shape[k]);
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+              std::to_string(offset + bytes) + "]}";
+    placed.push_back({&t, offset, bytes});
+    offset += bytes;
+  }
+  header += "}";
+  // JSON allows trailing white space: pad so that the data starts at a
+  // multiple of 64 bytes.
+  header.append((64 - (8 + header.size()) % 64) % 64, ' ');
+  if (header.size() > SafeTensorsFile::kMaxHeaderBytes)
+    return error = "the header would exceed the format's limit", false;
+  prefix.assign(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    prefix[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  prefix += header;
+  return true;
+}
+
+bool tfc::rt::encodeSafeTensors(
+    const std::vector<TensorToWrite> &tensors,
+    const std::map<std::string, std::string> &metadata, std::string &image,
+    std::string &error) {
+  std::vector<Placed> placed;
+  if (!layOut(tensors, metadata, image, placed, error))
+    return false;
+  for (const Placed &p : placed)
+    image.append(static_cast<const char *>(p.tensor->data), p.bytes);
+  return true;
+}
+
+bool tfc::rt::writeSafeTensors(
+    const std::string &path, const std::vector<TensorToWrite> &tensors,
+    const std::map<std::string, std::string> &metadata, std::string &error) {
+  std::string prefix;
+  std::vector<Placed> placed;
+  if (!layOut(tensors, metadata, prefix, placed, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  std::string temp = path + ".tmp-XXXXXX";
+  int fd = mkstemp(&temp[0]);
+  if (fd < 0) {
+    error = path + ": cannot create a temporary file next to it: " +
+            std::strerror(errno);
+    return false;
+  }
+  auto writeAll = [&](const void *data, uint64_t n) {
+    const char *p = static_cast<const char *>(data);
+    while (n > 0) {
+      ssize_t w = ::write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return false;
+      p += w;
+      n -= static_cast<uint64_t>(w);
+    }
+    return true;
+  };
+  bool ok = writeAll(prefix.data(), prefix.size());
+  for (size_t i = 0; ok && i < placed.size(); ++i)
+    ok = writeAll(placed[i].tensor->data, placed[i].bytes);
+  // Files from mkstemp are 0600; give the file the usual permissions.
+  if (ok)
+    ok = fchmod(fd, 0644) == 0;
+  if (::close(fd) != 0)
+    ok = false;
+  if (ok && std::rename(temp.c_str(), path.c_str()) != 0)
+    ok = false;
+  if (!ok) {
+    error = path + ": cannot write: " + std::strerror(errno);
+    ::unlink(temp.c_str());
+    return false;
+  }
   return true;
 }

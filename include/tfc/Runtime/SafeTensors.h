@@ -8,7 +8,8 @@
 // (plus an optional "__metadata__" string map), then the tensor bytes. The
 // file is memory-mapped and tensors are views into it (zero-copy). Every
 // structural property is checked on open; a malformed file gives an error
-// message naming the tensor and the problem, never a crash.
+// message naming the tensor and the problem, never a crash. The writer is what
+// tfc-weights and the tests use to produce files.
 //
 // Plain C++17 with no LLVM dependency: this is part of libtfcrt.
 //
@@ -79,6 +80,30 @@ private:
   std::vector<TensorView> views;
   std::map<std::string, std::string> meta;
 };
+
+/// A tensor for the writer: `data` holds its elements, row-major.
+struct TensorToWrite {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+};
+
+/// The safetensors image of `tensors` and `metadata`: the data section starts
+/// at a multiple of 64 bytes and tensors are contiguous, those whose size is
+/// a multiple of 64 bytes first (so they stay 64-byte aligned), then by
+/// element size (largest first) and name. Fails (with `error`) on duplicate or
+/// empty names, negative or overflowing shapes, and null data with elements.
+bool encodeSafeTensors(const std::vector<TensorToWrite> &tensors,
+                       const std::map<std::string, std::string> &metadata,
+                       std::string &image, std::string &error);
+
+/// Writes the same to `path`, streaming the tensors' bytes, through a
+/// temporary file renamed into place: `path` is complete or untouched.
+bool writeSafeTensors(const std::string &path,
+                      const std::vector<TensorToWrite> &tensors,
+                      const std::map<std::string, std::string> &metadata,
+                      std::string &error);
 
 } // namespace tfc::rt
 

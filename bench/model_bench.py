@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Whole-model benchmark: a tfc-compiled model against PyTorch eager.
+
+    model_bench.py {bert|gpt2} MODEL.so WEIGHTS.safetensors --seq 128
+                   [--batch 1] [--threads 2] [--iters 20] [--bin build/bin]
+
+Both run in this script's process tree on the same weights and inputs with
+the same thread count: tfc through `tfc-run --time N` (median of N runs after
+a warm-up, as printed by tfc-run), PyTorch with torch.set_num_threads and
+torch.inference_mode (median of N after a warm-up). Prints both medians, the
+ratio, and the max abs difference of the outputs (PyTorch is also an
+independent numerical reference of the compiled model).
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_models  # noqa: E402
+
+
+def save_npy(path, array):
+    np.save(path, array)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", choices=["bert", "gpt2"])
+    ap.add_argument("lib")
+    ap.add_argument("weights")
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin"))
+    args = ap.parse_args()
+
+    rng = np.random.default_rng(0)
+    vocab = 30522 if args.model == "bert" else 50257
+    ids = rng.integers(0, vocab, size=(args.batch, args.seq), dtype=np.int64)
+    weights = torch_models.load_safetensors(args.weights)
+    torch.set_num_threads(args.threads)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = {"input_ids": ids}
+        if args.model == "bert":
+            inputs["token_type_ids"] = np.zeros_like(ids)
+            inputs["attention_mask"] = np.ones_like(ids)
+        run = [os.path.join(args.bin, "tfc-run"), args.lib, "--weights", args.weights,
+               "--time", str(args.iters)]
+        for name, value in inputs.items():
+            path = os.path.join(tmp, name + ".npy")
+            save_npy(path, value)
+            run += ["--input", f"{name}={path}"]
+        out0 = os.path.join(tmp, "out0.npy")
+        first_output = "last_hidden_state" if args.model == "bert" else "logits"
+        env = dict(os.environ, TFC_NUM_THREADS=str(args.threads))
+        # Output names come from the model; ask tfc-run for the first one.
+        info = subprocess.run([os.path.join(args.bin, "tfc-run"), args.lib, "--info"],
+                              capture_output=True, text=True, env=env)
+        m = re.search(r"output '([^']+)'", info.stdout)
+        if m:
+            first_output = m.group(1)
+        proc = subprocess.run(run + ["--output", f"{first_output}={out0}"],
+                              capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            sys.exit(f"tfc-run failed:\n{proc.stdout}\n{proc.stderr}")
+        m = re.search(r"median\s+([0-9.]+)\s*ms", proc.stdout)
+        if not m:
+            sys.exit(f"cannot find the median in tfc-run's output:\n{proc.stdout}")
+        tfc_ms = float(m.group(1))
+        tfc_out = np.load(out0)
+
+    model = (torch_models.Bert(weights, layers=args.layers) if args.model == "bert"
+             else torch_models.Gpt2(weights, layers=args.layers))
+    targs = [torch.from_numpy(v) for v in inputs.values()]
+    with torch.inference_mode():
+        ref = model(*targs)[0].numpy()
+        times = []
+        for i in range(args.iters + 1):
+            start = time.perf_counter()
+            model(*targs)
+            if i:
+                times.append((time.perf_counter() - start) * 1e3)
+    torch_ms = statistics.median(times)
+    err = float(np.max(np.abs(ref - tfc_out)))
+    scale = float(np.max(np.abs(ref)))
+    print(f"{args.model} layers={args.layers} batch={args.batch} seq={args.seq} "
+          f"threads={args.threads}: tfc {tfc_ms:.2f} ms | PyTorch {torch.__version__} "
+          f"{torch_ms:.2f} ms | tfc/PyTorch time ratio {tfc_ms / torch_ms:.2f} | "
+          f"max abs diff {err:.2e} (scale {scale:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+//===- ModelMetadata.h - The metadata a compiled model exports --*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The parsed form of `tfc_model_metadata` (ModelABI.h, docs/abi.md), its
+// checks, and the check that this host can run code for the model's target.
+// The loader (tfc_model_load) uses these; they are public so that tools and
+// tests can check metadata without a shared library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_MODELMETADATA_H
+#define TFC_RUNTIME_MODELMETADATA_H
+
+#include "tfc/Runtime/tfc.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfc::rt {
+
+/// One dimension of an input, output or weight.
+struct DimSpec {
+  /// The static size, or -1 when the dim is dynamic.
+  int64_t size = -1;
+  /// The name of a named dynamic dim ("" when static or unnamed).
+  std::string name;
+  /// The inclusive maximum of a named dim (from "dims"), or -1.
+  int64_t max = -1;
+
+  bool isStatic() const { return size >= 0; }
+};
+
+struct TensorSpec {
+  std::string name;
+  tfc_dtype dtype = TFC_F32;
+  std::vector<DimSpec> shape;
+  /// Integer inputs: values must be in [0, bound); -1 if unbounded.
+  int64_t bound = -1;
+
+  /// "[batch, seq, 50257]" ("?" for an unnamed dynamic dim).
+  std::string shapeString() const;
+  /// The element count of a fully static shape.
+  uint64_t numElements() const;
+};
+
+struct EntrySpec {
+  std::string name, symbol;
+  std::vector<TensorSpec> inputs, outputs;
+};
+
+struct ConstantSpec {
+  uint64_t bytes = 0, align = 64;
+};
+
+struct NamedDimSpec {
+  std::string name;
+  int64_t max = -1;
+};
+
+struct TargetSpec {
+  std::string triple, cpu, features;
+};
+
+struct ModelSpec {
+  int64_t abi = 0;
+  std::string name;
+  TargetSpec target;
+  std::vector<NamedDimSpec> dims;
+  /// Weights have static shapes.
+  std::vector<TensorSpec> weights;
+  std::vector<ConstantSpec> constants;
+  std::vector<EntrySpec> entries;
+
+  /// The entry called `name`, or -1.
+  int64_t findEntry(std::string_view name) const;
+};
+
+/// Parses and checks metadata JSON: the ABI version first, then every field
+/// (types, known dtypes, ranks up to TFC_MAX_RANK, unique names, named dims
+/// declared in "dims", bounds only on integer inputs, power-of-two constant
+/// alignments, weight sizes without overflow). Unknown keys are ignored. On
+/// failure `error` says where: "entry 'forward': input 'ids': ...".
+bool parseModelMetadata(std::string_view text, ModelSpec &out,
+                        std::string &error);
+
+/// "f32", ... and back.
+bool parseDTypeName(std::string_view name, tfc_dtype &out);
+
+/// "[2, 3]".
+std::string shapeString(const int64_t *dims, size_t rank);
+
+/// What a host answers about a CPU feature (LLVM spelling, "avx512f").
+enum class FeatureSupport { Yes, No, Unknown };
+
+/// Whether code for `target` can run here: "" if so, else a message. The
+/// triple's architecture must be the host's; every "+feature" of the
+/// target's feature list that the runtime knows how to test must be present
+/// (unknown ones, such as tuning flags, are ignored). On Linux, a model using
+/// AMX also gets the kernel's permission for tile data.
+std::string checkHostTarget(const TargetSpec &target);
+
+/// The same against a given host, for tests.
+std::string
+checkTarget(const TargetSpec &target, std::string_view hostArch,
+            const std::function<FeatureSupport(std::string_view)> &hostHas);
+
+/// This host's architecture as in a triple ("x86_64", "aarch64").
+std::string_view hostArchitecture();
+
+/// Whether this host's CPU and OS support a feature.
+FeatureSupport hostHasFeature(std::string_view feature);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_MODELMETADATA_H

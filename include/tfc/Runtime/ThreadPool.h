@@ -1,0 +1,73 @@
+//===- ThreadPool.h - The runtime's fork-join thread pool -------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// What a model's `parallel_for` hook runs on: a fixed set of workers created
+// once. parallelFor(n, fn, ctx) splits [0, n) into one contiguous chunk per
+// thread (the caller's included) and returns when every chunk is done. Chunks
+// are claimed dynamically, so a worker that wakes late does not hold the
+// caller up: the caller takes its chunk. Idle workers spin briefly, then
+// sleep on a condition variable.
+//
+// A parallelFor from inside a chunk (nested) runs inline on that thread; two
+// threads calling parallelFor on one pool take turns. Neither deadlocks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_THREADPOOL_H
+#define TFC_RUNTIME_THREADPOOL_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tfc::rt {
+
+class ThreadPool {
+public:
+  using Fn = void (*)(void *ctx, int64_t begin, int64_t end);
+
+  /// The most threads a pool runs.
+  static constexpr unsigned kMaxThreads = 1024;
+
+  /// A pool of `numThreads` threads in all (the caller is one of them, so
+  /// numThreads - 1 workers); clamped to [1, kMaxThreads].
+  explicit ThreadPool(unsigned numThreads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  unsigned numThreads() const;
+
+  /// Calls fn(ctx, begin, end) on disjoint contiguous ranges covering
+  /// [0, n), concurrently, and returns when all have returned. n <= 0 does
+  /// nothing.
+  void parallelFor(int64_t n, Fn fn, void *ctx);
+
+  /// Replaces the workers to run `numThreads` threads in all. Waits for a
+  /// parallelFor in progress. False (and nothing changes) when called from
+  /// inside a chunk.
+  bool resize(unsigned numThreads);
+
+  /// Whether the calling thread is running a chunk of some parallelFor.
+  static bool inParallelRegion();
+
+  /// The pool models run on, created on first use with defaultThreads().
+  static ThreadPool &global();
+
+  /// TFC_NUM_THREADS if it is a positive integer (at most kMaxThreads), else
+  /// the number of hardware threads. A malformed TFC_NUM_THREADS sets
+  /// `warning` to a message saying so.
+  static unsigned defaultThreads(std::string *warning = nullptr);
+
+  /// The thread count a TFC_NUM_THREADS value asks for, or 0 if malformed.
+  static unsigned parseThreadCount(const char *text);
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_THREADPOOL_H

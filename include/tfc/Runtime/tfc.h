@@ -1,0 +1,257 @@
+/*===- tfc.h - The C API of libtfcrt ------------------------------*- C -*-===//
+ *
+ * Part of tfc, a transformer compiler on MLIR.
+ *
+ * Loading a model compiled by `tfc-compile -o model.so`, binding its weights
+ * from a .safetensors file, and running its entry points. Usable from C and
+ * C++; link libtfcrt (static or shared). See docs/runtime.md.
+ *
+ *   tfc_model *m;
+ *   if (tfc_model_load("gpt2.so", &m) != TFC_OK ||
+ *       tfc_model_load_weights(m, "gpt2.safetensors") != TFC_OK) {
+ *     fprintf(stderr, "%s\n", tfc_last_error());
+ *     ...
+ *   }
+ *   int64_t ids[3] = {464, 3290, 318};
+ *   tfc_tensor in = {TFC_I64, 2, {1, 3}, ids, NULL};
+ *   tfc_tensor out;
+ *   if (tfc_run(m, "forward", &in, 1, &out, 1) == TFC_OK) {
+ *     ... out.data is float[1][3][50257] ...
+ *     tfc_tensor_release(&out);
+ *   }
+ *   tfc_model_free(m);
+ *
+ * Errors: every function that can fail returns a tfc_status; on failure
+ * tfc_last_error() is a message naming what is wrong (the input, weight or
+ * symbol, expected and found). No function aborts on bad input.
+ *
+ * Threads: a model may be used from several threads; tfc_run calls on the
+ * same model are serialised, calls on different models run concurrently.
+ * Entry points parallelise through one process-wide thread pool
+ * (TFC_NUM_THREADS, tfc_set_num_threads).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TFC_RUNTIME_TFC_H
+#define TFC_RUNTIME_TFC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TFC_API __attribute__((visibility("default")))
+#else
+#define TFC_API
+#endif
+
+/* The largest tensor rank (the same as ModelABI.h's). */
+#ifndef TFC_MAX_RANK
+#define TFC_MAX_RANK 8
+#endif
+
+typedef enum tfc_status {
+  TFC_OK = 0,
+  /* A null pointer, an index out of range, a call in the wrong state (running
+   * before the weights are loaded, running an inspected model). */
+  TFC_ERR_INVALID_ARGUMENT = 1,
+  /* A file cannot be opened, read or mapped. */
+  TFC_ERR_IO = 2,
+  /* Not a tfc model: dlopen failed, a symbol is missing, the metadata is
+   * malformed or of another ABI version. */
+  TFC_ERR_INVALID_MODEL = 3,
+  /* The model was compiled for another architecture or for CPU features
+   * this host lacks. */
+  TFC_ERR_UNSUPPORTED_HOST = 4,
+  /* The weights file is malformed or does not match the model. */
+  TFC_ERR_WEIGHTS = 5,
+  /* The inputs or outputs given to tfc_run do not match the entry. */
+  TFC_ERR_INPUT = 6,
+  TFC_ERR_OUT_OF_MEMORY = 7,
+  /* The model broke its contract (an output of the wrong shape). */
+  TFC_ERR_INTERNAL = 8,
+  /* Not a status: makes every int a valid value of the enum. */
+  TFC_STATUS_MAX_ENUM = 0x7FFFFFFF
+} tfc_status;
+
+/* Element types. Booleans take one byte (0 or 1). */
+typedef enum tfc_dtype {
+  TFC_F32 = 0,
+  TFC_F64 = 1,
+  TFC_F16 = 2,
+  TFC_BF16 = 3,
+  TFC_I64 = 4,
+  TFC_I32 = 5,
+  TFC_BOOL = 6,
+  TFC_DTYPE_MAX_ENUM = 0x7FFFFFFF /* not a dtype */
+} tfc_dtype;
+
+/* "TFC_OK", "TFC_ERR_IO", ...; "f32", "bf16", "bool", ...; bytes per
+ * element. Unknown values give "?" and 0. */
+TFC_API const char *tfc_status_name(tfc_status status);
+TFC_API const char *tfc_dtype_name(tfc_dtype dtype);
+TFC_API size_t tfc_dtype_size(tfc_dtype dtype);
+
+/* The message of the calling thread's last failure ("" if none). Valid until
+ * the thread's next call into the API. */
+TFC_API const char *tfc_last_error(void);
+
+/*===-------------------------------------------------------------------===*
+ * Models
+ *===-------------------------------------------------------------------===*/
+
+typedef struct tfc_model tfc_model;
+
+/* Loads a compiled model: dlopen, metadata checks (ABI version, target
+ * architecture and CPU features), runtime hooks. A model without weights is
+ * ready to run; otherwise call tfc_model_load_weights next. */
+TFC_API tfc_status tfc_model_load(const char *so_path, tfc_model **out);
+
+/* Opens a model for introspection only: the metadata is read and checked but
+ * not the host, and the model cannot run. For tools that describe models
+ * compiled for other machines. */
+TFC_API tfc_status tfc_model_inspect(const char *so_path, tfc_model **out);
+
+/* Binds the weights from a .safetensors file: every weight of the metadata
+ * must be present with its shape; float weights are converted between f32,
+ * f64, f16 and bf16 (i32 widens to i64), other dtypes must match. Weights of
+ * the model's dtype whose data is 16-byte aligned in the file are used in
+ * place (the file stays mapped); others are copied. Then the model's derived
+ * constants are computed. May be called again to bind other weights. On
+ * failure the previous binding (if any) stays. */
+TFC_API tfc_status tfc_model_load_weights(tfc_model *model,
+                                          const char *safetensors_path);
+
+/* Notes of the last successful tfc_model_load_weights, such as tensors of the
+ * file the model does not use; "" if none. Valid until the next load. */
+TFC_API const char *tfc_model_notes(const tfc_model *model);
+
+/* Frees a model (null is allowed). Outputs already returned stay valid. */
+TFC_API void tfc_model_free(tfc_model *model);
+
+/* Threads of the process-wide pool (the caller of tfc_run included). The
+ * default is TFC_NUM_THREADS if set to a positive integer, else the number
+ * of hardware threads. n == 0 restores the default. Fails inside an entry
+ * point. */
+TFC_API tfc_status tfc_set_num_threads(int n);
+TFC_API int tfc_num_threads(void);
+
+/*===-------------------------------------------------------------------===*
+ * Introspection. Strings stay valid until tfc_model_free.
+ *===-------------------------------------------------------------------===*/
+
+typedef struct tfc_model_info {
+  const char *name;
+  /* The target the model was compiled for. */
+  const char *triple, *cpu, *features;
+  size_t num_entries;
+  size_t num_weights;
+  uint64_t weight_bytes; /* in the model's dtypes */
+  size_t num_constants;
+  uint64_t constant_bytes;
+} tfc_model_info;
+
+TFC_API tfc_status tfc_model_get_info(const tfc_model *model,
+                                      tfc_model_info *out);
+
+/* The metadata JSON the model exports as `tfc_model_metadata` (ModelABI.h,
+ * docs/abi.md). */
+TFC_API const char *tfc_model_metadata_json(const tfc_model *model);
+
+/* An input, output or weight. */
+typedef struct tfc_tensor_info {
+  const char *name;
+  tfc_dtype dtype;
+  int32_t rank;
+  /* Per dim: the static size, or -1 if dynamic. */
+  int64_t dims[TFC_MAX_RANK];
+  /* Per dim: the name of a named dynamic dim, else NULL. Inputs and outputs
+   * sharing a name have the same size in a run. */
+  const char *dim_names[TFC_MAX_RANK];
+  /* Per dim: the inclusive maximum of a named dim, or -1. */
+  int64_t dim_max[TFC_MAX_RANK];
+  /* Integer inputs: every value must be in [0, bound); -1 if unbounded. */
+  int64_t bound;
+} tfc_tensor_info;
+
+/* The entry called `name`, or -1. */
+TFC_API int64_t tfc_model_find_entry(const tfc_model *model, const char *name);
+/* NULL if `entry` is out of range. */
+TFC_API const char *tfc_model_entry_name(const tfc_model *model, size_t entry);
+/* 0 if `entry` is out of range. */
+TFC_API size_t tfc_entry_num_inputs(const tfc_model *model, size_t entry);
+TFC_API size_t tfc_entry_num_outputs(const tfc_model *model, size_t entry);
+TFC_API tfc_status tfc_entry_input_info(const tfc_model *model, size_t entry,
+                                        size_t index, tfc_tensor_info *out);
+TFC_API tfc_status tfc_entry_output_info(const tfc_model *model, size_t entry,
+                                         size_t index, tfc_tensor_info *out);
+TFC_API tfc_status tfc_model_weight_info(const tfc_model *model, size_t index,
+                                         tfc_tensor_info *out);
+
+/*===-------------------------------------------------------------------===*
+ * Running
+ *===-------------------------------------------------------------------===*/
+
+/* A dense row-major tensor. */
+typedef struct tfc_tensor {
+  tfc_dtype dtype;
+  int32_t rank;
+  int64_t shape[TFC_MAX_RANK];
+  /* The elements. Inputs: the caller's, read only, aligned to the element
+   * size at least (else they are copied), may be NULL when there are no
+   * elements. Outputs: allocated by the runtime, 64-byte aligned. */
+  void *data;
+  /* Outputs: what tfc_tensor_release frees. Inputs: ignored. */
+  void *owner;
+} tfc_tensor;
+
+/* Runs entry `entry` (NULL: the model's only entry). `inputs` are in the
+ * entry's order (tfc_entry_input_info) and are checked first: count, dtype,
+ * rank, static sizes, named dims (equal where they share a name, at most
+ * their max), integer bounds, booleans 0/1; a mismatch is TFC_ERR_INPUT with
+ * a message naming the input, the dim or the offending element.
+ * `outputs` receives num_outputs tensors (it must equal the entry's count);
+ * each belongs to the caller until tfc_tensor_release, independently of the
+ * model and of later runs. On failure every output is zeroed (data NULL). */
+TFC_API tfc_status tfc_run(tfc_model *model, const char *entry,
+                           const tfc_tensor *inputs, size_t num_inputs,
+                           tfc_tensor *outputs, size_t num_outputs);
+
+/* Frees an output of tfc_run and zeroes data and owner; a zeroed tensor or
+ * NULL is ignored. */
+TFC_API void tfc_tensor_release(tfc_tensor *tensor);
+
+/* How the intermediates of the last run were placed (docs/runtime.md). */
+typedef enum tfc_plan_mode {
+  TFC_PLAN_NONE = 0,      /* no run yet */
+  TFC_PLAN_RECORDED = 1,  /* a new shape signature: allocations recorded */
+  TFC_PLAN_REPLAYED = 2,  /* served from the signature's arena plan */
+  TFC_PLAN_FELL_BACK = 3, /* the run left its plan: the rest went to the heap */
+  TFC_PLAN_MAX_ENUM = 0x7FFFFFFF /* not a mode */
+} tfc_plan_mode;
+
+typedef struct tfc_memory_stats {
+  tfc_plan_mode mode;
+  /* The last run: allocations and their bytes; how many the arena served,
+   * how many the heap (outputs included), how many outlived the run. */
+  uint64_t allocs, alloc_bytes, arena_allocs, heap_allocs, output_allocs;
+  /* The plan of the last run's signature (0 if none): the arena size, the
+   * sum of the sizes it holds, and the most bytes live at once. */
+  uint64_t arena_bytes, planned_bytes, peak_live_bytes;
+  /* Plans cached (one per recent shape signature); arena bytes held. */
+  uint64_t num_plans, arena_capacity;
+  /* Weights used in place from the mapped file, copied or converted. */
+  uint64_t weight_bytes_mapped, weight_bytes_copied;
+} tfc_memory_stats;
+
+TFC_API tfc_status tfc_model_memory_stats(const tfc_model *model,
+                                          tfc_memory_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFC_RUNTIME_TFC_H */

@@ -1,0 +1,478 @@
+//===- Model.cpp - Loading models and binding weights ---------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Loading: dlopen (RTLD_NOW | RTLD_LOCAL), the metadata symbol read within
+// its ELF size, the metadata parsed and checked, the host checked against the
+// target, the init and entry symbols resolved, and the runtime hooks
+// installed. Binding: every weight of the metadata found in the safetensors
+// file with its shape, then used in place (same dtype, 16-byte aligned) or
+// copied/converted into 64-byte aligned memory; constants allocated and
+// zeroed; the model's init called. A failed binding leaves the previous one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Model.h"
+
+#include "tfc/Runtime/Float16.h"
+#include "tfc/Runtime/ThreadPool.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <link.h>
+#include <map>
+#include <sys/stat.h>
+
+using namespace tfc::rt;
+
+//===----------------------------------------------------------------------===//
+// Hooks
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A parallel_for chunk runs with the caller's planner in parallel mode, so
+/// that allocations inside chunks (whose order is not deterministic) take
+/// the planner's shared path.
+struct ChunkContext {
+  void (*fn)(void *ctx, int64_t begin, int64_t end);
+  void *ctx;
+  MemoryPlanner *planner;
+};
+
+void runChunk(void *context, int64_t begin, int64_t end) {
+  auto *c = static_cast<ChunkContext *>(context);
+  MemoryPlanner::ParallelScope scope(c->planner);
+  c->fn(c->ctx, begin, end);
+}
+
+void hookParallelFor(int64_t n, void (*fn)(void *ctx, int64_t, int64_t),
+                     void *ctx) {
+  if (n <= 0 || !fn)
+    return;
+  ChunkContext c{fn, ctx, MemoryPlanner::current()};
+  ThreadPool::global().parallelFor(n, runChunk, &c);
+}
+
+const tfc_rt_hooks kHooks = {hookAlloc, hookFree, hookParallelFor};
+
+/// The text of the NUL-terminated string `s` of symbol `name`, read no
+/// further than the symbol's size when the dynamic linker knows it.
+bool readMetadata(const char *s, std::string &out, std::string &error) {
+  size_t limit = size_t(256) << 20;
+#ifdef __GLIBC__
+  Dl_info info;
+  void *entry = nullptr;
+  if (dladdr1(s, &info, &entry, RTLD_DL_SYMENT) && entry) {
+    const auto *sym = static_cast<const ElfW(Sym) *>(entry);
+    if (sym->st_size > 0)
+      limit = sym->st_size;
+  }
+#endif
+  const void *nul = std::memchr(s, '\0', limit);
+  if (!nul) {
+    error = "tfc_model_metadata is not NUL-terminated";
+    return false;
+  }
+  out.assign(s, static_cast<const char *>(nul));
+  return true;
+}
+
+/// "" unless `path` is an ELF file for another machine than this host.
+std::string checkElfMachine(const std::string &path) {
+  unsigned char header[20];
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return "";
+  size_t n = std::fread(header, 1, sizeof header, f);
+  std::fclose(f);
+  if (n < sizeof header || std::memcmp(header,
+                                       "\x7f"
+                                       "ELF",
+                                       4) != 0)
+    return ""; // not ELF: dlopen will say so
+  bool little = header[5] == 1;
+  unsigned machine =
+      little ? header[18] | (header[19] << 8) : (header[18] << 8) | header[19];
+  static const struct {
+    unsigned machine;
+    const char *name;
+  } kMachines[] = {{3, "i386"},      {40, "arm"},       {62, "x86_64"},
+                   {183, "aarch64"}, {243, "riscv"},    {21, "ppc64"},
+                   {22, "s390x"},    {258, "loongarch"}};
+  const char *name = nullptr;
+  for (auto &m : kMachines)
+    if (m.machine == machine)
+      name = m.name;
+  std::string_view host = hostArchitecture();
+  if (!name || host == "unknown" || std::string_view(name) == host ||
+      (host == "riscv64" && std::string_view(name) == "riscv"))
+    return "";
+  return "the library is for " + std::string(name) + ", but this host is " +
+         std::string(host);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+tfc_model::~tfc_model() {
+  // Buffers and the mapping go with the members; the library last.
+  table.clear();
+  buffers.clear();
+  weightsFile.reset();
+  if (handle)
+    dlclose(handle);
+}
+
+tfc_status tfc_model::load(const char *pathArg, bool runnable,
+                           tfc_model **out) {
+  if (!out)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "the output pointer is NULL");
+  *out = nullptr;
+  if (!pathArg)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "the model path is NULL");
+  std::string path = pathArg;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return setError(TFC_ERR_IO,
+                    path + ": cannot open: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return setError(TFC_ERR_IO, path + ": not a regular file");
+
+  // A library for another machine cannot be loaded to read its metadata:
+  // say what it is rather than pass on dlopen's "wrong ELF class".
+  std::string why = checkElfMachine(path);
+  if (!why.empty())
+    return setError(TFC_ERR_UNSUPPORTED_HOST, path + ": " + why);
+
+  std::unique_ptr<tfc_model> model(new tfc_model());
+  model->path = path;
+  model->runnable = runnable;
+  // Without a slash dlopen searches the library path, not the directory.
+  std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;
+  dlerror();
+  model->handle = dlopen(dlPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!model->handle) {
+    const char *why = dlerror();
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": cannot load the model library: " +
+                        (why ? why : "unknown dlopen error"));
+  }
+  auto symbol = [&](const std::string &name, void *&addr) {
+    dlerror();
+    addr = dlsym(model->handle, name.c_str());
+    return addr != nullptr;
+  };
+
+  void *metadata;
+  if (!symbol("tfc_model_metadata", metadata))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": not a tfc model: it does not export "
+                           "'tfc_model_metadata'");
+  std::string error;
+  if (!readMetadata(static_cast<const char *>(metadata), model->metadataText,
+                    error) ||
+      !parseModelMetadata(model->metadataText, model->spec, error))
+    return setError(TFC_ERR_INVALID_MODEL, path + ": " + error);
+  const ModelSpec &spec = model->spec;
+
+  if (runnable) {
+    std::string why = checkHostTarget(spec.target);
+    if (!why.empty())
+      return setError(TFC_ERR_UNSUPPORTED_HOST, path + ": " + why);
+  }
+
+  void *hooks, *init;
+  if (!symbol("tfc_model_hooks", hooks))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": not a tfc model: it does not export "
+                           "'tfc_model_hooks'");
+  if (!symbol("tfc_model_init", init))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": not a tfc model: it does not export "
+                           "'tfc_model_init'");
+  model->init = reinterpret_cast<InitFn>(init);
+  for (const EntrySpec &e : spec.entries) {
+    void *fn;
+    if (!symbol(e.symbol, fn))
+      return setError(TFC_ERR_INVALID_MODEL,
+                      path + ": entry '" + e.name + "' names symbol '" +
+                          e.symbol + "', which the library does not export");
+    model->entryFns.push_back(reinterpret_cast<EntryFn>(fn));
+  }
+
+  if (runnable) {
+    *static_cast<const tfc_rt_hooks **>(hooks) = &kHooks;
+    // Nothing to bind: the model is ready once its constants exist.
+    if (spec.weights.empty()) {
+      tfc_status status = model->bind(nullptr, "");
+      if (status != TFC_OK)
+        return status;
+    }
+  }
+  *out = model.release();
+  return TFC_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+static bool modelDType(DType d, tfc_dtype &out) {
+  switch (d) {
+  case DType::F32:
+    out = TFC_F32;
+    return true;
+  case DType::F64:
+    out = TFC_F64;
+    return true;
+  case DType::F16:
+    out = TFC_F16;
+    return true;
+  case DType::BF16:
+    out = TFC_BF16;
+    return true;
+  case DType::I64:
+    out = TFC_I64;
+    return true;
+  case DType::I32:
+    out = TFC_I32;
+    return true;
+  case DType::Bool:
+    out = TFC_BOOL;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool isFloat(tfc_dtype d) {
+  return d == TFC_F32 || d == TFC_F64 || d == TFC_F16 || d == TFC_BF16;
+}
+
+/// Whether weights stored as `from` can be given to a model wanting `to`.
+static bool convertible(DType from, tfc_dtype to) {
+  tfc_dtype f;
+  if (!modelDType(from, f))
+    return false;
+  return f == to || (isFloat(f) && isFloat(to)) ||
+         (f == TFC_I32 && to == TFC_I64);
+}
+
+/// Element `i` of float data of dtype `d` (possibly unaligned).
+static double loadFloat(const uint8_t *p, uint64_t i, DType d) {
+  switch (d) {
+  case DType::F64: {
+    double v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v;
+  }
+  case DType::F32: {
+    float v;
+    std::memcpy(&v, p + 4 * i, 4);
+    return v;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, p + 2 * i, 2);
+    return d == DType::F16 ? halfToFloat(v) : bfloat16ToFloat(v);
+  }
+  default:
+    return 0;
+  }
+}
+
+/// Converts `count` elements from the file's dtype into the model's.
+static void convert(const void *src, DType from, void *dst, tfc_dtype to,
+                    uint64_t count) {
+  auto *s = static_cast<const uint8_t *>(src);
+  if (from == DType::I32 && to == TFC_I64) {
+    for (uint64_t i = 0; i < count; ++i) {
+      int32_t v;
+      std::memcpy(&v, s + 4 * i, 4);
+      static_cast<int64_t *>(dst)[i] = v;
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    double v = loadFloat(s, i, from);
+    switch (to) {
+    case TFC_F32:
+      static_cast<float *>(dst)[i] = static_cast<float>(v);
+      break;
+    case TFC_F64:
+      static_cast<double *>(dst)[i] = v;
+      break;
+    case TFC_F16:
+      static_cast<uint16_t *>(dst)[i] = doubleToHalf(v);
+      break;
+    case TFC_BF16:
+      static_cast<uint16_t *>(dst)[i] = doubleToBFloat16(v);
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+static std::string fileShape(const TensorView &v) {
+  return shapeString(v.shape.data(), v.shape.size());
+}
+
+tfc_status tfc_model::bindWeights(const char *pathArg) {
+  if (!pathArg)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "the weights path is NULL");
+  if (!runnable)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    path + " was opened with tfc_model_inspect and cannot "
+                           "bind weights; load it with tfc_model_load");
+  std::string file = pathArg;
+  struct stat st;
+  if (::stat(file.c_str(), &st) != 0)
+    return setError(TFC_ERR_IO,
+                    file + ": cannot open: " + std::strerror(errno));
+  std::string error;
+  std::unique_ptr<SafeTensorsFile> weights = SafeTensorsFile::open(file, error);
+  if (!weights)
+    return setError(TFC_ERR_WEIGHTS, error);
+  return bind(std::move(weights), file);
+}
+
+tfc_status tfc_model::bind(std::unique_ptr<SafeTensorsFile> file,
+                           const std::string &fileName) {
+  // Check every weight first, and report all problems at once.
+  std::vector<std::string> problems;
+  std::vector<const TensorView *> views;
+  for (const TensorSpec &w : spec.weights) {
+    const TensorView *v = file ? file->find(w.name) : nullptr;
+    views.push_back(v);
+    std::string expected =
+        std::string(tfc_dtype_name(w.dtype)) + " " + w.shapeString();
+    if (!v) {
+      problems.push_back("weight '" + w.name + "' (" + expected +
+                         ") is missing");
+      continue;
+    }
+    bool sameShape = v->shape.size() == w.shape.size();
+    for (size_t k = 0; sameShape && k < w.shape.size(); ++k)
+      sameShape = v->shape[k] == w.shape[k].size;
+    if (!sameShape)
+      problems.push_back("weight '" + w.name + "': the file has shape " +
+                         fileShape(*v) + ", the model expects " +
+                         w.shapeString());
+    else if (!convertible(v->dtype, w.dtype))
+      problems.push_back("weight '" + w.name + "': the file has dtype " +
+                         dtypeName(v->dtype) + ", the model expects " +
+                         tfc_dtype_name(w.dtype) +
+                         " (no conversion between them)");
+  }
+  if (!problems.empty()) {
+    std::string message = fileName + " does not match model '" + spec.name +
+                          "' (" + std::to_string(problems.size()) +
+                          (problems.size() == 1 ? " problem" : " problems") +
+                          "):";
+    const size_t kShown = 20;
+    for (size_t i = 0; i < problems.size() && i < kShown; ++i)
+      message += "\n  " + problems[i];
+    if (problems.size() > kShown)
+      message +=
+          "\n  ... and " + std::to_string(problems.size() - kShown) + " more";
+    return setError(TFC_ERR_WEIGHTS, message);
+  }
+
+  std::vector<AlignedBuffer> newBuffers;
+  std::vector<void *> newTable;
+  uint64_t mapped = 0, copied = 0;
+  size_t converted = 0;
+  alignas(64) static char emptyTensor[64];
+  auto allocate = [&](uint64_t bytes, uint64_t align) -> void * {
+    void *p = alignedAlloc(bytes, align);
+    if (p)
+      newBuffers.emplace_back(p);
+    return p;
+  };
+  for (size_t i = 0; i < spec.weights.size(); ++i) {
+    const TensorSpec &w = spec.weights[i];
+    const TensorView &v = *views[i];
+    uint64_t count = v.numElements();
+    uint64_t bytes = count * tfc_dtype_size(w.dtype);
+    tfc_dtype stored;
+    modelDType(v.dtype, stored);
+    if (count == 0) {
+      newTable.push_back(emptyTensor);
+      continue;
+    }
+    if (stored == w.dtype && reinterpret_cast<uintptr_t>(v.data) % 16 == 0) {
+      newTable.push_back(const_cast<void *>(v.data));
+      mapped += bytes;
+      continue;
+    }
+    void *p = allocate(bytes, 64);
+    if (!p)
+      return setError(TFC_ERR_OUT_OF_MEMORY,
+                      "out of memory copying weight '" + w.name + "' (" +
+                          std::to_string(bytes) + " bytes)");
+    if (stored == w.dtype) {
+      std::memcpy(p, v.data, bytes); // not aligned enough in the file
+    } else {
+      convert(v.data, v.dtype, p, w.dtype, count);
+      ++converted;
+    }
+    copied += bytes;
+    newTable.push_back(p);
+  }
+  for (const ConstantSpec &c : spec.constants) {
+    void *p = allocate(c.bytes, c.align);
+    if (!p)
+      return setError(TFC_ERR_OUT_OF_MEMORY,
+                      "out of memory allocating a derived constant of " +
+                          std::to_string(c.bytes) + " bytes");
+    std::memset(p, 0, c.bytes);
+    newTable.push_back(p);
+  }
+
+  // Notes: what was converted or copied, and what the model does not use.
+  std::string newNotes;
+  if (converted)
+    newNotes += std::to_string(converted) +
+                (converted == 1 ? " weight was" : " weights were") +
+                " converted to the model's dtype\n";
+  if (file) {
+    std::map<std::string, bool> used;
+    for (const TensorSpec &w : spec.weights)
+      used[w.name] = true;
+    std::vector<std::string> extra;
+    for (const TensorView &v : file->tensors())
+      if (!used.count(v.name))
+        extra.push_back(v.name);
+    if (!extra.empty()) {
+      newNotes += std::to_string(extra.size()) +
+                  (extra.size() == 1 ? " tensor" : " tensors") + " of " +
+                  fileName + " not used by the model:";
+      for (size_t i = 0; i < extra.size() && i < 10; ++i)
+        newNotes += (i ? ", '" : " '") + extra[i] + "'";
+      if (extra.size() > 10)
+        newNotes += " and " + std::to_string(extra.size() - 10) + " more";
+      newNotes += "\n";
+    }
+  }
+  if (!newNotes.empty())
+    newNotes.pop_back();
+
+  std::lock_guard<std::mutex> lock(mutex);
+  weightsFile = std::move(file);
+  buffers = std::move(newBuffers);
+  table = std::move(newTable);
+  notes = std::move(newNotes);
+  weightBytesMapped = mapped;
+  weightBytesCopied = copied;
+  init(table.data());
+  ready = true;
+  return TFC_OK;
+}

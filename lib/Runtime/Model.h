@@ -1,0 +1,81 @@
+//===- Model.h - A loaded model (the C API's tfc_model) ---------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The definition behind the opaque `tfc_model` of tfc.h: the dlopen handle,
+// the parsed metadata, the resolved symbols, the bound weights and constants
+// (the table given to the model) and the memory planner of its runs.
+// Model.cpp loads models and binds weights; Run.cpp checks inputs and runs
+// entries; CApi.cpp holds the C functions and the thread's last error.
+//
+// Private to libtfcrt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_LIB_RUNTIME_MODEL_H
+#define TFC_LIB_RUNTIME_MODEL_H
+
+#include "tfc/Runtime/MemoryPlan.h"
+#include "tfc/Runtime/ModelABI.h"
+#include "tfc/Runtime/ModelMetadata.h"
+#include "tfc/Runtime/SafeTensors.h"
+#include "tfc/Runtime/tfc.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tfc::rt {
+
+/// Sets the calling thread's last error and returns `status`.
+tfc_status setError(tfc_status status, std::string message);
+
+/// Memory from alignedAlloc, released on destruction.
+struct AlignedDeleter {
+  void operator()(void *p) const { alignedFree(p); }
+};
+using AlignedBuffer = std::unique_ptr<void, AlignedDeleter>;
+
+} // namespace tfc::rt
+
+struct tfc_model {
+  using InitFn = void (*)(void *const *table);
+  using EntryFn = void (*)(void *const *table, tfc_memref *const *inputs,
+                           tfc_memref *const *outputs);
+
+  /// Loads `path`; `runnable` is false for tfc_model_inspect.
+  static tfc_status load(const char *path, bool runnable, tfc_model **out);
+  ~tfc_model();
+
+  tfc_status bindWeights(const char *path);
+  tfc_status run(const char *entry, const tfc_tensor *inputs, size_t numInputs,
+                 tfc_tensor *outputs, size_t numOutputs);
+
+  std::string path;
+  void *handle = nullptr;
+  bool runnable = false;
+  std::string metadataText;
+  tfc::rt::ModelSpec spec;
+  InitFn init = nullptr;
+  std::vector<EntryFn> entryFns;
+
+  /// Serialises runs and weight binding.
+  std::mutex mutex;
+  /// The bound weights: the file they are mapped from, copies, constants
+  /// and the table (weights then constants). `ready` once init has run.
+  std::unique_ptr<tfc::rt::SafeTensorsFile> weightsFile;
+  std::vector<tfc::rt::AlignedBuffer> buffers;
+  std::vector<void *> table;
+  bool ready = false;
+  std::string notes;
+  uint64_t weightBytesMapped = 0, weightBytesCopied = 0;
+
+  tfc::rt::MemoryPlanner planner;
+
+private:
+  tfc_status bind(std::unique_ptr<tfc::rt::SafeTensorsFile> file,
+                  const std::string &fileName);
+};
+
+#endif // TFC_LIB_RUNTIME_MODEL_H

@@ -1,0 +1,391 @@
+//===- Run.cpp - Checking inputs and running entry points -----------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// tfc_run checks the inputs against the entry's metadata before the model
+// sees them (a compiled model trusts its inputs: an id out of range would
+// read out of bounds), builds the memref descriptors, runs the entry under
+// the model's memory planner, and turns the descriptors the entry filled
+// into caller-owned outputs: an output in a heap block the run allocated is
+// adopted as it is; anything else (a view, a strided result, a block shared
+// with another output) is copied.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Model.h"
+
+#include <cstring>
+
+using namespace tfc::rt;
+
+namespace {
+
+/// Sizes of named dims seen so far in a run, with who set them. A few
+/// entries, searched linearly: no allocation on the success path.
+struct NamedSizes {
+  struct Seen {
+    const std::string *name;
+    int64_t size;
+    const TensorSpec *by;
+    bool byOutput;
+  };
+  std::vector<Seen> seen;
+
+  /// The earlier size of `name`, or null after recording `size` for it.
+  const Seen *check(const std::string &name, int64_t size, const TensorSpec &by,
+                    bool byOutput) {
+    for (const Seen &s : seen)
+      if (*s.name == name)
+        return s.size == size ? nullptr : &s;
+    seen.push_back({&name, size, &by, byOutput});
+    return nullptr;
+  }
+  static std::string who(const Seen &s) {
+    return (s.byOutput ? "output '" : "input '") + s.by->name + "'";
+  }
+};
+
+std::string indexString(uint64_t flat, const int64_t *shape, int32_t rank) {
+  std::vector<int64_t> index(rank);
+  for (int32_t k = rank - 1; k >= 0; --k) {
+    if (shape[k] > 0) {
+      index[k] = static_cast<int64_t>(flat % static_cast<uint64_t>(shape[k]));
+      flat /= static_cast<uint64_t>(shape[k]);
+    }
+  }
+  return shapeString(index.data(), index.size());
+}
+
+/// Checks an input's dtype and shape; sets `elements`. Messages are built
+/// only on failure.
+bool checkShape(const TensorSpec &spec, const tfc_tensor &t, NamedSizes &named,
+                uint64_t &elements, std::string &error) {
+  auto where = [&] { return "input '" + spec.name + "'"; };
+  if (static_cast<unsigned>(t.dtype) > TFC_BOOL) {
+    error = where() + ": dtype " + std::to_string(static_cast<int>(t.dtype)) +
+            " is not a tfc_dtype";
+    return false;
+  }
+  if (t.dtype != spec.dtype) {
+    error = where() + ": dtype is " + tfc_dtype_name(t.dtype) +
+            ", but the model expects " + tfc_dtype_name(spec.dtype);
+    return false;
+  }
+  if (t.rank != static_cast<int32_t>(spec.shape.size())) {
+    error = where() + ": rank is " + std::to_string(t.rank) +
+            ", but the model expects rank " +
+            std::to_string(spec.shape.size()) + " " + spec.shapeString();
+    return false;
+  }
+  elements = 1;
+  bool overflow = false;
+  for (int32_t k = 0; k < t.rank; ++k) {
+    int64_t s = t.shape[k];
+    const DimSpec &d = spec.shape[k];
+    auto dim = [&] {
+      return where() + ": dim " + std::to_string(k) +
+             (d.name.empty() ? "" : " ('" + d.name + "')") + " is " +
+             std::to_string(s);
+    };
+    if (s < 0) {
+      error = dim() + ", a negative size";
+      return false;
+    }
+    if (d.isStatic() && s != d.size) {
+      error = dim() + ", but the model expects " + std::to_string(d.size) +
+              " (shape " + spec.shapeString() + ")";
+      return false;
+    }
+    if (!d.name.empty()) {
+      if (d.max >= 0 && s > d.max) {
+        error =
+            dim() + ", but the model allows at most " + std::to_string(d.max);
+        return false;
+      }
+      if (const NamedSizes::Seen *other = named.check(d.name, s, spec, false)) {
+        error = dim() + ", but " + NamedSizes::who(*other) + " has '" + d.name +
+                "' = " + std::to_string(other->size);
+        return false;
+      }
+    }
+    if (s != 0 && elements > (UINT64_C(1) << 62) / static_cast<uint64_t>(s))
+      overflow = true;
+    elements *= static_cast<uint64_t>(s);
+  }
+  if (overflow || elements > (UINT64_C(1) << 62) / tfc_dtype_size(t.dtype)) {
+    error = where() + " is too large";
+    return false;
+  }
+  return true;
+}
+
+/// Checks integer bounds and booleans.
+bool checkValues(const TensorSpec &spec, const tfc_tensor &t, const void *data,
+                 uint64_t elements, std::string &error) {
+  auto bad = [&](int64_t value, uint64_t i, const std::string &expected) {
+    error = "input '" + spec.name + "' holds " + std::to_string(value) +
+            " at " + indexString(i, t.shape, t.rank) + "; expected " + expected;
+    return false;
+  };
+  if (spec.bound >= 0) {
+    std::string range = "values in [0, " + std::to_string(spec.bound) + ")";
+    if (t.dtype == TFC_I64) {
+      auto *p = static_cast<const int64_t *>(data);
+      for (uint64_t i = 0; i < elements; ++i)
+        if (p[i] < 0 || p[i] >= spec.bound)
+          return bad(p[i], i, range);
+    } else if (t.dtype == TFC_I32) {
+      auto *p = static_cast<const int32_t *>(data);
+      for (uint64_t i = 0; i < elements; ++i)
+        if (p[i] < 0 || p[i] >= spec.bound)
+          return bad(p[i], i, range);
+    }
+  }
+  if (t.dtype == TFC_BOOL) {
+    auto *p = static_cast<const uint8_t *>(data);
+    for (uint64_t i = 0; i < elements; ++i)
+      if (p[i] > 1)
+        return bad(p[i], i, "0 or 1 (a bool)");
+  }
+  return true;
+}
+
+/// Copies a strided array into contiguous row-major `dst`.
+void copyStrided(uint8_t *dst, const uint8_t *src, const int64_t *sizes,
+                 const int64_t *strides, int rank, size_t elementSize) {
+  if (rank == 0) {
+    std::memcpy(dst, src, elementSize);
+    return;
+  }
+  std::vector<int64_t> index(rank, 0);
+  uint64_t total = 1;
+  for (int k = 0; k < rank; ++k)
+    total *= static_cast<uint64_t>(sizes[k]);
+  for (uint64_t i = 0; i < total; ++i) {
+    int64_t offset = 0;
+    for (int k = 0; k < rank; ++k)
+      offset += index[k] * strides[k];
+    std::memcpy(dst + i * elementSize,
+                src + offset * static_cast<int64_t>(elementSize), elementSize);
+    for (int k = rank - 1; k >= 0; --k) {
+      if (++index[k] < sizes[k])
+        break;
+      index[k] = 0;
+    }
+  }
+}
+
+} // namespace
+
+tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
+                          size_t numInputs, tfc_tensor *outputs,
+                          size_t numOutputs) {
+  if (outputs)
+    for (size_t i = 0; i < numOutputs; ++i)
+      outputs[i] = tfc_tensor();
+  if (!runnable)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    path + " was opened with tfc_model_inspect and cannot "
+                           "run; load it with tfc_model_load");
+  auto entries = [&] {
+    std::string names;
+    for (const EntrySpec &e : spec.entries)
+      names += (names.empty() ? "" : ", ") + e.name;
+    return names;
+  };
+  int64_t index = 0;
+  if (!entryName) {
+    if (spec.entries.size() != 1)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "model '" + spec.name + "' has " +
+                          std::to_string(spec.entries.size()) + " entries (" +
+                          entries() + "); name the one to run");
+  } else if ((index = spec.findEntry(entryName)) < 0) {
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "model '" + spec.name + "' has no entry '" + entryName +
+                        "' (entries: " + entries() + ")");
+  }
+  const EntrySpec &entry = spec.entries[index];
+  // One run at a time per model (the planner and the table are shared).
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!ready)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "model '" + spec.name +
+                        "': the weights are not loaded (call "
+                        "tfc_model_load_weights first)");
+  if (numInputs != entry.inputs.size()) {
+    std::string names;
+    for (const TensorSpec &t : entry.inputs)
+      names += (names.empty() ? "" : ", ") + t.name;
+    return setError(TFC_ERR_INPUT,
+                    "entry '" + entry.name + "' takes " +
+                        std::to_string(entry.inputs.size()) + " input" +
+                        (entry.inputs.size() == 1 ? "" : "s") + " (" + names +
+                        "), but " + std::to_string(numInputs) +
+                        (numInputs == 1 ? " was" : " were") + " given");
+  }
+  if (numOutputs != entry.outputs.size())
+    return setError(TFC_ERR_INPUT,
+                    "entry '" + entry.name + "' returns " +
+                        std::to_string(entry.outputs.size()) + " output" +
+                        (entry.outputs.size() == 1 ? "" : "s") +
+                        ", but num_outputs is " + std::to_string(numOutputs));
+  if ((numInputs && !inputs) || (numOutputs && !outputs))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    std::string(numInputs && !inputs ? "inputs" : "outputs") +
+                        " is NULL");
+
+  // Inputs: shapes first (so that a shape error is reported before a value
+  // error of another input), then alignment, then values.
+  NamedSizes named;
+  std::vector<uint64_t> elements(numInputs);
+  std::string error;
+  for (size_t i = 0; i < numInputs; ++i)
+    if (!checkShape(entry.inputs[i], inputs[i], named, elements[i], error))
+      return setError(TFC_ERR_INPUT, error);
+  std::vector<AlignedBuffer> copies;
+  std::vector<const void *> data(numInputs);
+  alignas(64) static char emptyInput[64];
+  for (size_t i = 0; i < numInputs; ++i) {
+    size_t size = tfc_dtype_size(inputs[i].dtype);
+    data[i] = inputs[i].data;
+    if (elements[i] == 0) {
+      data[i] = emptyInput;
+      continue;
+    }
+    if (!data[i])
+      return setError(TFC_ERR_INPUT,
+                      "input '" + entry.inputs[i].name + "': data is NULL");
+    if (reinterpret_cast<uintptr_t>(data[i]) % size != 0) {
+      void *copy = alignedAlloc(elements[i] * size, 64);
+      if (!copy)
+        return setError(TFC_ERR_OUT_OF_MEMORY,
+                        "out of memory aligning input '" +
+                            entry.inputs[i].name + "'");
+      copies.emplace_back(copy);
+      std::memcpy(copy, data[i], elements[i] * size);
+      data[i] = copy;
+    }
+    if (!checkValues(entry.inputs[i], inputs[i], data[i], elements[i], error))
+      return setError(TFC_ERR_INPUT, error);
+  }
+
+  // Descriptors: contiguous row-major inputs; outputs for the entry to fill.
+  std::vector<tfc_memref> inDesc(numInputs), outDesc(numOutputs);
+  std::vector<tfc_memref *> inPtrs(numInputs), outPtrs(numOutputs);
+  std::string signature = std::to_string(index);
+  for (size_t i = 0; i < numInputs; ++i) {
+    tfc_memref &d = inDesc[i];
+    d.allocated = d.aligned = const_cast<void *>(data[i]);
+    d.offset = 0;
+    int32_t rank = inputs[i].rank;
+    int64_t stride = 1;
+    signature += i ? ";" : ":";
+    for (int32_t k = rank - 1; k >= 0; --k) {
+      tfc_memref_sizes(&d)[k] = inputs[i].shape[k];
+      tfc_memref_strides(&d, rank)[k] = stride;
+      stride *= inputs[i].shape[k];
+    }
+    for (int32_t k = 0; k < rank; ++k)
+      signature += (k ? "x" : "") + std::to_string(inputs[i].shape[k]);
+    inPtrs[i] = &d;
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    std::memset(&outDesc[i], 0, sizeof(tfc_memref));
+    outPtrs[i] = &outDesc[i];
+  }
+
+  static void *emptyTable[1] = {nullptr};
+  planner.beginRun(signature);
+  {
+    MemoryPlanner::Scope scope(&planner);
+    entryFns[index](table.empty() ? emptyTable : table.data(), inPtrs.data(),
+                    outPtrs.data());
+  }
+
+  // Outputs: check against the metadata, then adopt or copy.
+  tfc_status status = TFC_OK;
+  for (size_t i = 0; i < numOutputs && status == TFC_OK; ++i) {
+    const TensorSpec &o = entry.outputs[i];
+    tfc_memref &d = outDesc[i];
+    int32_t rank = static_cast<int32_t>(o.shape.size());
+    const int64_t *sizes = tfc_memref_sizes(&d);
+    const int64_t *strides = tfc_memref_strides(&d, rank);
+    auto where = [&] {
+      return "entry '" + entry.name + "' returned output '" + o.name + "'";
+    };
+    uint64_t count = 1;
+    for (int32_t k = 0; k < rank && status == TFC_OK; ++k) {
+      const DimSpec &dim = o.shape[k];
+      std::string bad;
+      if (sizes[k] < 0 || sizes[k] > (INT64_C(1) << 48)) {
+        bad = "an invalid size " + std::to_string(sizes[k]);
+      } else if (dim.isStatic() && sizes[k] != dim.size) {
+        bad = "size " + std::to_string(sizes[k]) + " where the metadata says " +
+              std::to_string(dim.size);
+      } else if (!dim.name.empty()) {
+        if (const NamedSizes::Seen *other =
+                named.check(dim.name, sizes[k], o, true))
+          bad = "'" + dim.name + "' = " + std::to_string(sizes[k]) + " where " +
+                NamedSizes::who(*other) + " has " + std::to_string(other->size);
+      }
+      if (!bad.empty()) {
+        status =
+            setError(TFC_ERR_INTERNAL, where() + " with " + bad + " in dim " +
+                                           std::to_string(k) + " (shape " +
+                                           o.shapeString() + ")");
+        break;
+      }
+      count *= static_cast<uint64_t>(sizes[k]);
+    }
+    if (status != TFC_OK)
+      break;
+    size_t size = tfc_dtype_size(o.dtype);
+    if (count > (UINT64_C(1) << 56) / size) {
+      status = setError(TFC_ERR_INTERNAL, where() + " of an absurd size");
+      break;
+    }
+    tfc_tensor &t = outputs[i];
+    t.dtype = o.dtype;
+    t.rank = rank;
+    for (int32_t k = 0; k < rank; ++k)
+      t.shape[k] = sizes[k];
+    if (count == 0) {
+      t.owner = t.data = alignedAlloc(0, 64);
+      if (!t.owner)
+        status = setError(TFC_ERR_OUT_OF_MEMORY, "out of memory");
+      continue;
+    }
+    if (!d.aligned) {
+      status = setError(TFC_ERR_INTERNAL, where() + " without data");
+      break;
+    }
+    bool contiguous = true;
+    int64_t expect = 1;
+    for (int32_t k = rank - 1; k >= 0; --k) {
+      if (sizes[k] != 1 && strides[k] != expect)
+        contiguous = false;
+      expect *= sizes[k];
+    }
+    auto *base = static_cast<uint8_t *>(d.aligned) +
+                 d.offset * static_cast<int64_t>(size);
+    if (contiguous && d.allocated && planner.adopt(d.allocated)) {
+      t.owner = d.allocated;
+      t.data = base;
+      continue;
+    }
+    void *copy = alignedAlloc(count * size, 64);
+    if (!copy) {
+      status = setError(TFC_ERR_OUT_OF_MEMORY,
+                        "out of memory copying output '" + o.name + "'");
+      break;
+    }
+    copyStrided(static_cast<uint8_t *>(copy), base, sizes, strides, rank, size);
+    t.owner = t.data = copy;
+  }
+  planner.endRun();
+  if (status != TFC_OK)
+    for (size_t i = 0; i < numOutputs; ++i)
+      tfc_tensor_release(&outputs[i]);
+  return status;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs a compiled model on the reference interpreter's inputs and compares
+# its outputs with the interpreter's results.
+#
+#   compare.sh WORKDIR MODEL.tfm MODEL.so WEIGHTS ENTRY "OUTPUTS" TOLERANCE \
+#              [tfc-interpret options: -D ..., --dim ..., --seed ...]
+#
+# OUTPUTS is the space-separated list of the entry's output names, in order.
+# Tools come from PATH (lit puts the build's bin first).
+set -euo pipefail
+work=$1 model=$2 lib=$3 weights=$4 entry=$5 outputs=$6 tolerance=$7
+shift 7
+rm -rf "$work"
+mkdir -p "$work"
+tfc-interpret "$model" --entry "$entry" --weights "$weights" \
+  --save-inputs "$work/in" "$@" > /dev/null
+run_args=()
+for f in "$work"/in/*.npy; do
+  name=$(basename "$f" .npy)
+  run_args+=(--input "$name=$f")
+done
+compare_args=()
+for o in $outputs; do
+  run_args+=(--output "$o=$work/$o.npy")
+  compare_args+=(--compare-npy "$work/$o.npy")
+done
+tfc-run "$lib" --weights "$weights" --entry "$entry" "${run_args[@]}" > "$work/run.log"
+tfc-interpret "$model" --entry "$entry" --weights "$weights" "$@" \
+  "${compare_args[@]}" --relative --tolerance "$tolerance"

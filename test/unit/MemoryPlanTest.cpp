@@ -1,0 +1,376 @@
+//===- MemoryPlanTest.cpp - Record-and-replay arena planning --------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// planArena on random lifetimes (no two live allocations share bytes), and
+// the planner driven through the hooks like a model would: record, replay
+// (every buffer is filled and checked, so an overlap would be seen), outputs
+// outside the arena, fallback on any difference, re-planning, plan eviction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Runtime/MemoryPlan.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <map>
+#include <random>
+
+using namespace tfc::rt;
+
+namespace {
+
+/// Checks the plan's invariants for `lifetimes`.
+void checkPlan(const std::vector<Lifetime> &lifetimes, const ArenaPlan &plan) {
+  ASSERT_EQ(plan.offsets.size(), lifetimes.size());
+  uint64_t end = 0;
+  for (size_t i = 0; i < lifetimes.size(); ++i) {
+    const Lifetime &a = lifetimes[i];
+    if (a.end == Lifetime::kForever) {
+      EXPECT_EQ(plan.offsets[i], ArenaPlan::kNotInArena) << i;
+      continue;
+    }
+    ASSERT_NE(plan.offsets[i], ArenaPlan::kNotInArena) << i;
+    EXPECT_EQ(plan.offsets[i] % std::max<uint64_t>(a.align, 64), 0u) << i;
+    EXPECT_EQ(plan.alignment % std::max<uint64_t>(a.align, 64), 0u);
+    end = std::max(end, plan.offsets[i] + std::max<uint64_t>(a.size, 1));
+    for (size_t j = 0; j < i; ++j) {
+      const Lifetime &b = lifetimes[j];
+      if (b.end == Lifetime::kForever)
+        continue;
+      bool liveTogether = a.begin < b.end && b.begin < a.end;
+      bool shareBytes =
+          plan.offsets[i] < plan.offsets[j] + std::max<uint64_t>(b.size, 1) &&
+          plan.offsets[j] < plan.offsets[i] + std::max<uint64_t>(a.size, 1);
+      ASSERT_FALSE(liveTogether && shareBytes)
+          << "allocations " << j << " and " << i << " overlap";
+    }
+  }
+  EXPECT_LE(end, plan.arenaBytes);
+  EXPECT_GE(plan.arenaBytes, plan.peakLiveBytes);
+  EXPECT_LE(plan.peakLiveBytes, plan.plannedBytes);
+}
+
+/// Random stack-like and interleaved lifetimes, some never freed.
+std::vector<Lifetime> randomLifetimes(std::mt19937_64 &rng, int count) {
+  std::vector<Lifetime> out;
+  std::vector<size_t> live;
+  uint64_t time = 0;
+  std::uniform_int_distribution<int> coin(0, 2);
+  std::uniform_int_distribution<uint64_t> size(1, 5000);
+  std::uniform_int_distribution<int> alignLog(0, 9);
+  while (static_cast<int>(out.size()) < count || !live.empty()) {
+    bool allocate = static_cast<int>(out.size()) < count &&
+                    (live.empty() || coin(rng) != 0);
+    if (allocate) {
+      Lifetime l;
+      l.size = size(rng) * (coin(rng) == 0 ? 1000 : 1);
+      l.align = uint64_t(1) << alignLog(rng);
+      l.begin = time++;
+      live.push_back(out.size());
+      out.push_back(l);
+    } else {
+      std::uniform_int_distribution<size_t> pick(0, live.size() - 1);
+      size_t k = pick(rng);
+      size_t i = live[k];
+      live.erase(live.begin() + k);
+      if (coin(rng) == 0 && i % 7 == 0)
+        continue; // never freed: an output
+      out[i].end = time++;
+    }
+  }
+  return out;
+}
+
+TEST(PlanArena, NoLiveAllocationsOverlap) {
+  std::mt19937_64 rng(42);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Lifetime> lifetimes = randomLifetimes(rng, 1 + round % 60);
+    ArenaPlan plan = planArena(lifetimes);
+    checkPlan(lifetimes, plan);
+    if (HasFatalFailure())
+      return;
+  }
+}
+
+TEST(PlanArena, ReusesMemoryOfDeadAllocations) {
+  // A chain: each buffer dies right after the next one is allocated, as in
+  // x1 = f(x0); free(x0); x2 = g(x1); free(x1); ...
+  std::vector<Lifetime> chain;
+  uint64_t t = 0;
+  for (int i = 0; i < 10; ++i) {
+    chain.push_back({1000, 64, t, Lifetime::kForever});
+    ++t;
+    if (i > 0)
+      chain[i - 1].end = t++;
+  }
+  chain.back().end = t++;
+  ArenaPlan plan = planArena(chain);
+  checkPlan(chain, plan);
+  EXPECT_EQ(plan.plannedBytes, 10 * 1024u);
+  EXPECT_EQ(plan.peakLiveBytes, 2 * 1024u);
+  EXPECT_EQ(plan.arenaBytes, 2 * 1024u);
+}
+
+TEST(PlanArena, ADeadAllocationsSlotIsReused) {
+  // A (1 KiB) and B (4 KiB) live together; A dies; C (1 KiB) comes while B
+  // lives and fits where A was; D (2 KiB) lives with everything.
+  std::vector<Lifetime> l = {
+      {1024, 64, 0, 3}, {4096, 64, 1, 6}, {1024, 64, 4, 7}, {2048, 64, 2, 8}};
+  ArenaPlan plan = planArena(l);
+  checkPlan(l, plan);
+  EXPECT_EQ(plan.arenaBytes, 7168u);
+  EXPECT_EQ(plan.offsets[2], plan.offsets[0]);
+}
+
+TEST(PlanArena, OutputsAreNotPlaced) {
+  std::vector<Lifetime> l = {{100, 64, 0, Lifetime::kForever}, {100, 64, 1, 2}};
+  ArenaPlan plan = planArena(l);
+  EXPECT_EQ(plan.offsets[0], ArenaPlan::kNotInArena);
+  EXPECT_EQ(plan.offsets[1], 0u);
+  EXPECT_EQ(plan.arenaBytes, 128u);
+  EXPECT_TRUE(planArena({}).offsets.empty());
+}
+
+//===----------------------------------------------------------------------===//
+// The planner through the hooks
+//===----------------------------------------------------------------------===//
+
+struct Op {
+  bool alloc;
+  int id;
+  int64_t size = 0, align = 64;
+};
+
+Op A(int id, int64_t size, int64_t align = 64) {
+  return {true, id, size, align};
+}
+Op F(int id) { return {false, id}; }
+
+/// Runs `ops` like a model would: each buffer is filled with its id and
+/// checked when freed. Returns the pointers by id; those never freed are the
+/// outputs, adopted (and returned in `outputs`).
+std::map<int, void *> play(MemoryPlanner &planner, const std::string &sig,
+                           const std::vector<Op> &ops,
+                           std::vector<void *> *outputs = nullptr) {
+  std::map<int, void *> ptrs, live;
+  std::map<int, int64_t> sizes;
+  planner.beginRun(sig);
+  {
+    MemoryPlanner::Scope scope(&planner);
+    for (const Op &op : ops) {
+      if (op.alloc) {
+        void *p = hookAlloc(op.size, op.align);
+        EXPECT_NE(p, nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) %
+                      static_cast<uintptr_t>(std::max<int64_t>(op.align, 1)),
+                  0u);
+        std::memset(p, op.id & 0xFF, op.size);
+        // Every live buffer is intact.
+        for (auto &[id, q] : live)
+          for (int64_t k = 0; k < sizes[id]; k += 61)
+            EXPECT_EQ(static_cast<uint8_t *>(q)[k], id & 0xFF)
+                << "buffer " << id << " was overwritten by " << op.id;
+        ptrs[op.id] = live[op.id] = p;
+        sizes[op.id] = op.size;
+      } else {
+        void *p = live[op.id];
+        for (int64_t k = 0; k < sizes[op.id]; ++k)
+          if (static_cast<uint8_t *>(p)[k] != (op.id & 0xFF)) {
+            ADD_FAILURE() << "buffer " << op.id << " was overwritten";
+            break;
+          }
+        live.erase(op.id);
+        hookFree(p);
+      }
+    }
+  }
+  for (auto &[id, p] : live) {
+    EXPECT_TRUE(planner.adopt(p)) << "output " << id;
+    if (outputs)
+      outputs->push_back(p);
+    else
+      alignedFree(p);
+  }
+  planner.endRun();
+  return ptrs;
+}
+
+const std::vector<Op> kProgram = {
+    A(1, 4000), A(2, 1000, 256), F(1), A(3, 3000), A(4, 10),
+    F(2),       A(5, 8000),      F(3), A(6, 100),  F(4),
+    F(5),       A(7, 5000),      F(6), F(7),       A(8, 2048), // the output
+};
+
+TEST(MemoryPlanner, RecordsThenReplaysFromTheArena) {
+  MemoryPlanner planner;
+  auto first = play(planner, "s", kProgram);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_RECORDED);
+  EXPECT_EQ(planner.stats().allocs, 8u);
+  EXPECT_EQ(planner.stats().arenaAllocs, 0u);
+  EXPECT_EQ(planner.stats().outputAllocs, 1u);
+  uint64_t arenaBytes = planner.stats().arenaBytes;
+  EXPECT_GT(arenaBytes, 0u);
+  EXPECT_LT(arenaBytes, planner.stats().plannedBytes);
+
+  auto second = play(planner, "s", kProgram);
+  const PlannerStats &s = planner.stats();
+  EXPECT_EQ(s.mode, TFC_PLAN_REPLAYED);
+  EXPECT_EQ(s.arenaAllocs, 7u);
+  EXPECT_EQ(s.heapAllocs, 1u);
+  EXPECT_EQ(s.outputAllocs, 1u);
+  EXPECT_EQ(s.arenaBytes, arenaBytes);
+  EXPECT_GE(s.arenaCapacity, arenaBytes);
+  // The same offsets every time.
+  auto third = play(planner, "s", kProgram);
+  for (int id = 1; id <= 7; ++id)
+    EXPECT_EQ(second[id], third[id]) << id;
+  // Arena pointers are inside [base, base + arenaBytes).
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int id = 1; id <= 7; ++id) {
+    lo = std::min(lo, reinterpret_cast<uintptr_t>(second[id]));
+    hi = std::max(hi, reinterpret_cast<uintptr_t>(second[id]));
+  }
+  EXPECT_LT(hi - lo, arenaBytes);
+  // The output is not in the arena.
+  auto out = reinterpret_cast<uintptr_t>(third[8]);
+  EXPECT_TRUE(out < lo || out >= lo + s.arenaCapacity);
+}
+
+TEST(MemoryPlanner, OutputsOutliveLaterRuns) {
+  MemoryPlanner planner;
+  std::vector<void *> outputs;
+  for (int run = 0; run < 3; ++run) {
+    play(planner, "s", kProgram, &outputs);
+    std::memset(outputs.back(), run, 2048);
+  }
+  for (int run = 0; run < 3; ++run) {
+    EXPECT_EQ(static_cast<uint8_t *>(outputs[run])[2047], run);
+    alignedFree(outputs[run]);
+  }
+}
+
+TEST(MemoryPlanner, ADifferentSizeFallsBackToTheHeap) {
+  MemoryPlanner planner;
+  play(planner, "s", kProgram);
+  std::vector<Op> changed = kProgram;
+  changed[3].size = 3001; // ordinal 2
+  play(planner, "s", changed);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_FELL_BACK);
+  EXPECT_EQ(planner.stats().arenaAllocs, 2u); // before the difference
+  EXPECT_EQ(planner.stats().heapAllocs, 6u);
+  // The plan is recorded again, then replayed.
+  play(planner, "s", changed);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_RECORDED);
+  play(planner, "s", changed);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_REPLAYED);
+}
+
+TEST(MemoryPlanner, MoreAllocationsOrAnotherOrderFallBack) {
+  MemoryPlanner planner;
+  play(planner, "s", kProgram);
+  std::vector<Op> more = kProgram;
+  more.insert(more.end() - 1, {A(9, 500), F(9)});
+  more.push_back(A(10, 64));
+  play(planner, "s", more);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_FELL_BACK);
+
+  MemoryPlanner other;
+  play(other, "s", kProgram);
+  std::vector<Op> reordered = kProgram;
+  std::swap(reordered[9], reordered[10]); // free 5 before 4
+  play(other, "s", reordered);
+  EXPECT_EQ(other.stats().mode, TFC_PLAN_FELL_BACK);
+  EXPECT_EQ(other.stats().leakedAllocs, 0u);
+}
+
+TEST(MemoryPlanner, FewerAllocationsReplanNextTime) {
+  MemoryPlanner planner;
+  play(planner, "s", kProgram);
+  // The same events, but the run ends before the last allocation.
+  std::vector<Op> fewer(kProgram.begin(), kProgram.end() - 1);
+  play(planner, "s", fewer);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_REPLAYED);
+  play(planner, "s", fewer);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_RECORDED);
+}
+
+TEST(MemoryPlanner, SignaturesHaveTheirOwnPlansAndTheOldestIsEvicted) {
+  MemoryPlanner planner(2);
+  std::vector<Op> small = {A(1, 100), A(2, 100), F(1), F(2)};
+  play(planner, "a", kProgram);
+  play(planner, "b", small);
+  play(planner, "a", kProgram);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_REPLAYED);
+  EXPECT_EQ(planner.stats().numPlans, 2u);
+  play(planner, "c", small); // evicts "b", the least recently used
+  play(planner, "a", kProgram);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_REPLAYED);
+  play(planner, "b", small);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_RECORDED);
+}
+
+TEST(MemoryPlanner, ParallelAllocationsAreTrackedAndLeaksFreed) {
+  MemoryPlanner planner;
+  planner.beginRun("p");
+  void *kept, *leaked, *mainFreedInChunk;
+  {
+    MemoryPlanner::Scope scope(&planner);
+    mainFreedInChunk = hookAlloc(256, 64);
+    {
+      MemoryPlanner::ParallelScope chunk(&planner);
+      kept = hookAlloc(128, 64);
+      leaked = hookAlloc(128, 64);
+      void *temp = hookAlloc(64, 64);
+      hookFree(temp);
+      hookFree(mainFreedInChunk);
+    }
+  }
+  EXPECT_TRUE(planner.adopt(kept));
+  EXPECT_FALSE(planner.adopt(kept));
+  planner.endRun();
+  EXPECT_EQ(planner.stats().allocs, 4u);
+  EXPECT_EQ(planner.stats().outputAllocs, 1u);
+  EXPECT_EQ(planner.stats().leakedAllocs, 1u);
+  (void)leaked;
+  alignedFree(kept);
+}
+
+TEST(MemoryPlanner, HooksWithoutAPlannerUseTheHeap) {
+  EXPECT_EQ(MemoryPlanner::current(), nullptr);
+  void *p = hookAlloc(10, 256);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u);
+  hookFree(p);
+  void *q = hookAlloc(0, 48); // 48 is rounded up to a power of two
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 64, 0u);
+  hookFree(q);
+  hookFree(nullptr);
+  EXPECT_EQ(hookAlloc(-1, 64), nullptr);
+  EXPECT_EQ(hookAlloc(16, int64_t(1) << 40), nullptr);
+  EXPECT_EQ(alignedAlloc(UINT64_MAX / 2, 64), nullptr);
+
+  // An arena pointer freed by a thread without the planner is ignored.
+  MemoryPlanner planner;
+  std::vector<Op> prog = {A(1, 100), A(2, 100), F(1), F(2)};
+  play(planner, "s", prog);
+  planner.beginRun("s");
+  void *a;
+  {
+    MemoryPlanner::Scope scope(&planner);
+    a = hookAlloc(100, 64);
+  }
+  hookFree(a); // no planner on this thread now: recognised as arena memory
+  {
+    MemoryPlanner::Scope scope(&planner);
+    void *b = hookAlloc(100, 64);
+    hookFree(a);
+    hookFree(b);
+  }
+  planner.endRun();
+  EXPECT_EQ(planner.stats().arenaAllocs, 2u);
+}
+
+} // namespace

@@ -1,0 +1,931 @@
+//===- tfc-run.cpp - Run a compiled model from the command line -----------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//   tfc-run model.so --weights w.safetensors [--entry NAME]
+//           [--input NAME=VALUES | NAME:SHAPE=VALUES | NAME=FILE.npy
+//                  | NAME=@GENERATOR:SHAPE ...]
+//           [--output FILE.npy | --output NAME=FILE.npy ...]
+//           [--time N] [--threads N] [--seed N] [--stats] [--info]
+//
+// Loads the model and its weights through libtfcrt's C API (tfc.h), builds
+// the inputs, runs one entry, prints each output (dtype, shape, first values,
+// min/max/mean, the argmax of the last position of logits-like outputs) and
+// writes the requested outputs as .npy. Links libtfcrt only, no LLVM. Every
+// error is "tfc-run: error: ..." and exit status 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Runtime/Float16.h"
+#include "tfc/Runtime/Npy.h"
+#include "tfc/Runtime/WeightInit.h"
+#include "tfc/Runtime/tfc.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tfc::rt;
+
+namespace {
+
+const char *const kUsage = R"(usage: tfc-run MODEL.so [options]
+
+Runs an entry point of a model compiled by tfc-compile.
+
+options:
+  -w, --weights FILE      the model's weights (.safetensors); needed to run
+                          a model that has weights
+  -e, --entry NAME        the entry to run (default: the model's only entry)
+  -i, --input SPEC        an input, by name; every input must be given:
+        NAME=1,2,3          values filling the last dim (other dims are 1)
+        NAME:2x3=1,2,3,4,5,6
+                            values with an explicit shape ('x'-separated; an
+                            empty shape is a scalar: NAME:=5)
+        NAME=FILE.npy       a NumPy array (<f4 <f8 <f2 <i8 <i4 |b1 |u1, C
+                            order); ints and floats convert to the dtype
+        NAME=@KIND:SHAPE    generated: @zeros, @ones, @range (0, 1, ...,
+                            modulo the input's bound), @random (floats in
+                            [-1, 1), ints in [0, bound) or [0, 100), bools);
+                            @fill:SHAPE:VALUE
+  -o, --output SPEC       write outputs as .npy: FILE.npy when the entry has
+                          one output, else NAME=FILE.npy (repeatable)
+      --time N            after the run, time N more runs; print the median
+                          and the minimum
+      --threads N         threads to run on (default: TFC_NUM_THREADS, else
+                          all hardware threads)
+      --seed N            seed of @random inputs (default 0)
+      --stats             print the memory plan of the last run
+      --info              print the model's metadata (entries, inputs,
+                          outputs, weights) and exit; with --weights, also
+                          check the weights file
+  -h, --help              this text
+
+exit status: 0 on success, 1 on any error.
+)";
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "tfc-run: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void note(const std::string &message) {
+  std::fprintf(stderr, "tfc-run: note: %s\n", message.c_str());
+}
+
+struct Options {
+  std::string model, weights, entry;
+  std::vector<std::string> inputs, outputs;
+  int64_t timeRuns = 0;
+  int threads = 0;
+  uint64_t seed = 0;
+  bool stats = false, info = false;
+};
+
+bool parseInt(const std::string &s, int64_t &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  bool haveModel = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    std::string value;
+    bool inlineValue = false;
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      inlineValue = true;
+    }
+    auto next = [&]() -> std::string {
+      if (inlineValue)
+        return value;
+      if (i + 1 >= argc)
+        fail("option '" + arg + "' needs a value (see --help)");
+      return argv[++i];
+    };
+    auto number = [&](int64_t min) {
+      std::string v = next();
+      int64_t n;
+      if (!parseInt(v, n) || n < min)
+        fail("option '" + arg + "' needs an integer of at least " +
+             std::to_string(min) + ", not '" + v + "'");
+      return n;
+    };
+    if (arg == "-w" || arg == "--weights")
+      o.weights = next();
+    else if (arg == "-e" || arg == "--entry")
+      o.entry = next();
+    else if (arg == "-i" || arg == "--input")
+      o.inputs.push_back(next());
+    else if (arg == "-o" || arg == "--output")
+      o.outputs.push_back(next());
+    else if (arg == "--time")
+      o.timeRuns = number(1);
+    else if (arg == "--threads") {
+      int64_t n = number(1);
+      if (n > 1024)
+        fail("option '--threads' allows at most 1024 threads");
+      o.threads = static_cast<int>(n);
+    } else if (arg == "--seed")
+      o.seed = static_cast<uint64_t>(number(0));
+    else if (arg == "--stats" && !inlineValue)
+      o.stats = true;
+    else if (arg == "--info" && !inlineValue)
+      o.info = true;
+    else if (!arg.empty() && arg[0] == '-')
+      fail("unknown option '" + arg + "' (see --help)");
+    else if (haveModel)
+      fail("unexpected argument '" + arg + "': one model at a time");
+    else {
+      o.model = arg;
+      haveModel = true;
+    }
+  }
+  if (!haveModel)
+    fail("no model given\n" + std::string(kUsage));
+  return o;
+}
+
+//===----------------------------------------------------------------------===//
+// Describing models
+//===----------------------------------------------------------------------===//
+
+std::string describeShape(const tfc_tensor_info &t) {
+  std::string s = "[";
+  for (int k = 0; k < t.rank; ++k) {
+    s += k ? ", " : "";
+    if (t.dims[k] >= 0)
+      s += std::to_string(t.dims[k]);
+    else if (t.dim_names[k])
+      s += t.dim_names[k] +
+           (t.dim_max[k] >= 0 ? "<=" + std::to_string(t.dim_max[k]) : "");
+    else
+      s += "?";
+  }
+  return s + "]";
+}
+
+std::string describe(const tfc_tensor_info &t) {
+  std::string s = std::string(tfc_dtype_name(t.dtype)) + " " + describeShape(t);
+  if (t.bound >= 0)
+    s += ", values in [0, " + std::to_string(t.bound) + ")";
+  return s;
+}
+
+std::string bytesString(uint64_t bytes) {
+  char buf[64];
+  if (bytes < 1024)
+    std::snprintf(buf, sizeof buf, "%llu B",
+                  static_cast<unsigned long long>(bytes));
+  else if (bytes < (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+  else if (bytes < (1u << 30))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
+  return buf;
+}
+
+void printInfo(tfc_model *model) {
+  tfc_model_info info;
+  if (tfc_model_get_info(model, &info) != TFC_OK)
+    fail(tfc_last_error());
+  std::printf("model '%s'\n", info.name);
+  std::printf("  target: %s, cpu '%s'\n", info.triple, info.cpu);
+  if (*info.features)
+    std::printf("  features: %s\n", info.features);
+  std::map<std::string, std::pair<size_t, uint64_t>> byDType;
+  for (size_t i = 0; i < info.num_weights; ++i) {
+    tfc_tensor_info w;
+    tfc_model_weight_info(model, i, &w);
+    uint64_t n = tfc_dtype_size(w.dtype);
+    for (int k = 0; k < w.rank; ++k)
+      n *= static_cast<uint64_t>(w.dims[k]);
+    auto &entry = byDType[tfc_dtype_name(w.dtype)];
+    ++entry.first;
+    entry.second += n;
+  }
+  std::printf("  weights: %zu tensors, %s", info.num_weights,
+              bytesString(info.weight_bytes).c_str());
+  if (!byDType.empty()) {
+    std::printf(" (");
+    bool first = true;
+    for (auto &[dtype, count] : byDType) {
+      std::printf("%s%zu %s", first ? "" : ", ", count.first, dtype.c_str());
+      first = false;
+    }
+    std::printf(")");
+  }
+  std::printf("\n  derived constants: %zu buffer%s, %s\n", info.num_constants,
+              info.num_constants == 1 ? "" : "s",
+              bytesString(info.constant_bytes).c_str());
+  for (size_t e = 0; e < info.num_entries; ++e) {
+    std::printf("entry '%s'\n", tfc_model_entry_name(model, e));
+    for (size_t i = 0; i < tfc_entry_num_inputs(model, e); ++i) {
+      tfc_tensor_info t;
+      tfc_entry_input_info(model, e, i, &t);
+      std::printf("  input  '%s': %s\n", t.name, describe(t).c_str());
+    }
+    for (size_t i = 0; i < tfc_entry_num_outputs(model, e); ++i) {
+      tfc_tensor_info t;
+      tfc_entry_output_info(model, e, i, &t);
+      std::printf("  output '%s': %s\n", t.name, describe(t).c_str());
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+/// An input being built: its metadata and its data.
+struct Input {
+  tfc_tensor_info info;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+  bool given = false;
+
+  uint64_t count() const {
+    uint64_t n = 1;
+    for (int64_t d : shape)
+      n *= static_cast<uint64_t>(d);
+    return n;
+  }
+};
+
+bool isFloatDType(tfc_dtype d) {
+  return d == TFC_F32 || d == TFC_F64 || d == TFC_F16 || d == TFC_BF16;
+}
+
+/// Stores `v` as element `i` of a buffer of dtype `d`.
+void storeFloat(std::vector<uint8_t> &buf, tfc_dtype d, uint64_t i, double v) {
+  uint8_t *p = buf.data() + i * tfc_dtype_size(d);
+  switch (d) {
+  case TFC_F32: {
+    float f = static_cast<float>(v);
+    std::memcpy(p, &f, 4);
+    break;
+  }
+  case TFC_F64:
+    std::memcpy(p, &v, 8);
+    break;
+  case TFC_F16: {
+    uint16_t h = doubleToHalf(v);
+    std::memcpy(p, &h, 2);
+    break;
+  }
+  case TFC_BF16: {
+    uint16_t h = doubleToBFloat16(v);
+    std::memcpy(p, &h, 2);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+void storeInt(std::vector<uint8_t> &buf, tfc_dtype d, uint64_t i, int64_t v) {
+  uint8_t *p = buf.data() + i * tfc_dtype_size(d);
+  if (d == TFC_I64) {
+    std::memcpy(p, &v, 8);
+  } else if (d == TFC_I32) {
+    int32_t w = static_cast<int32_t>(v);
+    std::memcpy(p, &w, 4);
+  } else if (d == TFC_BOOL) {
+    *p = v != 0;
+  }
+}
+
+std::vector<int64_t> parseShape(const std::string &text,
+                                const std::string &where) {
+  std::vector<int64_t> shape;
+  if (text.empty())
+    return shape;
+  size_t start = 0;
+  while (true) {
+    size_t x = text.find('x', start);
+    std::string part = text.substr(
+        start, x == std::string::npos ? std::string::npos : x - start);
+    int64_t d;
+    if (!parseInt(part, d) || d < 0)
+      fail(where + ": '" + text +
+           "' is not a shape (sizes separated by 'x', as in 2x7)");
+    shape.push_back(d);
+    if (x == std::string::npos)
+      break;
+    start = x + 1;
+  }
+  if (shape.size() > TFC_MAX_RANK)
+    fail(where + ": a shape has at most " + std::to_string(TFC_MAX_RANK) +
+         " dims");
+  return shape;
+}
+
+/// Checks the rank and allocates the data.
+void allocate(Input &in, const std::string &where) {
+  if (static_cast<int>(in.shape.size()) != in.info.rank)
+    fail(where + ": shape has rank " + std::to_string(in.shape.size()) +
+         ", but input '" + in.info.name + "' is " + describe(in.info));
+  uint64_t n = 1;
+  for (int64_t d : in.shape) {
+    if (d != 0 && n > (UINT64_C(1) << 40) / static_cast<uint64_t>(d))
+      fail(where + ": the shape is too large");
+    n *= static_cast<uint64_t>(d);
+  }
+  in.data.assign(n * tfc_dtype_size(in.info.dtype), 0);
+}
+
+void parseValues(Input &in, const std::string &text, bool shapeGiven,
+                 const std::string &where) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    // Trim spaces.
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    items.push_back(item);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (items.size() == 1 && items[0].empty())
+    items.clear();
+  if (!shapeGiven) {
+    in.shape.assign(in.info.rank, 1);
+    if (in.info.rank == 0) {
+      if (items.size() != 1)
+        fail(where + ": input '" + in.info.name +
+             "' is a scalar; give one "
+             "value");
+    } else {
+      in.shape.back() = static_cast<int64_t>(items.size());
+    }
+  }
+  allocate(in, where);
+  if (items.size() != in.count())
+    fail(where + ": the shape holds " + std::to_string(in.count()) +
+         " values, but " + std::to_string(items.size()) + " are given");
+  tfc_dtype d = in.info.dtype;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string &s = items[i];
+    if (isFloatDType(d)) {
+      char *end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      if (s.empty() || *end != '\0')
+        fail(where + ": '" + s + "' is not a number");
+      storeFloat(in.data, d, i, v);
+    } else if (d == TFC_BOOL) {
+      if (s == "1" || s == "true" || s == "True")
+        storeInt(in.data, d, i, 1);
+      else if (s == "0" || s == "false" || s == "False")
+        storeInt(in.data, d, i, 0);
+      else
+        fail(where + ": '" + s + "' is not a bool (0, 1, true, false)");
+    } else {
+      int64_t v;
+      if (!parseInt(s, v))
+        fail(where + ": '" + s + "' is not an integer");
+      if (d == TFC_I32 && (v < INT32_MIN || v > INT32_MAX))
+        fail(where + ": " + s + " does not fit in i32");
+      storeInt(in.data, d, i, v);
+    }
+  }
+}
+
+void generate(Input &in, const std::string &spec, uint64_t seed,
+              const std::string &where) {
+  // @KIND:SHAPE[:VALUE]
+  std::vector<std::string> parts;
+  size_t start = 1;
+  while (true) {
+    size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(
+        start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+  const std::string &kind = parts[0];
+  bool fill = kind == "fill";
+  if (kind != "zeros" && kind != "ones" && kind != "range" &&
+      kind != "random" && !fill)
+    fail(where + ": unknown generator '@" + kind +
+         "' (expected @zeros, @ones, @range, @random or @fill)");
+  if (parts.size() != (fill ? 3u : 2u))
+    fail(where + ": write @" + kind + (fill ? ":SHAPE:VALUE" : ":SHAPE") +
+         ", as in @" + kind + (fill ? ":2x7:0.5" : ":2x7"));
+  in.shape = parseShape(parts[1], where);
+  if (fill) {
+    // One value repeated: parse it as an inline list of one.
+    Input one;
+    one.info = in.info;
+    one.shape.clear();
+    one.info.rank = 0;
+    parseValues(one, parts[2], true, where);
+    allocate(in, where);
+    size_t size = tfc_dtype_size(in.info.dtype);
+    for (uint64_t i = 0; i < in.count(); ++i)
+      std::memcpy(in.data.data() + i * size, one.data.data(), size);
+    return;
+  }
+  allocate(in, where);
+  tfc_dtype d = in.info.dtype;
+  std::mt19937_64 rng(weightSeed(in.info.name, seed));
+  int64_t bound = in.info.bound >= 0 ? in.info.bound : 100;
+  for (uint64_t i = 0; i < in.count(); ++i) {
+    if (kind == "zeros" || kind == "ones") {
+      double v = kind == "ones" ? 1 : 0;
+      if (isFloatDType(d))
+        storeFloat(in.data, d, i, v);
+      else
+        storeInt(in.data, d, i, static_cast<int64_t>(v));
+    } else if (kind == "range") {
+      if (isFloatDType(d))
+        storeFloat(in.data, d, i, static_cast<double>(i));
+      else if (d == TFC_BOOL)
+        storeInt(in.data, d, i, static_cast<int64_t>(i % 2));
+      else
+        storeInt(in.data, d, i,
+                 bound > 0 ? static_cast<int64_t>(i % uint64_t(bound)) : 0);
+    } else { // random
+      if (isFloatDType(d))
+        storeFloat(in.data, d, i,
+                   std::uniform_real_distribution<double>(-1, 1)(rng));
+      else if (d == TFC_BOOL)
+        storeInt(in.data, d, i, static_cast<int64_t>(rng() & 1));
+      else
+        storeInt(in.data, d, i,
+                 bound > 0 ? static_cast<int64_t>(rng() % uint64_t(bound)) : 0);
+    }
+  }
+}
+
+void loadNpy(Input &in, const std::string &path, const std::string &where) {
+  NpyArray a;
+  std::string error;
+  if (!readNpy(path, a, error))
+    fail(where + ": " + error);
+  tfc_dtype d = in.info.dtype;
+  bool fromFloat = a.type == NpyType::F32 || a.type == NpyType::F64 ||
+                   a.type == NpyType::F16;
+  bool same = (a.type == NpyType::F32 && d == TFC_F32) ||
+              (a.type == NpyType::F64 && d == TFC_F64) ||
+              (a.type == NpyType::F16 && d == TFC_F16) ||
+              (a.type == NpyType::I64 && d == TFC_I64) ||
+              (a.type == NpyType::I32 && d == TFC_I32) ||
+              (a.type == NpyType::Bool && d == TFC_BOOL);
+  if (!same && fromFloat != isFloatDType(d))
+    fail(where + ": " + path + " holds " + npyDescr(a.type) +
+         " values, but input '" + in.info.name + "' is " + tfc_dtype_name(d) +
+         (fromFloat ? " (no float-to-integer conversion)"
+                    : " (no integer-to-float conversion)"));
+  in.shape = a.shape;
+  allocate(in, where);
+  if (same) {
+    in.data = std::move(a.data);
+    return;
+  }
+  note(where + ": converting " + npyDescr(a.type) + " to " + tfc_dtype_name(d));
+  const uint8_t *p = a.data.data();
+  for (uint64_t i = 0; i < a.numElements(); ++i) {
+    if (fromFloat) {
+      double v = 0;
+      if (a.type == NpyType::F64) {
+        std::memcpy(&v, p + 8 * i, 8);
+      } else if (a.type == NpyType::F32) {
+        float f;
+        std::memcpy(&f, p + 4 * i, 4);
+        v = f;
+      } else {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        v = halfToFloat(h);
+      }
+      storeFloat(in.data, d, i, v);
+      continue;
+    }
+    int64_t v = 0;
+    if (a.type == NpyType::I64) {
+      std::memcpy(&v, p + 8 * i, 8);
+    } else if (a.type == NpyType::I32) {
+      int32_t w;
+      std::memcpy(&w, p + 4 * i, 4);
+      v = w;
+    } else {
+      v = p[i]; // bool or u8
+    }
+    if (d == TFC_I32 && (v < INT32_MIN || v > INT32_MAX))
+      fail(where + ": " + std::to_string(v) + " does not fit in i32");
+    if (d == TFC_BOOL && v != 0 && v != 1)
+      fail(where + ": " + std::to_string(v) + " is not a bool (0 or 1)");
+    storeInt(in.data, d, i, v);
+  }
+}
+
+std::vector<Input> buildInputs(tfc_model *model, size_t entry,
+                               const Options &o) {
+  std::vector<Input> inputs(tfc_entry_num_inputs(model, entry));
+  std::string names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    tfc_entry_input_info(model, entry, i, &inputs[i].info);
+    names += (i ? ", " : "") + std::string(inputs[i].info.name);
+  }
+  for (const std::string &spec : o.inputs) {
+    std::string where = "--input " + spec;
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos)
+      fail(where + ": expected NAME=VALUES, NAME:SHAPE=VALUES, NAME=FILE.npy "
+                   "or NAME=@KIND:SHAPE");
+    std::string name = spec.substr(0, eq), value = spec.substr(eq + 1);
+    std::string shapeText;
+    bool shapeGiven = false;
+    if (size_t colon = name.find(':'); colon != std::string::npos) {
+      shapeText = name.substr(colon + 1);
+      name = name.substr(0, colon);
+      shapeGiven = true;
+    }
+    where = "--input " + name;
+    auto it = std::find_if(inputs.begin(), inputs.end(), [&](const Input &in) {
+      return name == in.info.name;
+    });
+    if (it == inputs.end())
+      fail("entry '" + std::string(tfc_model_entry_name(model, entry)) +
+           "' has no input '" + name +
+           "' (inputs: " + (names.empty() ? "none" : names) + ")");
+    if (it->given)
+      fail(where + ": given twice");
+    it->given = true;
+    bool isNpy = value.size() > 4 && value.substr(value.size() - 4) == ".npy";
+    if (shapeGiven && (isNpy || (!value.empty() && value[0] == '@')))
+      fail(where + ": a shape (NAME:SHAPE=...) goes with inline values only");
+    if (isNpy)
+      loadNpy(*it, value, where);
+    else if (!value.empty() && value[0] == '@')
+      generate(*it, value, o.seed, where);
+    else {
+      if (shapeGiven)
+        it->shape = parseShape(shapeText, where);
+      parseValues(*it, value, shapeGiven, where);
+    }
+  }
+  for (const Input &in : inputs)
+    if (!in.given)
+      fail("entry '" + std::string(tfc_model_entry_name(model, entry)) +
+           "' needs input '" + in.info.name + "' (" + describe(in.info) +
+           "); give it with --input " + in.info.name + "=...");
+  return inputs;
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs
+//===----------------------------------------------------------------------===//
+
+double loadAsDouble(const tfc_tensor &t, uint64_t i) {
+  const uint8_t *p =
+      static_cast<const uint8_t *>(t.data) + i * tfc_dtype_size(t.dtype);
+  switch (t.dtype) {
+  case TFC_F32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case TFC_F64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case TFC_F16:
+  case TFC_BF16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return t.dtype == TFC_F16 ? halfToFloat(v) : bfloat16ToFloat(v);
+  }
+  case TFC_I64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  case TFC_I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case TFC_BOOL:
+    return *p;
+  default:
+    return 0;
+  }
+}
+
+std::string shapeOf(const tfc_tensor &t) {
+  std::string s = "[";
+  for (int k = 0; k < t.rank; ++k)
+    s += (k ? ", " : "") + std::to_string(t.shape[k]);
+  return s + "]";
+}
+
+std::string formatValue(const tfc_tensor &t, double v) {
+  char buf[64];
+  if (isFloatDType(t.dtype))
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+  else
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  return buf;
+}
+
+void printOutput(const char *name, const tfc_tensor &t) {
+  uint64_t n = 1;
+  for (int k = 0; k < t.rank; ++k)
+    n *= static_cast<uint64_t>(t.shape[k]);
+  std::printf("output '%s': %s %s\n", name, tfc_dtype_name(t.dtype),
+              shapeOf(t).c_str());
+  if (n == 0) {
+    std::printf("  (no elements)\n");
+    return;
+  }
+  std::string first;
+  for (uint64_t i = 0; i < n && i < 8; ++i)
+    first += (i ? ", " : "") + formatValue(t, loadAsDouble(t, i));
+  std::printf("  values: %s%s\n", first.c_str(), n > 8 ? ", ..." : "");
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  uint64_t nans = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double v = loadAsDouble(t, i);
+    if (std::isnan(v)) {
+      ++nans;
+      continue;
+    }
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  if (nans < n)
+    std::printf("  min %s  max %s  mean %.6g%s\n", formatValue(t, lo).c_str(),
+                formatValue(t, hi).c_str(), sum / static_cast<double>(n - nans),
+                nans ? ("  (" + std::to_string(nans) + " NaN)").c_str() : "");
+  else
+    std::printf("  all NaN\n");
+  // Logits-like ([batch, seq, vocab]): the argmax over the last dim at the
+  // last position of the second-to-last dim, for each leading (batch) index.
+  if (isFloatDType(t.dtype) && t.rank >= 3 && t.shape[t.rank - 1] > 1 &&
+      t.shape[t.rank - 2] > 0) {
+    uint64_t vocab = static_cast<uint64_t>(t.shape[t.rank - 1]);
+    uint64_t positions = static_cast<uint64_t>(t.shape[t.rank - 2]);
+    uint64_t batches = n / (vocab * positions);
+    std::string text;
+    for (uint64_t b = 0; b < batches && b < 4; ++b) {
+      uint64_t row = (b * positions + positions - 1) * vocab;
+      uint64_t best = 0;
+      double bestValue = -INFINITY;
+      for (uint64_t v = 0; v < vocab; ++v) {
+        double x = loadAsDouble(t, row + v);
+        if (x > bestValue) {
+          bestValue = x;
+          best = v;
+        }
+      }
+      text += (b ? ", " : "") +
+              (batches > 1 ? "[" + std::to_string(b) + "] " : std::string()) +
+              std::to_string(best) + " (" + formatValue(t, bestValue) + ")";
+    }
+    std::printf("  argmax at the last position: %s%s\n", text.c_str(),
+                batches > 4 ? ", ..." : "");
+  }
+}
+
+void writeOutput(const std::string &path, const tfc_tensor &t) {
+  std::vector<int64_t> shape(t.shape, t.shape + t.rank);
+  uint64_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<uint64_t>(d);
+  std::string error;
+  bool ok;
+  switch (t.dtype) {
+  case TFC_F32:
+    ok = writeNpy(path, NpyType::F32, shape, t.data, error);
+    break;
+  case TFC_F64:
+    ok = writeNpy(path, NpyType::F64, shape, t.data, error);
+    break;
+  case TFC_F16:
+    ok = writeNpy(path, NpyType::F16, shape, t.data, error);
+    break;
+  case TFC_I64:
+    ok = writeNpy(path, NpyType::I64, shape, t.data, error);
+    break;
+  case TFC_I32:
+    ok = writeNpy(path, NpyType::I32, shape, t.data, error);
+    break;
+  case TFC_BOOL:
+    ok = writeNpy(path, NpyType::Bool, shape, t.data, error);
+    break;
+  case TFC_BF16: {
+    // NumPy has no bfloat16: widen to f32 (exact).
+    std::vector<float> wide(n);
+    for (uint64_t i = 0; i < n; ++i)
+      wide[i] = static_cast<float>(loadAsDouble(t, i));
+    note(path + ": bf16 output written as <f4");
+    ok = writeNpy(path, NpyType::F32, shape, wide.data(), error);
+    break;
+  }
+  default:
+    ok = false;
+    error = path + ": unknown dtype";
+  }
+  if (!ok)
+    fail(error);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parseOptions(argc, argv);
+  if (o.threads > 0 && tfc_set_num_threads(o.threads) != TFC_OK)
+    fail(tfc_last_error());
+
+  tfc_model *model = nullptr;
+  if ((o.info ? tfc_model_inspect : tfc_model_load)(o.model.c_str(), &model) !=
+      TFC_OK)
+    fail(tfc_last_error());
+
+  if (o.info) {
+    printInfo(model);
+    if (!o.weights.empty()) {
+      // Checking a weights file needs a loadable model.
+      tfc_model *runnable = nullptr;
+      if (tfc_model_load(o.model.c_str(), &runnable) != TFC_OK ||
+          tfc_model_load_weights(runnable, o.weights.c_str()) != TFC_OK)
+        fail(tfc_last_error());
+      tfc_memory_stats stats;
+      tfc_model_memory_stats(runnable, &stats);
+      std::printf("weights file %s matches: %s used in place, %s copied\n",
+                  o.weights.c_str(),
+                  bytesString(stats.weight_bytes_mapped).c_str(),
+                  bytesString(stats.weight_bytes_copied).c_str());
+      if (*tfc_model_notes(runnable))
+        note(tfc_model_notes(runnable));
+      tfc_model_free(runnable);
+    }
+    tfc_model_free(model);
+    return 0;
+  }
+
+  tfc_model_info info;
+  tfc_model_get_info(model, &info);
+  if (!o.weights.empty()) {
+    if (tfc_model_load_weights(model, o.weights.c_str()) != TFC_OK)
+      fail(tfc_last_error());
+    if (*tfc_model_notes(model))
+      note(tfc_model_notes(model));
+  } else if (info.num_weights > 0) {
+    fail("model '" + std::string(info.name) + "' has " +
+         std::to_string(info.num_weights) +
+         " weights: give them with --weights FILE.safetensors (tfc-weights "
+         "writes random ones)");
+  }
+
+  size_t entry = 0;
+  if (!o.entry.empty()) {
+    int64_t e = tfc_model_find_entry(model, o.entry.c_str());
+    if (e < 0) {
+      std::string names;
+      for (size_t i = 0; i < info.num_entries; ++i)
+        names += (i ? ", " : "") + std::string(tfc_model_entry_name(model, i));
+      fail("model '" + std::string(info.name) + "' has no entry '" + o.entry +
+           "' (entries: " + names + ")");
+    }
+    entry = static_cast<size_t>(e);
+  } else if (info.num_entries != 1) {
+    std::string names;
+    for (size_t i = 0; i < info.num_entries; ++i)
+      names += (i ? ", " : "") + std::string(tfc_model_entry_name(model, i));
+    fail("model '" + std::string(info.name) + "' has " +
+         std::to_string(info.num_entries) + " entries (" + names +
+         "); choose one with --entry");
+  }
+  const char *entryName = tfc_model_entry_name(model, entry);
+
+  std::vector<Input> inputs = buildInputs(model, entry, o);
+  std::vector<tfc_tensor> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in[i].dtype = inputs[i].info.dtype;
+    in[i].rank = static_cast<int32_t>(inputs[i].shape.size());
+    for (size_t k = 0; k < inputs[i].shape.size(); ++k)
+      in[i].shape[k] = inputs[i].shape[k];
+    in[i].data = inputs[i].data.data();
+  }
+
+  // Where outputs go.
+  size_t numOutputs = tfc_entry_num_outputs(model, entry);
+  std::vector<tfc_tensor_info> outInfo(numOutputs);
+  for (size_t i = 0; i < numOutputs; ++i)
+    tfc_entry_output_info(model, entry, i, &outInfo[i]);
+  std::vector<std::string> outPaths(numOutputs);
+  for (const std::string &spec : o.outputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      if (numOutputs != 1)
+        fail("--output " + spec + ": entry '" + entryName + "' has " +
+             std::to_string(numOutputs) +
+             " outputs; write --output NAME=FILE.npy");
+      if (!outPaths[0].empty())
+        fail("--output " + spec + ": the output is already written to " +
+             outPaths[0]);
+      outPaths[0] = spec;
+      continue;
+    }
+    std::string name = spec.substr(0, eq);
+    size_t i = 0;
+    while (i < numOutputs && name != outInfo[i].name)
+      ++i;
+    if (i == numOutputs) {
+      std::string names;
+      for (size_t k = 0; k < numOutputs; ++k)
+        names += (k ? ", " : "") + std::string(outInfo[k].name);
+      fail("--output " + spec + ": entry '" + entryName + "' has no output '" +
+           name + "' (outputs: " + names + ")");
+    }
+    if (!outPaths[i].empty())
+      fail("--output " + spec + ": output '" + name + "' is given twice");
+    outPaths[i] = spec.substr(eq + 1);
+    if (outPaths[i].empty())
+      fail("--output " + spec + ": no file name");
+  }
+
+  std::vector<tfc_tensor> out(numOutputs);
+  if (tfc_run(model, entryName, in.data(), in.size(), out.data(), out.size()) !=
+      TFC_OK)
+    fail(tfc_last_error());
+  for (size_t i = 0; i < numOutputs; ++i) {
+    printOutput(outInfo[i].name, out[i]);
+    if (!outPaths[i].empty())
+      writeOutput(outPaths[i], out[i]);
+  }
+  for (tfc_tensor &t : out)
+    tfc_tensor_release(&t);
+
+  if (o.timeRuns > 0) {
+    std::vector<double> ms;
+    for (int64_t r = 0; r < o.timeRuns; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      tfc_status status = tfc_run(model, entryName, in.data(), in.size(),
+                                  out.data(), out.size());
+      auto end = std::chrono::steady_clock::now();
+      if (status != TFC_OK)
+        fail(tfc_last_error());
+      for (tfc_tensor &t : out)
+        tfc_tensor_release(&t);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    double median = ms.size() % 2
+                        ? ms[ms.size() / 2]
+                        : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    std::printf("time: %lld runs on %d threads: median %.3f ms, min %.3f ms\n",
+                static_cast<long long>(o.timeRuns), tfc_num_threads(), median,
+                ms.front());
+  }
+  if (o.stats || o.timeRuns > 0) {
+    tfc_memory_stats s;
+    tfc_model_memory_stats(model, &s);
+    static const char *const modes[] = {"none", "recorded", "replayed",
+                                        "fell back to the heap"};
+    std::printf("memory plan (%s): arena %s for %s of temporaries (peak live "
+                "%s); %llu allocations, %llu from the arena, %llu outputs\n",
+                modes[std::min<int>(s.mode, 3)],
+                bytesString(s.arena_bytes).c_str(),
+                bytesString(s.planned_bytes).c_str(),
+                bytesString(s.peak_live_bytes).c_str(),
+                static_cast<unsigned long long>(s.allocs),
+                static_cast<unsigned long long>(s.arena_allocs),
+                static_cast<unsigned long long>(s.output_allocs));
+  }
+  tfc_model_free(model);
+  return 0;
+}

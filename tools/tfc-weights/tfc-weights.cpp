@@ -1,0 +1,271 @@
+//===- tfc-weights.cpp - Deterministic weights for a compiled model -------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//   tfc-weights model.so -o w.safetensors [--seed N] [--scale F]
+//               [--dtype f32|f64|f16|bf16]
+//   tfc-weights model.so --manifest
+//
+// Writes pseudo-random values for every weight in the model's metadata with
+// the recipe of WeightInit.h, which is the reference interpreter's
+// randomWeights(seed): with the same seed, tfc-interpret and a compiled model
+// run on these weights compute the same function. --manifest prints the
+// weights the model expects (name, dtype, shape) as JSON. The model is only
+// inspected, so this works for models compiled for other CPUs. Links libtfcrt
+// only, no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Runtime/Float16.h"
+#include "tfc/Runtime/SafeTensors.h"
+#include "tfc/Runtime/WeightInit.h"
+#include "tfc/Runtime/tfc.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace tfc::rt;
+
+namespace {
+
+const char *const kUsage =
+    R"(usage: tfc-weights MODEL.so -o FILE.safetensors [options]
+       tfc-weights MODEL.so --manifest
+
+Writes deterministic pseudo-random weights for every weight of a model
+compiled by tfc-compile: the values of the reference interpreter's random
+weights (tfc-interpret --seed N), so both sides agree.
+
+options:
+  -o, --output FILE     the .safetensors file to write (written whole, or
+                        not at all)
+      --seed N          the seed (default 0)
+      --scale F         multiply every value by F (default 1; other values
+                        no longer match the interpreter)
+      --dtype D         store float weights as D (f32, f64, f16 or bf16)
+                        instead of the model's dtype; the runtime converts
+                        them when loading
+      --manifest        print the weights the model expects as JSON
+  -h, --help            this text
+
+exit status: 0 on success, 1 on any error.
+)";
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "tfc-weights: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+DType storageOf(tfc_dtype d) {
+  switch (d) {
+  case TFC_F64:
+    return DType::F64;
+  case TFC_F16:
+    return DType::F16;
+  case TFC_BF16:
+    return DType::BF16;
+  case TFC_I64:
+    return DType::I64;
+  case TFC_I32:
+    return DType::I32;
+  case TFC_BOOL:
+    return DType::Bool;
+  default:
+    return DType::F32;
+  }
+}
+
+bool isFloat(tfc_dtype d) {
+  return d == TFC_F32 || d == TFC_F64 || d == TFC_F16 || d == TFC_BF16;
+}
+
+/// Stores a recipe value rounded once to `d` (as the interpreter rounds).
+void store(uint8_t *p, tfc_dtype d, double v) {
+  switch (d) {
+  case TFC_F32: {
+    float f = static_cast<float>(v);
+    std::memcpy(p, &f, 4);
+    break;
+  }
+  case TFC_F64:
+    std::memcpy(p, &v, 8);
+    break;
+  case TFC_F16: {
+    uint16_t h = doubleToHalf(v);
+    std::memcpy(p, &h, 2);
+    break;
+  }
+  case TFC_BF16: {
+    uint16_t h = doubleToBFloat16(v);
+    std::memcpy(p, &h, 2);
+    break;
+  }
+  case TFC_I64: {
+    int64_t i = std::isnan(v) ? 0 : static_cast<int64_t>(std::trunc(v));
+    std::memcpy(p, &i, 8);
+    break;
+  }
+  case TFC_I32: {
+    int32_t i = std::isnan(v) ? 0 : static_cast<int32_t>(std::trunc(v));
+    std::memcpy(p, &i, 4);
+    break;
+  }
+  case TFC_BOOL:
+    *p = v != 0.0;
+    break;
+  default:
+    break;
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string model, output;
+  uint64_t seed = 0;
+  double scale = 1.0;
+  bool manifest = false, haveDType = false;
+  tfc_dtype storeAs = TFC_F32;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    bool inlineValue = false;
+    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      inlineValue = true;
+    }
+    auto next = [&]() -> std::string {
+      if (inlineValue)
+        return value;
+      if (i + 1 >= argc)
+        fail("option '" + arg + "' needs a value (see --help)");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      output = next();
+    } else if (arg == "--seed") {
+      std::string v = next();
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0)
+        fail("--seed needs a non-negative integer, not '" + v + "'");
+      seed = n;
+    } else if (arg == "--scale") {
+      std::string v = next();
+      char *end = nullptr;
+      scale = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !std::isfinite(scale))
+        fail("--scale needs a finite number, not '" + v + "'");
+    } else if (arg == "--dtype") {
+      std::string v = next();
+      if (v == "f32")
+        storeAs = TFC_F32;
+      else if (v == "f64")
+        storeAs = TFC_F64;
+      else if (v == "f16")
+        storeAs = TFC_F16;
+      else if (v == "bf16")
+        storeAs = TFC_BF16;
+      else
+        fail("--dtype needs f32, f64, f16 or bf16, not '" + v + "'");
+      haveDType = true;
+    } else if (arg == "--manifest" && !inlineValue) {
+      manifest = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      fail("unknown option '" + arg + "' (see --help)");
+    } else if (!model.empty()) {
+      fail("unexpected argument '" + arg + "': one model at a time");
+    } else {
+      model = arg;
+    }
+  }
+  if (model.empty())
+    fail("no model given\n" + std::string(kUsage));
+  if (!manifest && output.empty())
+    fail("no output file: give -o FILE.safetensors (or --manifest)");
+
+  tfc_model *m = nullptr;
+  if (tfc_model_inspect(model.c_str(), &m) != TFC_OK)
+    fail(tfc_last_error());
+  tfc_model_info info;
+  tfc_model_get_info(m, &info);
+
+  std::vector<tfc_tensor_info> weights(info.num_weights);
+  for (size_t i = 0; i < weights.size(); ++i)
+    tfc_model_weight_info(m, i, &weights[i]);
+
+  if (manifest) {
+    std::printf("{\"model\": %s, \"weights\": [", quote(info.name).c_str());
+    for (size_t i = 0; i < weights.size(); ++i) {
+      const tfc_tensor_info &w = weights[i];
+      std::printf("%s\n  {\"name\": %s, \"dtype\": \"%s\", \"shape\": [",
+                  i ? "," : "", quote(w.name).c_str(), tfc_dtype_name(w.dtype));
+      for (int k = 0; k < w.rank; ++k)
+        std::printf("%s%lld", k ? ", " : "", static_cast<long long>(w.dims[k]));
+      std::printf("]}");
+    }
+    std::printf("%s]}\n", weights.empty() ? "" : "\n");
+    tfc_model_free(m);
+    return 0;
+  }
+
+  std::vector<std::vector<uint8_t>> data(weights.size());
+  std::vector<TensorToWrite> tensors;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const tfc_tensor_info &w = weights[i];
+    tfc_dtype d = haveDType && isFloat(w.dtype) ? storeAs : w.dtype;
+    std::vector<int64_t> shape(w.dims, w.dims + w.rank);
+    uint64_t count = 1;
+    for (int64_t s : shape)
+      count *= static_cast<uint64_t>(s);
+    size_t size = tfc_dtype_size(d);
+    if (count > (UINT64_C(1) << 40) / size)
+      fail(std::string("weight '") + w.name + "' is too large to generate");
+    data[i].resize(count * size);
+    uint8_t *p = data[i].data();
+    generateWeight(w.name, shape, seed, [&](double v) {
+      store(p, d, scale == 1.0 ? v : v * scale + 0.0); // no -0
+      p += size;
+    });
+    tensors.push_back({w.name, storageOf(d), shape, data[i].data()});
+  }
+  std::map<std::string, std::string> metadata = {
+      {"generator", "tfc-weights"},
+      {"model", info.name},
+      {"seed", std::to_string(seed)}};
+  if (scale != 1.0)
+    metadata["scale"] = std::to_string(scale);
+  std::string error;
+  if (!writeSafeTensors(output, tensors, metadata, error))
+    fail(error);
+  tfc_model_free(m);
+  return 0;
+}
