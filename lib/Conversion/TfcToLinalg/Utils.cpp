@@ -49,7 +49,18 @@ tfc::lowering::broadcastDims(OpBuilder &b, Location loc, RankedTensorType type,
       size = tensor::DimOp::create(b, loc, operand, od).getResult();
       break;
     }
-    assert(size && "a dynamic result size comes from a dynamic operand size");
+    if (!size) {
+      // The declared result is less static than the operands: the size is
+      // the largest aligned static size (1 if every operand broadcasts).
+      int64_t n = 1;
+      for (Value operand : operands) {
+        auto t = cast<RankedTensorType>(operand.getType());
+        int64_t od = d - (rank - t.getRank());
+        if (od >= 0)
+          n = std::max(n, t.getDimSize(od));
+      }
+      size = b.getIndexAttr(n);
+    }
     sizes.push_back(size);
   }
   return sizes;
@@ -88,6 +99,11 @@ Value tfc::lowering::castScalar(OpBuilder &b, Location loc, Value v, Type to) {
                                    floatConst(b, loc, from, 0.0));
     Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(from, 0));
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (fromFloat && toFloat && fromFloat.getWidth() == toFloat.getWidth()) {
+    // f16 <-> bf16: through f32, which holds both exactly.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
   }
   if (fromFloat && toFloat)
     return fromFloat.getWidth() < toFloat.getWidth()

@@ -14,6 +14,7 @@
 #include "lld/Common/Driver.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -69,6 +70,14 @@ createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
   auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                        : llvm::CodeGenOptLevel::Default;
+  {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!options.cpu.empty() && sti && !sti->isCPUStringValid(options.cpu)) {
+      error = "unknown CPU '" + options.cpu + "' (see llc -mcpu=help)";
+      return nullptr;
+    }
+  }
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, options.cpu, options.features, targetOptions, llvm::Reloc::PIC_,
       std::nullopt, level));
@@ -171,9 +180,10 @@ LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,
   std::string obj = objectPath.str().str();
   // libm for the f64 math the kernels leave to libm; the C library for
   // aligned_alloc/free when no runtime hooks are attached.
-  std::vector<const char *> args = {"ld.lld",    "-shared",   "-o",
-                                    out.c_str(), obj.c_str(), "--as-needed",
-                                    "-z",        "noexecstack"};
+  std::vector<const char *> args = {
+      "ld.lld", "-shared", "-o", out.c_str(), obj.c_str(), "-z", "noexecstack",
+      "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu", "--as-needed",
+      "-l:libm.so.6", "-l:libc.so.6"};
   std::string diagnostics;
   llvm::raw_string_ostream errs(diagnostics);
   lld::Result r = lld::lldMain(args, llvm::nulls(), errs,

@@ -38,6 +38,10 @@ struct LowerCpuEntryPointsPass
         continue;
       if (failed(addWrapper(b, module, impl)))
         return signalPassFailure();
+      // Only the C wrapper is exported from the library.
+      impl->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                        module.getContext(),
+                                        LLVM::Linkage::Internal));
     }
     emitMetadata(b, module);
     getOrCreateHooksGlobal(b, module);

@@ -120,6 +120,14 @@ struct LowerCpuModelABIPass
 
     llvm::json::Array entryJson;
     for (func::FuncOp entry : entries) {
+      for (Type t : llvm::concat<const Type>(entry.getArgumentTypes(),
+                                             entry.getResultTypes()))
+        if (!isa<RankedTensorType>(t)) {
+          entry.emitError("entry point arguments and results must be ranked "
+                          "tensors, got ")
+              << t;
+          return signalPassFailure();
+        }
       entryJson.push_back(describeEntry(module, entry));
       // The names and dims now live in the metadata.
       entry.removeArgAttrsAttr();

@@ -1,0 +1,346 @@
+// The bufferisation of the CPU kernel ops (BufferizationModels.cpp and the
+// emitters in RowKernels.cpp, Gemm.cpp, Attention.cpp): each op reads its
+// operand buffers and writes a fresh 64-byte aligned memref.alloc of its
+// result type (dynamic sizes from the operand dims), filled by a vectorised
+// loop nest (16 f32 lanes, masked at the row tails) under one scf.parallel.
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
+
+// Softmax over the last axis: one task per row (the leading dims); max with
+// -inf in the masked lanes, exp(x - max) stored and summed, then scaled by
+// 1/sum in place.
+// CHECK-LABEL: func @softmax
+// CHECK-SAME: (%[[X:.*]]: memref<?x4x?xf32>) -> memref<?x4x?xf32>
+// CHECK: %[[D0:.*]] = memref.dim %[[X]], %c0
+// CHECK: %[[D2:.*]] = memref.dim %[[X]], %c2
+// CHECK: %[[OUT:.*]] = memref.alloc(%[[D0]], %[[D2]]) {alignment = 64 : i64} : memref<?x4x?xf32>
+// CHECK: %[[N:.*]] = memref.dim %[[X]], %c2
+// CHECK: %[[B0:.*]] = memref.dim %[[X]], %c0
+// CHECK: %[[B1:.*]] = memref.dim %[[X]], %c1
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%[[B0]], %[[B1]])
+// CHECK-DAG: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[N]] step %c16{{.*}} iter_args(%[[ACC:.*]] = %[[NEGINF]]) -> (vector<16xf32>)
+// CHECK: %[[REM:.*]] = arith.subi %[[N]], %[[K]] : index
+// CHECK: %[[M:.*]] = vector.create_mask %[[REM]] : vector<16xi1>
+// CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %[[K]]], %[[M]], %[[NEGINF]]
+// CHECK: arith.maximumf %[[ACC]], %[[V]] : vector<16xf32>
+// CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<16xf32> into f32
+// CHECK: scf.for
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: vector.maskedstore %[[OUT]][%[[I]], %[[J]], %{{.*}}]
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// CHECK: arith.divf
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[OUT]]
+// CHECK: arith.mulf
+// CHECK: vector.maskedstore %[[OUT]]
+// CHECK: scf.reduce
+// CHECK: return %[[OUT]]
+// CHECK-NOT: tfc.softmax
+func.func @softmax(%x: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> {
+  %0 = tfc.softmax %x {axis = 2} : tensor<?x4x?xf32>
+  return %0 : tensor<?x4x?xf32>
+}
+
+// -----
+
+// A slice with unit inner stride is read in place, through its strided
+// layout; the result is still an identity-layout allocation.
+// CHECK-LABEL: func @softmax_strided_rows
+// CHECK: %[[S:.*]] = memref.subview %{{.*}}[0, 64] [%{{.*}}, 64] [1, 1] : memref<?x128xf32> to memref<?x64xf32, strided<[128, 1], offset: 64>>
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
+// CHECK-NOT: memref.copy
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK: vector.maskedload %[[S]][%[[I]], %{{.*}}]
+func.func @softmax_strided_rows(%x: tensor<?x128xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x128xf32>
+  %s = tensor.extract_slice %x[0, 64] [%n, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+  %0 = tfc.softmax %s {axis = 1} : tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// LayerNorm with a residual: every read is input + residual; mean, then the
+// variance with FMAs (the masked lanes zeroed), then rsqrt(var + eps) and
+// (x - mean) * rstd * scale + bias.
+// CHECK-LABEL: func @layer_norm_residual
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x32xf32>, %[[R:.*]]: memref<?x?x32xf32>, %[[G:.*]]: memref<32xf32>, %[[B:.*]]: memref<32xf32>) -> memref<?x?x32xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x32xf32>
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) =
+// CHECK: scf.for
+// CHECK: %[[XV:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %{{.*}}]
+// CHECK: %[[RV:.*]] = vector.maskedload %[[R]][%[[I]], %[[J]], %{{.*}}]
+// CHECK: arith.addf %[[XV]], %[[RV]] : vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[X]]
+// CHECK: vector.maskedload %[[R]]
+// CHECK: %[[C:.*]] = arith.subf
+// CHECK: %[[CM:.*]] = arith.select %{{.*}}, %[[C]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: math.fma %[[CM]], %[[CM]], %{{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[VE:.*]] = arith.addf %{{.*}}, %[[EPS]] : f32
+// CHECK: math.rsqrt %[[VE]] : f32
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[G]][%{{.*}}]
+// CHECK: arith.mulf
+// CHECK: vector.maskedload %[[B]][%{{.*}}]
+// CHECK: arith.addf
+// CHECK: vector.maskedstore %[[OUT]][%[[I]], %[[J]], %{{.*}}]
+// CHECK: return %[[OUT]]
+func.func @layer_norm_residual(%x: tensor<?x?x32xf32>, %r: tensor<?x?x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<?x?x32xf32> {
+  %0 = tfc.layer_norm %x scale(%g) bias(%b) residual(%r) {epsilon = 1.0e-5} : (tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  return %0 : tensor<?x?x32xf32>
+}
+
+// -----
+
+// RMSNorm: sum of squares with FMAs, rsqrt(mean + eps), x * rstd * scale.
+// CHECK-LABEL: func @rms_norm
+// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[G:.*]]: memref<64xf32>) -> memref<?x64xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %{{.*}}]
+// CHECK: math.fma %[[V]], %[[V]], %{{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: arith.constant 9.99999997E-7 : f32
+// CHECK: math.rsqrt
+// CHECK: scf.for
+// CHECK: vector.maskedload %[[G]]
+// CHECK: vector.maskedstore %[[OUT]][%[[I]], %{{.*}}]
+// CHECK-NOT: arith.subf
+// CHECK: return %[[OUT]]
+func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  %0 = tfc.rms_norm %x scale(%g) {epsilon = 1.0e-6} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// Causal flash attention: one task per (batch, head, block of 8 query rows);
+// the per-task scratch (the output accumulator [8, Dv], the key tile
+// transposed [D, 16], the running max/sum [8] and probabilities [8, 16]) is
+// stack memory in a memref.alloca_scope. Keys are walked in tiles of 16 up to
+// the last one the block may see; lanes past a row's diagonal become -inf.
+// The default scale is 1/sqrt(16).
+// CHECK-LABEL: func @attention_causal
+// CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>) -> memref<?x4x?x16xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x16xf32>
+// CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
+// CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
+// CHECK-DAG: %[[TQ:.*]] = memref.dim %[[Q]], %c2
+// CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
+// CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
+// CHECK-DAG: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]] : index
+// CHECK-DAG: %[[SHIFT:.*]] = arith.subi %[[TK]], %[[TQ]] : index
+// CHECK: %[[QB:.*]] = arith.ceildivui %[[TQ]], %c8{{.*}} : index
+// CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %[[QI:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[B]], %[[H]], %[[QB]])
+// CHECK-NEXT: memref.alloca_scope {
+// CHECK: %[[HK:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK: %[[LIM:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
+// CHECK: %[[KEND:.*]] = arith.minsi %{{.*}}, %[[TK]] : index
+// CHECK: %[[ACC:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<8x?xf32>
+// CHECK: %[[KT:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<8xf32>
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<8xf32>
+// CHECK: %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[KEND]] step %c16
+// CHECK: memref.load %[[K]][%[[BI]], %[[HK]], %{{.*}}, %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[KT]]
+// CHECK: memref.load %[[Q]][%[[BI]], %[[HI]], %{{.*}}, %{{.*}}]
+// CHECK: vector.load %[[KT]]
+// CHECK: math.fma %{{.*}} : vector<16xf32>
+// CHECK: arith.constant dense<2.500000e-01> : vector<16xf32>
+// CHECK: arith.cmpi sle, %{{.*}} : vector<16xi32>
+// CHECK: arith.andi %{{.*}} : vector<16xi1>
+// CHECK: vector.reduction <maxnumf>
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK: vector.store %{{.*}}, %[[P]]
+// CHECK: vector.maskedload %[[V]][%[[BI]], %[[HK]], %{{.*}}, %{{.*}}]
+// CHECK: math.fma
+// CHECK: vector.maskedstore %[[ACC]][
+// CHECK: vector.maskedload %[[ACC]]
+// CHECK: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]], %{{.*}}, %{{.*}}]
+// CHECK: scf.reduce
+// CHECK: return %[[OUT]]
+func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %0 = tfc.attention %q, %k, %v {causal} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// Grouped-query attention (8 query heads over 2 key/value heads) with a
+// [B, 1, 1, Tk] padding bias, an explicit scale and a value width (24)
+// different from the key width (32). Query head h reads key/value head
+// h / 4; the bias is read at (b, 0, 0, j) for 16 keys at a time. Without
+// `causal` the key loop runs to Tk and no lanes are compared to a diagonal.
+// CHECK-LABEL: func @attention_gqa_mask
+// CHECK-SAME: (%[[Q:.*]]: memref<2x8x?x32xf32>, %[[K:.*]]: memref<2x2x?x32xf32>, %[[V:.*]]: memref<2x2x?x24xf32>, %[[M:.*]]: memref<2x1x1x?xf32>) -> memref<2x8x?x24xf32>
+// CHECK: %[[TQ0:.*]] = memref.dim %[[Q]], %c2
+// CHECK: %[[OUT:.*]] = memref.alloc(%[[TQ0]]) {alignment = 64 : i64} : memref<2x8x?x24xf32>
+// CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
+// CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
+// CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
+// CHECK-DAG: %[[DV:.*]] = memref.dim %[[V]], %c3
+// CHECK: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]] : index
+// CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %{{.*}}) =
+// CHECK-NEXT: memref.alloca_scope {
+// CHECK-NEXT: %[[HK:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK: memref.alloca(%[[DV]]) {alignment = 64 : i64} : memref<8x?xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[TK]] step %c16
+// CHECK: memref.load %[[K]][%[[BI]], %[[HK]],
+// CHECK: arith.constant dense<5.000000e-01> : vector<16xf32>
+// CHECK: %[[BIAS:.*]] = vector.maskedload %[[M]][%[[BI]], %c0{{.*}}, %c0{{.*}}, %{{.*}}]
+// CHECK: arith.addf %{{.*}}, %[[BIAS]] : vector<16xf32>
+// CHECK-NOT: arith.cmpi sle
+// CHECK: vector.reduction <maxnumf>
+// CHECK: vector.maskedload %[[V]][%[[BI]], %[[HK]],
+// CHECK: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]],
+func.func @attention_gqa_mask(%q: tensor<2x8x?x32xf32>, %k: tensor<2x2x?x32xf32>, %v: tensor<2x2x?x24xf32>, %m: tensor<2x1x1x?xf32>) -> tensor<2x8x?x24xf32> {
+  %0 = tfc.attention %q, %k, %v mask(%m) {scale = 0.5} : (tensor<2x8x?x32xf32>, tensor<2x2x?x32xf32>, tensor<2x2x?x24xf32>, tensor<2x1x1x?xf32>) -> tensor<2x8x?x24xf32>
+  return %0 : tensor<2x8x?x24xf32>
+}
+
+// -----
+
+// Batched matmul [?, 4, ?, 16] x [1, 4, 16, ?]: the result's sizes come from
+// the lhs (batch, M) and the rhs (N); tasks are (batch, head, 64-row block);
+// the rhs batch dim of size 1 broadcasts (index 0). The micro-kernel keeps
+// an 8 x 32 tile in 16 vector accumulators: two masked loads of B and 16
+// FMAs per k.
+// CHECK-LABEL: func @matmul_batched
+// CHECK-SAME: (%[[A:.*]]: memref<?x4x?x16xf32>, %[[B:.*]]: memref<1x4x16x?xf32>) -> memref<?x4x?x?xf32>
+// CHECK-DAG: %[[D0:.*]] = memref.dim %[[A]], %c0
+// CHECK-DAG: %[[D2:.*]] = memref.dim %[[A]], %c2
+// CHECK-DAG: %[[D3:.*]] = memref.dim %[[B]], %c3
+// CHECK: %[[OUT:.*]] = memref.alloc(%[[D0]], %[[D2]], %[[D3]]) {alignment = 64 : i64} : memref<?x4x?x?xf32>
+// CHECK: %[[M:.*]] = memref.dim %[[OUT]], %c2
+// CHECK: %[[N:.*]] = memref.dim %[[OUT]], %c3
+// CHECK: %[[KS:.*]] = memref.dim %[[A]], %c3
+// CHECK: %[[OB:.*]] = memref.dim %[[OUT]], %c0
+// CHECK: %[[OH:.*]] = memref.dim %[[OUT]], %c1
+// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c64 : index
+// CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[OB]], %[[OH]], %[[MB]])
+// CHECK: scf.for %[[N0:.*]] = %{{.*}} to %[[N]] step %c32
+// CHECK: scf.for %[[M0:.*]] = {{.*}} step %c8
+// CHECK: %{{.*}}:16 = scf.for %[[KK:.*]] = %{{.*}} to %[[KS]] step %{{.*}} iter_args
+// CHECK-COUNT-2: vector.maskedload %[[B]][%c0{{.*}}, %[[HI]], %[[KK]], %{{.*}}]
+// CHECK: memref.load %[[A]][%[[BI]], %[[HI]], %{{.*}}, %[[KK]]]
+// CHECK-COUNT-16: math.fma
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]],
+// The remainder rows, one at a time.
+// CHECK: scf.for %{{.*}} step %c1
+// CHECK: %{{.*}}:2 = scf.for
+// CHECK-COUNT-2: math.fma
+// CHECK: return %[[OUT]]
+func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = tfc.matmul %a, %b : (tensor<?x4x?x16xf32>, tensor<1x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// The GEMM over packed panels: [?, ?, 64] is viewed as [M, 64]; tasks are
+// (64-row block, group of 4 panels); B is read with unmasked vector loads
+// from its panel; bias (masked at N = 80) and relu are applied in registers
+// before the masked store.
+// CHECK-LABEL: func @gemm_bias_relu
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x64xf32>, %[[W:.*]]: memref<3x64x32xf32>, %[[B:.*]]: memref<80xf32>) -> memref<?x?x80xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x80xf32>
+// CHECK: %[[A:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
+// CHECK: %[[C:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<?x?x80xf32> into memref<?x80xf32>
+// CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
+// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c64 : index
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %c1{{.*}})
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32 : index
+// CHECK: %[[VALID:.*]] = arith.subi %c80, %[[N0]] : index
+// CHECK: %[[R0:.*]] = arith.subi %[[VALID]], %c0{{.*}} : index
+// CHECK-NEXT: %[[M0:.*]] = vector.create_mask %[[R0]] : vector<16xi1>
+// CHECK-NEXT: %[[COL0:.*]] = arith.addi %[[N0]], %c0{{.*}} : index
+// CHECK: %[[R1:.*]] = arith.subi %[[VALID]], %c16 : index
+// CHECK-NEXT: %[[M1:.*]] = vector.create_mask %[[R1]] : vector<16xi1>
+// CHECK-NEXT: %[[COL1:.*]] = arith.addi %[[N0]], %c16 : index
+// CHECK: %[[B0:.*]] = vector.maskedload %[[B]][%[[COL0]]], %[[M0]]
+// CHECK: %[[B1:.*]] = vector.maskedload %[[B]][%[[COL1]]], %[[M1]]
+// CHECK: scf.for %{{.*}} step %c8
+// CHECK: %[[ACC:.*]]:16 = scf.for
+// CHECK: vector.load %[[W]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
+// CHECK: vector.load %[[W]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
+// CHECK: memref.load %[[A]]
+// CHECK-COUNT-16: math.fma
+// CHECK: %[[Y:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
+// CHECK: %[[Z:.*]] = arith.maximumf %[[Y]], %{{.*}} : vector<16xf32>
+// CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL0]]], %[[M0]], %[[Z]]
+// CHECK: %[[Y1:.*]] = arith.addf %[[ACC]]#1, %[[B1]] : vector<16xf32>
+// CHECK: %[[Z1:.*]] = arith.maximumf %[[Y1]], %{{.*}} : vector<16xf32>
+// CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
+// CHECK: return %[[OUT]]
+func.func @gemm_bias_relu(%x: tensor<?x?x64xf32>, %w: tensor<3x64x32xf32>, %b: tensor<80xf32>) -> tensor<?x?x80xf32> {
+  %0 = tfc_cpu.gemm %x, %w, %b activation(relu) : (tensor<?x?x64xf32>, tensor<3x64x32xf32>, tensor<80xf32>) -> tensor<?x?x80xf32>
+  return %0 : tensor<?x?x80xf32>
+}
+
+// -----
+
+// The GEMM needs an identity-layout input to view it as [M, K]: a strided
+// slice is copied into a contiguous buffer first.
+// CHECK-LABEL: func @gemm_strided_input
+// CHECK: %[[S:.*]] = memref.subview
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xf32>
+// CHECK: %[[TMP:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
+// CHECK: memref.copy %[[S]], %[[TMP]] : memref<?x64xf32, strided<[128, 1], offset: 64>> to memref<?x64xf32>
+// CHECK: memref.load %[[TMP]]
+// CHECK-NOT: memref.load %[[S]]
+func.func @gemm_strided_input(%x: tensor<?x128xf32>, %w: tensor<1x64x32xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x128xf32>
+  %s = tensor.extract_slice %x[0, 64] [%n, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+  %0 = tfc_cpu.gemm %s, %w : (tensor<?x64xf32>, tensor<1x64x32xf32>) -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// Packing W [80, 64] into 3 panels of 32 columns: one task per panel;
+// columns past N = 80 are zero (the load index is clamped to stay in
+// bounds). `transposed` reads the [K, N] source as [k, n].
+// CHECK-LABEL: func @pack
+// CHECK-SAME: (%[[W:.*]]: memref<80x64xf32>, %[[V:.*]]: memref<64x80xf32>) -> (memref<3x64x32xf32>, memref<3x64x32xf32>)
+// CHECK: %[[P0:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x64x32xf32>
+// CHECK: scf.parallel (%[[PI:.*]]) = (%{{.*}}) to (%c3{{.*}}) step
+// CHECK: %[[N0:.*]] = arith.muli %[[PI]], %c32
+// CHECK: scf.for %[[KK:.*]] = %{{.*}} to %c64
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c32
+// CHECK: %[[COL:.*]] = arith.addi %[[N0]], %[[J]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[COL]], %c80 : index
+// CHECK: %[[SAFE:.*]] = arith.select %[[IN]], %[[COL]], %{{.*}} : index
+// CHECK: %[[L:.*]] = memref.load %[[W]][%[[SAFE]], %[[KK]]] : memref<80x64xf32>
+// CHECK: %[[Z:.*]] = arith.select %[[IN]], %[[L]], %{{.*}} : f32
+// CHECK: memref.store %[[Z]], %[[P0]][%[[PI]], %[[KK]], %[[J]]] : memref<3x64x32xf32>
+// CHECK: %[[P1:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x64x32xf32>
+// CHECK: scf.parallel
+// CHECK: memref.load %[[V]][%{{.*}}, %{{.*}}] : memref<64x80xf32>
+// CHECK: memref.store %{{.*}}, %[[P1]]
+// CHECK: return %[[P0]], %[[P1]]
+func.func @pack(%w: tensor<80x64xf32>, %v: tensor<64x80xf32>) -> (tensor<3x64x32xf32>, tensor<3x64x32xf32>) {
+  %0 = tfc_cpu.pack %w : tensor<80x64xf32> -> tensor<3x64x32xf32>
+  %1 = tfc_cpu.pack %v {transposed} : tensor<64x80xf32> -> tensor<3x64x32xf32>
+  return %0, %1 : tensor<3x64x32xf32>, tensor<3x64x32xf32>
+}
+
+// -----
+
+// The kernels are f32 only.
+func.func @softmax_f64(%x: tensor<?x8xf64>) -> tensor<?x8xf64> {
+  // expected-error @+2 {{the CPU kernels support f32 only; got 'tensor<?x8xf64>'}}
+  // expected-error @+1 {{failed to bufferize op}}
+  %0 = tfc.softmax %x {axis = 1} : tensor<?x8xf64>
+  return %0 : tensor<?x8xf64>
+}

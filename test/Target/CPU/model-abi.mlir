@@ -1,0 +1,171 @@
+// --tfc-cpu-model-abi (ModelABI.cpp): every distinct tfc.weight becomes a
+// slot of the runtime's table (llvm.getelementptr + llvm.load of the pointer,
+// a memref descriptor over it, bufferization.to_tensor restrict); what depends
+// on weights only moves into func @tfc_model_init, which writes it into a
+// derived-constant slot after the weights (bufferization.materialize_in_
+// destination), and the entry reads that slot instead. Each public function E
+// becomes the private @__tfc_impl_E with the table as a leading !llvm.ptr,
+// and the metadata JSON (sorted keys) is the module attribute tfc.abi_metadata.
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-model-abi | FileCheck %s
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-model-abi="cpu=znver4 features=+avx512f,+fma" | FileCheck %s --check-prefix=TARGET
+
+// Two weights (slots 0 and 1) and a packed weight (constant slot 2).
+// CHECK-LABEL: module attributes
+// CHECK-SAME: tfc.abi_metadata = "{\22abi\22:1,
+// CHECK-SAME: \22constants\22:[{\22align\22:64,\22bytes\22:16384}],
+// CHECK-SAME: \22dims\22:[{\22max\22:128,\22name\22:\22seq\22}],
+// CHECK-SAME: \22entries\22:[{\22inputs\22:[{\22bound\22:100,\22dtype\22:\22i64\22,\22name\22:\22ids\22,\22shape\22:[\22seq\22]},{\22dtype\22:\22f32\22,\22name\22:\22x\22,\22shape\22:[\22seq\22,64]}],
+// CHECK-SAME: \22name\22:\22forward\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[null,40]}],\22symbol\22:\22tfc_entry_forward\22}],
+// CHECK-SAME: \22model\22:\22tiny\22,
+// CHECK-SAME: \22target\22:{\22cpu\22:\22\22,\22features\22:\22\22,\22triple\22:\22x86_64-unknown-linux-gnu\22},
+// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22proj.weight\22,\22shape\22:[40,64]},{\22dtype\22:\22f32\22,\22name\22:\22proj.bias\22,\22shape\22:[40]}]}"
+// TARGET: \22target\22:{\22cpu\22:\22znver4\22,\22features\22:\22+avx512f,+fma\22,\22triple\22:\22x86_64-unknown-linux-gnu\22}
+//
+// The entry: renamed, private, the table first; argument attributes gone.
+// CHECK-LABEL: func.func private @__tfc_impl_forward
+// CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %{{.*}}: tensor<?xi64>, %[[X:.*]]: tensor<?x64xf32>) -> tensor<?x40xf32> {
+// The bias: slot 1, a [40] descriptor.
+// CHECK: %[[G1:.*]] = llvm.getelementptr %[[T]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: %[[P1:.*]] = llvm.load %[[G1]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.mlir.undef : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+// CHECK-NEXT: llvm.insertvalue %[[P1]], %{{.*}}[0]
+// CHECK-NEXT: llvm.insertvalue %[[P1]], %{{.*}}[1]
+// CHECK: %[[BM:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<40xf32>
+// CHECK-NEXT: %[[BIAS:.*]] = bufferization.to_tensor %[[BM]] restrict : memref<40xf32> to tensor<40xf32>
+// The packed weight: constant slot 2, [2, 64, 32] with strides 2048, 32, 1.
+// CHECK: %[[G2:.*]] = llvm.getelementptr %[[T]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: %[[P2:.*]] = llvm.load %[[G2]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.insertvalue %[[P2]], %{{.*}}[1]
+// CHECK: %[[S0:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-NEXT: %[[S1:.*]] = llvm.mlir.constant(64 : i64) : i64
+// CHECK-NEXT: %[[S2:.*]] = llvm.mlir.constant(32 : i64) : i64
+// CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: llvm.insertvalue %[[S2]], %{{.*}}[3, 2]
+// CHECK-NEXT: llvm.insertvalue %[[ONE]], %{{.*}}[4, 2]
+// CHECK-NEXT: %[[ST1:.*]] = llvm.mul %[[ONE]], %[[S2]] : i64
+// CHECK-NEXT: llvm.insertvalue %[[S1]], %{{.*}}[3, 1]
+// CHECK-NEXT: llvm.insertvalue %[[ST1]], %{{.*}}[4, 1]
+// CHECK-NEXT: %[[ST0:.*]] = llvm.mul %[[ST1]], %[[S1]] : i64
+// CHECK-NEXT: llvm.insertvalue %[[S0]], %{{.*}}[3, 0]
+// CHECK-NEXT: llvm.insertvalue %[[ST0]], %{{.*}}[4, 0]
+// CHECK-NEXT: %[[PM:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)> to memref<2x64x32xf32>
+// CHECK-NEXT: %[[PACKED:.*]] = bufferization.to_tensor %[[PM]] restrict : memref<2x64x32xf32> to tensor<2x64x32xf32>
+// CHECK-NEXT: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[PACKED]], %[[BIAS]]
+// CHECK-NEXT: return %[[Y]]
+// CHECK-NOT: tfc_cpu.pack
+// CHECK-NOT: tfc.weight
+//
+// The initialiser: reads weight slot 0, packs it, stores it into slot 2.
+// CHECK-LABEL: func.func @tfc_model_init
+// CHECK-SAME: (%[[IT:.*]]: !llvm.ptr) {
+// CHECK: llvm.getelementptr %[[IT]][0]
+// CHECK: %[[WM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<40x64xf32>
+// CHECK-NEXT: %[[W:.*]] = bufferization.to_tensor %[[WM]] restrict : memref<40x64xf32> to tensor<40x64xf32>
+// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[W]] : tensor<40x64xf32> -> tensor<2x64x32xf32>
+// CHECK-NEXT: llvm.getelementptr %[[IT]][2]
+// CHECK: %[[DST:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<2x64x32xf32>
+// CHECK-NEXT: bufferization.materialize_in_destination %[[P]] in restrict writable %[[DST]] : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK-NOT: func.func @forward
+module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
+  func.func @forward(%ids: tensor<?xi64> {tfc.name = "ids", tfc.dims = ["seq"], tfc.id_bound = 100 : i64},
+                     %x: tensor<?x64xf32> {tfc.name = "x", tfc.dims = ["seq", 64]})
+      -> (tensor<?x40xf32> {tfc.name = "y"}) {
+    %w = tfc.weight "proj.weight" : tensor<40x64xf32>
+    %p = tfc_cpu.pack %w : tensor<40x64xf32> -> tensor<2x64x32xf32>
+    %b = tfc.weight "proj.bias" : tensor<40xf32>
+    %y = tfc_cpu.gemm %x, %p, %b : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<40xf32>) -> tensor<?x40xf32>
+    return %y : tensor<?x40xf32>
+  }
+}
+
+// -----
+
+// Tied weights (one name, two ops) share slot 0. A chain of weight-only ops
+// (linalg.transpose, then a pack) is hoisted as a whole and only its
+// result read by the entry gets a slot (1); a weight transpose that is
+// returned gets its own slot (2). Unnamed inputs and outputs get default
+// names and null dims.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: \22constants\22:[{\22align\22:64,\22bytes\22:16384},{\22align\22:64,\22bytes\22:10240}]
+// CHECK-SAME: \22inputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22input0\22,\22shape\22:[null,64]}]
+// CHECK-SAME: \22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22output0\22,\22shape\22:[null,40]},{\22dtype\22:\22f32\22,\22name\22:\22output1\22,\22shape\22:[40,64]}]
+// CHECK-SAME: \22model\22:\22model\22
+// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22w\22,\22shape\22:[64,40]}]}"
+// CHECK-LABEL: func.func private @__tfc_impl_tied
+// CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %[[X:.*]]: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<40x64xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: tfc_cpu.pack
+// CHECK: llvm.getelementptr %[[T]][1]
+// CHECK: %[[P:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<2x64x32xf32> to tensor<2x64x32xf32>
+// CHECK-NEXT: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]]
+// CHECK: llvm.getelementptr %[[T]][2]
+// CHECK: %[[WT:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<40x64xf32> to tensor<40x64xf32>
+// CHECK-NEXT: return %[[Y]], %[[WT]]
+// CHECK-LABEL: func.func @tfc_model_init
+// CHECK: %[[W:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<64x40xf32> to tensor<64x40xf32>
+// CHECK-NOT: llvm.getelementptr
+// CHECK: %[[T1:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
+// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[T1]]
+// CHECK: %[[T2:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
+// CHECK: bufferization.materialize_in_destination %[[P]] in restrict writable %{{.*}} : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
+// CHECK: bufferization.materialize_in_destination %[[T2]] in restrict writable %{{.*}} : (tensor<40x64xf32>, memref<40x64xf32>) -> ()
+func.func @tied(%x: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<40x64xf32>) {
+  %w = tfc.weight "w" : tensor<64x40xf32>
+  %w2 = tfc.weight "w" : tensor<64x40xf32>
+  %e = tensor.empty() : tensor<40x64xf32>
+  %t = linalg.transpose ins(%w : tensor<64x40xf32>) outs(%e : tensor<40x64xf32>) permutation = [1, 0]
+  %p = tfc_cpu.pack %t : tensor<40x64xf32> -> tensor<2x64x32xf32>
+  %y = tfc_cpu.gemm %x, %p : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+  %e2 = tensor.empty() : tensor<40x64xf32>
+  %t2 = linalg.transpose ins(%w2 : tensor<64x40xf32>) outs(%e2 : tensor<40x64xf32>) permutation = [1, 0]
+  return %y, %t2 : tensor<?x40xf32>, tensor<40x64xf32>
+}
+
+// -----
+
+// Computations that read an entry input stay in the entry; private
+// functions are not entries.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: \22constants\22:[]
+// CHECK-SAME: \22entries\22:[{{.*}}\22name\22:\22public_one\22{{.*}}]
+// CHECK-NOT: \22name\22:\22helper\22
+// CHECK-LABEL: func.func private @helper
+// CHECK-LABEL: func.func private @__tfc_impl_public_one
+// CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %[[X:.*]]: tensor<8xf32>)
+// CHECK: %[[W:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<8xf32> to tensor<8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK: func.func @tfc_model_init
+// CHECK-NEXT: return
+func.func private @helper(%x: tensor<8xf32>) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
+func.func @public_one(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %w = tfc.weight "scale" : tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x, %w : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @mismatched_weight(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = tfc.weight "w" : tensor<4xf32>
+  // expected-error @+1 {{weight 'w' is used as 'tensor<8xf32>' and as 'tensor<4xf32>'}}
+  %v = tfc.weight "w" : tensor<8xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{the module has no entry point (a public function)}}
+module {
+  func.func private @f() {
+    return
+  }
+}

@@ -1,0 +1,182 @@
+// --tfc-outline-parallel-loops (OutlineParallelLoops.cpp): each outermost
+// scf.parallel becomes an internal llvm.func @<fn>__par<N>(ctx, begin, end)
+// running the linearised iterations [begin, end) serially, plus, at the
+// loop's place, a context struct on the stack (llvm.alloca) holding the
+// captured values (memrefs as descriptors, indices as i64), and either a
+// direct call of the body over [0, n) (no runtime attached, or one
+// iteration) or an indirect call of the hooks' parallel_for (field 2).
+// Nested scf.parallel loops stay inside the outlined body.
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-outline-parallel-loops | FileCheck %s
+
+// CHECK-LABEL: module {
+// CHECK: llvm.mlir.global external @tfc_model_hooks()
+// CHECK-LABEL: func.func @scale
+// CHECK-SAME: (%[[M:.*]]: memref<?x?xf32>, %[[S:.*]]: f32)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[D0:.*]] = memref.dim %[[M]], %[[C0]]
+// CHECK: %[[D1:.*]] = memref.dim %[[M]], %[[C1]]
+// The trip count: ceil((ub - lb) / step), 0 for an empty range.
+// CHECK: %[[SPAN:.*]] = arith.subi %[[D0]], %[[C0]] : index
+// CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[SPAN]], %[[C1]] : index
+// CHECK: %[[EMPTY:.*]] = arith.cmpi sle, %[[D0]], %[[C0]] : index
+// CHECK: %[[COUNT:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[TRIPS]] : index
+// CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[COUNT]] : index
+// The context: {memref descriptor, f32, then i64 lb, ub of the inner loop, step, count}.
+// CHECK: %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)> : (i64) -> !llvm.ptr
+// CHECK: %[[DESC:.*]] = builtin.unrealized_conversion_cast %[[M]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK: llvm.insertvalue %[[DESC]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %[[S]], %{{.*}}[1]
+// CHECK: %[[I64:.*]] = arith.index_cast %[[D1]] : index to i64
+// CHECK: llvm.insertvalue %[[I64]], %{{.*}}[3]
+// CHECK: %[[PACKED:.*]] = llvm.insertvalue %{{.*}}, %{{.*}}[5]
+// CHECK: llvm.store %[[PACKED]], %[[CTX]]
+// CHECK: %[[N:.*]] = arith.index_cast %[[TOTAL]] : index to i64
+// CHECK: %[[FN:.*]] = llvm.mlir.addressof @scale__par0 : !llvm.ptr
+// CHECK: %[[HA:.*]] = llvm.mlir.addressof @tfc_model_hooks : !llvm.ptr
+// CHECK: %[[HOOKS:.*]] = llvm.load %[[HA]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[NOHOOKS:.*]] = llvm.icmp "eq" %[[HOOKS]], %[[NULL]] : !llvm.ptr
+// CHECK: %[[ONE:.*]] = arith.cmpi sle, %[[N]], %{{.*}} : i64
+// CHECK: %[[SERIAL:.*]] = arith.ori %[[NOHOOKS]], %[[ONE]] : i1
+// CHECK: scf.if %[[SERIAL]] {
+// CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: llvm.call @scale__par0(%[[CTX]], %[[ZERO]], %[[N]]) : (!llvm.ptr, i64, i64) -> ()
+// CHECK: } else {
+// CHECK: %[[PFP:.*]] = llvm.getelementptr %[[HOOKS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[PF:.*]] = llvm.load %[[PFP]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call %[[PF]](%[[N]], %[[FN]], %[[CTX]]) : !llvm.ptr, (i64, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK: }
+// CHECK-NOT: scf.parallel
+// CHECK: return
+//
+// The body: unpack the context, loop over [begin, end), iv = lb + i * step;
+// the inner scf.parallel is cloned as is.
+// CHECK-LABEL: llvm.func internal @scale__par0
+// CHECK-SAME: (%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) {
+// CHECK: %[[V:.*]] = llvm.load %[[C]] : !llvm.ptr -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)>
+// CHECK: %[[F0:.*]] = llvm.extractvalue %[[V]][0]
+// CHECK: %[[MM:.*]] = builtin.unrealized_conversion_cast %[[F0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x?xf32>
+// CHECK: %[[SS:.*]] = llvm.extractvalue %[[V]][1]
+// CHECK: %[[F2:.*]] = llvm.extractvalue %[[V]][2]
+// CHECK: %[[LB:.*]] = arith.index_cast %[[F2]] : i64 to index
+// CHECK: %[[F3:.*]] = llvm.extractvalue %[[V]][3]
+// CHECK: %[[UB:.*]] = arith.index_cast %[[F3]] : i64 to index
+// CHECK: %[[F4:.*]] = llvm.extractvalue %[[V]][4]
+// CHECK: %[[STEP:.*]] = arith.index_cast %[[F4]] : i64 to index
+// CHECK: %[[B:.*]] = arith.index_cast %[[BEGIN]] : i64 to index
+// CHECK: %[[E:.*]] = arith.index_cast %[[END]] : i64 to index
+// CHECK: scf.for %[[L:.*]] = %[[B]] to %[[E]] step %{{.*}} {
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[L]], %[[STEP]] : index
+// CHECK-NEXT: %[[I:.*]] = arith.addi %[[LB]], %[[OFF]] : index
+// CHECK-NEXT: scf.parallel (%[[J:.*]]) = (%[[LB]]) to (%[[UB]]) step (%[[STEP]]) {
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[MM]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[SS]] : f32
+// CHECK-NEXT: memref.store %[[Y]], %[[MM]][%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK: llvm.return
+func.func @scale(%m: memref<?x?xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = memref.dim %m, %c0 : memref<?x?xf32>
+  %d1 = memref.dim %m, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%d0) step (%c1) {
+    scf.parallel (%j) = (%c0) to (%d1) step (%c1) {
+      %v = memref.load %m[%i, %j] : memref<?x?xf32>
+      %w = arith.mulf %v, %s : f32
+      memref.store %w, %m[%i, %j] : memref<?x?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Two loops in one function and one in another: numbered through the
+// module. A 2-d loop is linearised with the innermost dimension fastest:
+// i1 = lb1 + (l mod n1) * step1, i0 = lb0 + (l div n1) * step0.
+// CHECK-LABEL: func.func @two
+// CHECK: llvm.call @two__par0(
+// CHECK: llvm.call @two__par1(
+// CHECK-NOT: scf.parallel
+// CHECK-LABEL: func.func @other
+// CHECK: llvm.call @other__par2(
+// CHECK-LABEL: llvm.func internal @two__par0
+// CHECK-LABEL: llvm.func internal @two__par1
+// CHECK: scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: %[[IDX1:.*]] = arith.remui %[[L]], %[[N1:.*]] : index
+// CHECK-NEXT: %[[REST:.*]] = arith.divui %[[L]], %[[N1]] : index
+// CHECK-NEXT: %[[O1:.*]] = arith.muli %[[IDX1]], %{{.*}} : index
+// CHECK-NEXT: %[[I1:.*]] = arith.addi %{{.*}}, %[[O1]] : index
+// CHECK-NEXT: %[[O0:.*]] = arith.muli %[[REST]], %[[STEP0:.*]] : index
+// CHECK-NEXT: %[[I0:.*]] = arith.addi %{{.*}}, %[[O0]] : index
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[I0]], %[[I1]]] : memref<8x?xf32>
+// CHECK-LABEL: llvm.func internal @other__par2
+func.func @two(%m: memref<?xf32>, %n: memref<8x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %d = memref.dim %m, %c0 : memref<?xf32>
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%d) step (%c1) {
+    memref.store %cst, %m[%i] : memref<?xf32>
+    scf.reduce
+  }
+  %e = memref.dim %n, %c1 : memref<8x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c1) to (%c8, %e) step (%c2, %c1) {
+    memref.store %cst, %n[%i, %j] : memref<8x?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @other(%m: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d = memref.dim %m, %c0 : memref<?xf32>
+  %cst = arith.constant 2.0 : f32
+  scf.parallel (%i) = (%c0) to (%d) step (%c1) {
+    memref.store %cst, %m[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A parallel loop with a reduction is not outlined.
+// CHECK-LABEL: func.func @reduction
+// CHECK: scf.parallel
+// CHECK: scf.reduce
+// CHECK-NOT: llvm.func internal @reduction__par
+func.func @reduction(%m: memref<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d = memref.dim %m, %c0 : memref<?xf32>
+  %zero = arith.constant 0.0 : f32
+  %r = scf.parallel (%i) = (%c0) to (%d) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %m[%i] : memref<?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  return %r : f32
+}
+
+// -----
+
+// Only memrefs, scalars, pointers and 1-d vectors can travel in the context.
+func.func @capture_2d_vector(%m: memref<?x4x4xf32>, %v: vector<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %m, %c0 : memref<?x4x4xf32>
+  // expected-error @+1 {{cannot pass a value of type 'vector<4x4xf32>' to a parallel task}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    vector.store %v, %m[%i, %c0, %c0] : memref<?x4x4xf32>, vector<4x4xf32>
+    scf.reduce
+  }
+  return
+}
