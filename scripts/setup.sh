@@ -13,7 +13,7 @@ llvm_prefix=/usr/lib/llvm-22
 packages=(
   cmake ninja-build ccache python3
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libclang-rt-22-dev libgtest-dev
+  liblld-22-dev libclang-rt-22-dev libgtest-dev zlib1g-dev libzstd-dev
 )
 
 missing=()

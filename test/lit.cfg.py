@@ -18,6 +18,9 @@ config.test_exec_root = os.path.join(config.tfc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfc_src_root", config.tfc_src_root))
+# The shared libtfcrt and a C compiler, for programs that use the C API.
+config.substitutions.append(("%tfc_lib_dir", os.path.join(config.tfc_obj_root, "lib")))
+config.substitutions.append(("%cc", config.tfc_c_compiler))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
