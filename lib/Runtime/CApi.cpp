@@ -164,6 +164,7 @@ tfc_status tfc_model_get_info(const tfc_model *model, tfc_model_info *out) {
   out->triple = spec.target.triple.c_str();
   out->cpu = spec.target.cpu.c_str();
   out->features = spec.target.features.c_str();
+  out->device = spec.target.device.c_str();
   out->num_entries = spec.entries.size();
   out->num_weights = spec.weights.size();
   for (const TensorSpec &w : spec.weights)

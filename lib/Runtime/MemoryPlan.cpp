@@ -236,8 +236,15 @@ struct MemoryPlanner::Plan {
   bool valid = true;
 };
 
-MemoryPlanner::MemoryPlanner(size_t maxPlans)
-    : maxPlans(std::max<size_t>(maxPlans, 1)) {}
+MemorySource tfc::rt::hostMemory() {
+  return {[](uint64_t size, uint64_t align, void *) {
+            return alignedAlloc(size, align);
+          },
+          [](void *ptr, void *) { alignedFree(ptr); }, nullptr};
+}
+
+MemoryPlanner::MemoryPlanner(size_t maxPlans, MemorySource source)
+    : maxPlans(std::max<size_t>(maxPlans, 1)), source(source) {}
 
 MemoryPlanner::~MemoryPlanner() {
   if (running)
@@ -251,7 +258,7 @@ void MemoryPlanner::releaseArena() {
   if (!arena)
     return;
   ArenaRegistry::get().remove(arena);
-  alignedFree(arena);
+  sourceFree(arena);
   arena = nullptr;
   arenaCapacity = 0;
 }
@@ -262,7 +269,7 @@ bool MemoryPlanner::ensureArena(uint64_t bytes, uint64_t alignment) {
     return true;
   releaseArena();
   arena = static_cast<uint8_t *>(
-      alignedAlloc(bytes, std::max<uint64_t>(alignment, 4096)));
+      sourceAlloc(bytes, std::max<uint64_t>(alignment, 4096)));
   if (!arena)
     return false;
   arenaCapacity = bytes;
@@ -312,7 +319,7 @@ void MemoryPlanner::fallBack() {
 }
 
 void *MemoryPlanner::heap(uint64_t size, uint64_t align) {
-  void *p = alignedAlloc(size, align);
+  void *p = sourceAlloc(size, align);
   if (p)
     ++runStats.heapAllocs;
   return p;
@@ -325,7 +332,7 @@ void *MemoryPlanner::allocate(int64_t size, int64_t alignArg) {
   uint64_t align = normalizeAlign(alignArg);
   std::lock_guard<std::mutex> lock(mutex);
   if (!running)
-    return alignedAlloc(bytes, align);
+    return sourceAlloc(bytes, align);
   uint32_t ordinal = nextOrdinal++;
   uint64_t code = uint64_t(ordinal) * 2;
   void *p = nullptr;
@@ -379,11 +386,11 @@ void MemoryPlanner::deallocate(void *ptr) {
     }
     ++event;
     if (info.heap)
-      alignedFree(ptr);
+      sourceFree(ptr);
     return;
   }
   if (shared.erase(ptr)) {
-    alignedFree(ptr);
+    sourceFree(ptr);
     return;
   }
   if (inArena(ptr))
@@ -395,7 +402,7 @@ void MemoryPlanner::deallocate(void *ptr) {
 void *MemoryPlanner::allocateShared(int64_t size, int64_t alignArg) {
   if (size < 0)
     return nullptr;
-  void *p = alignedAlloc(static_cast<uint64_t>(size), normalizeAlign(alignArg));
+  void *p = sourceAlloc(static_cast<uint64_t>(size), normalizeAlign(alignArg));
   std::lock_guard<std::mutex> lock(mutex);
   if (!running || !p)
     return p;
@@ -411,7 +418,7 @@ void MemoryPlanner::deallocateShared(void *ptr) {
     return;
   std::unique_lock<std::mutex> lock(mutex);
   if (shared.erase(ptr)) {
-    alignedFree(ptr);
+    sourceFree(ptr);
     return;
   }
   // An allocation of the run's thread freed inside a parallel chunk: not an
@@ -422,7 +429,7 @@ void MemoryPlanner::deallocateShared(void *ptr) {
     bool inHeap = it->second.heap;
     live.erase(it);
     if (inHeap)
-      alignedFree(ptr);
+      sourceFree(ptr);
     return;
   }
   if (inArena(ptr))
@@ -453,12 +460,12 @@ void MemoryPlanner::endRun() {
   running = false;
   for (auto &[ptr, info] : live) {
     if (info.heap) {
-      alignedFree(ptr);
+      sourceFree(ptr);
       ++runStats.leakedAllocs;
     }
   }
   for (void *ptr : shared) {
-    alignedFree(ptr);
+    sourceFree(ptr);
     ++runStats.leakedAllocs;
   }
   live.clear();

@@ -206,8 +206,18 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
     model->entryFns.push_back(reinterpret_cast<EntryFn>(fn));
   }
 
+  if (runnable && spec.target.device == "cuda") {
+    tfc_status status = loadCudaModel(
+        *model, [&](const char *name, void *&addr) {
+          return symbol(name, addr);
+        });
+    if (status != TFC_OK)
+      return status;
+  }
+
   if (runnable) {
-    *static_cast<const tfc_rt_hooks **>(hooks) = &kHooks;
+    *static_cast<const tfc_rt_hooks **>(hooks) =
+        model->cuda ? &kCudaHooks : &kHooks;
     // Nothing to bind: the model is ready once its constants exist.
     if (spec.weights.empty()) {
       tfc_status status = model->bind(nullptr, "");
@@ -472,6 +482,14 @@ tfc_status tfc_model::bind(std::unique_ptr<SafeTensorsFile> file,
   notes = std::move(newNotes);
   weightBytesMapped = mapped;
   weightBytesCopied = copied;
+  if (cuda) {
+    ready = false;
+    tfc_status status = initCudaModel(*this);
+    if (status != TFC_OK)
+      return status;
+    ready = true;
+    return TFC_OK;
+  }
   init(table.data());
   ready = true;
   return TFC_OK;

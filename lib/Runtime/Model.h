@@ -15,6 +15,8 @@
 #ifndef TFC_LIB_RUNTIME_MODEL_H
 #define TFC_LIB_RUNTIME_MODEL_H
 
+#include "CudaModel.h"
+
 #include "tfc/Runtime/MemoryPlan.h"
 #include "tfc/Runtime/ModelABI.h"
 #include "tfc/Runtime/ModelMetadata.h"
@@ -72,6 +74,8 @@ struct tfc_model {
   uint64_t weightBytesMapped = 0, weightBytesCopied = 0;
 
   tfc::rt::MemoryPlanner planner;
+  /// The device side of a model compiled with --target=cuda.
+  std::unique_ptr<tfc::rt::CudaState> cuda;
 
 private:
   tfc_status bind(std::unique_ptr<tfc::rt::SafeTensorsFile> file,

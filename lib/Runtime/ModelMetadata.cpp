@@ -223,11 +223,20 @@ bool MetadataReader::read(const Value &root, ModelSpec &out) {
   const Value *features =
       ok ? field(*target, "target", "features", Value::String, false, ok)
          : nullptr;
+  const Value *device =
+      ok ? field(*target, "target", "device", Value::String, false, ok)
+         : nullptr;
   if (!ok)
     return false;
   out.target.triple = triple->string;
   out.target.cpu = cpu ? cpu->string : "";
   out.target.features = features ? features->string : "";
+  out.target.device = device ? device->string : "cpu";
+  if (out.target.device != "cpu" && out.target.device != "cuda") {
+    error = "target.device is '" + out.target.device +
+            "'; expected \"cpu\" or \"cuda\"";
+    return false;
+  }
 
   if (dims) {
     for (size_t i = 0; i < dims->items.size(); ++i) {

@@ -296,11 +296,99 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
   }
 
   static void *emptyTable[1] = {nullptr};
-  planner.beginRun(signature);
+  // A CUDA model runs on device copies of the inputs, with the device
+  // table and planner; its outputs are downloaded below.
+  MemoryPlanner &runPlanner = cuda ? cuda->planner : planner;
+  void *const *runTable = table.empty() ? emptyTable : table.data();
+  std::vector<cuda::CUdeviceptr> deviceInputs;
+  std::vector<AlignedBuffer> downloads;
+  auto releaseInputs = [&] {
+    for (cuda::CUdeviceptr p : deviceInputs)
+      cuda->driver->release(p);
+  };
+  if (cuda) {
+    cuda->failure.clear();
+    CudaState::Scope scope(cuda.get());
+    if (!cuda->deviceTable.empty())
+      runTable = cuda->deviceTable.data();
+    for (size_t i = 0; i < numInputs; ++i) {
+      uint64_t bytes = tfc_dtype_size(inputs[i].dtype);
+      for (int32_t k = 0; k < inputs[i].rank; ++k)
+        bytes *= static_cast<uint64_t>(inputs[i].shape[k]);
+      cuda::CUdeviceptr ptr = 0;
+      std::string error;
+      if (!cuda->driver->allocate(bytes, ptr, error)) {
+        releaseInputs();
+        return setError(TFC_ERR_OUT_OF_MEMORY,
+                        "device memory for input '" + entry.inputs[i].name +
+                            "': " + error);
+      }
+      deviceInputs.push_back(ptr);
+      if (!cuda->driver->copyToDevice(ptr, inDesc[i].aligned, bytes, error)) {
+        releaseInputs();
+        return setError(TFC_ERR_INTERNAL, "uploading input '" +
+                                              entry.inputs[i].name +
+                                              "': " + error);
+      }
+      inDesc[i].allocated = inDesc[i].aligned = reinterpret_cast<void *>(ptr);
+    }
+  }
+  runPlanner.beginRun(signature);
   {
-    MemoryPlanner::Scope scope(&planner);
-    entryFns[index](table.empty() ? emptyTable : table.data(), inPtrs.data(),
-                    outPtrs.data());
+    MemoryPlanner::Scope scope(&runPlanner);
+    CudaState::Scope cudaScope(cuda.get());
+    entryFns[index](runTable, inPtrs.data(), outPtrs.data());
+  }
+  if (cuda) {
+    CudaState::Scope scope(cuda.get());
+    std::string error;
+    if (!cuda->driver->synchronize(error) && cuda->failure.empty())
+      cuda->failure = error;
+    releaseInputs();
+    // Each output's span comes back to the host; the code below then
+    // copies it out like a CPU model's strided output.
+    for (size_t i = 0; i < numOutputs && cuda->failure.empty(); ++i) {
+      tfc_memref &d = outDesc[i];
+      int32_t rank = static_cast<int32_t>(entry.outputs[i].shape.size());
+      const int64_t *sizes = tfc_memref_sizes(&d);
+      const int64_t *strides = tfc_memref_strides(&d, rank);
+      uint64_t last = 0;
+      bool empty = false;
+      for (int32_t k = 0; k < rank; ++k) {
+        if (sizes[k] <= 0)
+          empty = true;
+        else
+          last += static_cast<uint64_t>(sizes[k] - 1) *
+                  static_cast<uint64_t>(strides[k]);
+      }
+      if (empty || !d.aligned)
+        continue;
+      size_t elem = tfc_dtype_size(entry.outputs[i].dtype);
+      uint64_t bytes = (last + 1) * elem;
+      void *host = alignedAlloc(bytes, 64);
+      if (!host) {
+        cuda->failure = "out of host memory for output '" +
+                        entry.outputs[i].name + "'";
+        break;
+      }
+      downloads.emplace_back(host);
+      auto src = reinterpret_cast<cuda::CUdeviceptr>(d.aligned) +
+                 static_cast<uint64_t>(d.offset) * elem;
+      if (!cuda->driver->copyToHost(host, src, bytes, error)) {
+        cuda->failure = "downloading output '" + entry.outputs[i].name +
+                        "': " + error;
+        break;
+      }
+      d.allocated = nullptr; // never adopted: copied from the download
+      d.aligned = host;
+      d.offset = 0;
+    }
+    if (!cuda->failure.empty()) {
+      runPlanner.endRun();
+      return setError(TFC_ERR_INTERNAL, "entry '" + entry.name + "' on " +
+                                            cuda->driver->description() +
+                                            ": " + cuda->failure);
+    }
   }
 
   // Outputs: check against the metadata, then adopt or copy.
@@ -369,7 +457,7 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     }
     auto *base = static_cast<uint8_t *>(d.aligned) +
                  d.offset * static_cast<int64_t>(size);
-    if (contiguous && d.allocated && planner.adopt(d.allocated)) {
+    if (contiguous && d.allocated && runPlanner.adopt(d.allocated)) {
       t.owner = d.allocated;
       t.data = base;
       continue;
@@ -383,7 +471,7 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     copyStrided(static_cast<uint8_t *>(copy), base, sizes, strides, rank, size);
     t.owner = t.data = copy;
   }
-  planner.endRun();
+  runPlanner.endRun();
   if (status != TFC_OK)
     for (size_t i = 0; i < numOutputs; ++i)
       tfc_tensor_release(&outputs[i]);

@@ -15,6 +15,7 @@
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
 #include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/NVPTX/NVPTXTarget.h"
 #include "tfc/Frontend/MLIRGen.h"
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
@@ -45,6 +46,7 @@ enum class Emit {
   LLVM,
   Obj,
   Lib,
+  Ptx,
   WeightsManifest
 };
 
@@ -70,12 +72,26 @@ cl::opt<Emit> emit(
         clEnumValN(Emit::LLVM, "llvm", "optimised LLVM IR"),
         clEnumValN(Emit::Obj, "obj", "an object file"),
         clEnumValN(Emit::Lib, "lib", "a model shared library (.so)"),
+        clEnumValN(Emit::Ptx, "ptx",
+                   "the PTX of every kernel, per architecture (--target=cuda)"),
         clEnumValN(Emit::WeightsManifest, "weights-manifest",
                    "the weights the model expects, as JSON")));
-enum class Target { Cpu };
-cl::opt<Target> target("target", cl::desc("The target"), cl::init(Target::Cpu),
-                       cl::values(clEnumValN(Target::Cpu, "cpu",
-                                             "x86-64 CPUs (default)")));
+enum class Target { Cpu, Cuda };
+cl::opt<Target> target(
+    "target", cl::desc("The target"), cl::init(Target::Cpu),
+    cl::values(clEnumValN(Target::Cpu, "cpu", "x86-64 CPUs (default)"),
+               clEnumValN(Target::Cuda, "cuda",
+                          "NVIDIA GPUs (PTX) driven from x86-64 host code")));
+cl::list<std::string>
+    gpuArchs("gpu-arch", cl::CommaSeparated,
+             cl::desc("GPU architectures for --target=cuda (default: "
+                      "sm_80,sm_90)"),
+             cl::value_desc("sm_XX,..."));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("The CUDA toolkit, for libdevice (default: $CUDA_HOME, then "
+             "/usr/local/cuda)"),
+    cl::value_desc("dir"));
 cl::opt<std::string> cpu("cpu",
                          cl::desc("Target CPU (LLVM name; default: the host)"),
                          cl::value_desc("name"));
@@ -211,8 +227,28 @@ int main(int argc, char **argv) {
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), SMLoc());
   tfc::DiagnosticEngine diags(sourceMgr);
+  bool cuda = target == Target::Cuda;
+  if (emit == Emit::Ptx && !cuda) {
+    errs() << "tfc-compile: error: --emit=ptx needs --target=cuda\n";
+    return 1;
+  }
+  mlir::tfc::CudaTargetOptions cudaOptions;
+  if (!gpuArchs.empty())
+    cudaOptions.archs.assign(gpuArchs.begin(), gpuArchs.end());
+  cudaOptions.cudaPath = cudaPath;
+  if (cuda) {
+    std::string error;
+    if (mlir::failed(mlir::tfc::resolveCudaTarget(cudaOptions, error))) {
+      errs() << "tfc-compile: error: " << error << "\n";
+      return 1;
+    }
+  }
+
   mlir::DialectRegistry registry;
-  mlir::tfc::registerCpuTargetDialects(registry);
+  if (cuda)
+    mlir::tfc::registerCudaTargetDialects(registry);
+  else
+    mlir::tfc::registerCpuTargetDialects(registry);
   mlir::MLIRContext context(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module;
   bool isMlir = StringRef(inputFilename).ends_with(".mlir");
@@ -256,6 +292,9 @@ int main(int argc, char **argv) {
   mlir::tfc::CpuTargetOptions targetOptions;
   targetOptions.cpu = cpu;
   targetOptions.features = features;
+  // The host side of a CUDA model is glue: portable x86-64 unless asked.
+  if (cuda && cpu.empty() && features.empty())
+    targetOptions.cpu = "x86-64";
   targetOptions = mlir::tfc::resolveCpuTarget(targetOptions);
   if (lower) {
     mlir::PassManager pm(&context);
@@ -264,18 +303,41 @@ int main(int argc, char **argv) {
     mlir::tfc::FusionPipelineOptions fusion;
     fusion.remarks = remarks;
     mlir::tfc::buildFusionPipeline(pm, fusion);
-    if (emit != Emit::Fused)
-      mlir::tfc::buildCpuTensorPipeline(pm);
+    if (cuda)
+      mlir::tfc::setCudaTarget(*module);
+    if (emit != Emit::Fused) {
+      if (cuda)
+        mlir::tfc::buildCudaTensorPipeline(pm);
+      else
+        mlir::tfc::buildCpuTensorPipeline(pm);
+    }
     if (emit == Emit::WeightsManifest) {
       mlir::tfc::LowerCpuModelABIOptions abi;
       pm.addPass(mlir::tfc::createLowerCpuModelABI(abi));
     } else if (emit != Emit::Fused && emit != Emit::Linalg) {
-      mlir::tfc::buildCpuLoweringPipeline(pm, targetOptions);
+      if (cuda)
+        mlir::tfc::buildCudaLoweringPipeline(pm, cudaOptions, targetOptions,
+                                             /*deviceCodeOnly=*/emit ==
+                                                 Emit::Ptx);
+      else
+        mlir::tfc::buildCpuLoweringPipeline(pm, targetOptions);
     }
     if (mlir::failed(pm.run(*module)))
       return 1;
   }
 
+  if (emit == Emit::Ptx) {
+    std::unique_ptr<ToolOutputFile> out = openOutput();
+    if (!out)
+      return 1;
+    std::string error;
+    if (mlir::failed(mlir::tfc::printPtx(*module, out->os(), error))) {
+      errs() << "tfc-compile: error: " << error << "\n";
+      return 1;
+    }
+    out->keep();
+    return 0;
+  }
   if (emit == Emit::WeightsManifest)
     return printWeightsManifest(*module);
   if (emit == Emit::LLVM || emit == Emit::Obj || emit == Emit::Lib)

@@ -11,6 +11,7 @@
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
 #include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/NVPTX/NVPTXTarget.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::tfc::TfcDialect, mlir::tfc::cpu::TfcCpuDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  mlir::tfc::registerCpuTargetDialects(registry);
+  mlir::tfc::registerCudaTargetDialects(registry); // includes the CPU's
   mlir::registerAllToLLVMIRTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(

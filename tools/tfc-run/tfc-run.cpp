@@ -67,6 +67,10 @@ options:
       --info              print the model's metadata (entries, inputs,
                           outputs, weights) and exit; with --weights, also
                           check the weights file
+      --device DEV        cpu or cuda: check that the model was compiled
+                          for it (tfc-compile --target=cuda makes CUDA
+                          models; running one needs an NVIDIA GPU and
+                          driver)
   -h, --help              this text
 
 exit status: 0 on success, 1 on any error.
@@ -82,7 +86,7 @@ void note(const std::string &message) {
 }
 
 struct Options {
-  std::string model, weights, entry;
+  std::string model, weights, entry, device;
   std::vector<std::string> inputs, outputs;
   int64_t timeRuns = 0;
   int threads = 0;
@@ -150,7 +154,11 @@ Options parseOptions(int argc, char **argv) {
       o.threads = static_cast<int>(n);
     } else if (arg == "--seed")
       o.seed = static_cast<uint64_t>(number(0));
-    else if (arg == "--stats" && !inlineValue)
+    else if (arg == "--device") {
+      o.device = next();
+      if (o.device != "cpu" && o.device != "cuda")
+        fail("option '--device' takes cpu or cuda, not '" + o.device + "'");
+    } else if (arg == "--stats" && !inlineValue)
       o.stats = true;
     else if (arg == "--info" && !inlineValue)
       o.info = true;
@@ -213,7 +221,8 @@ void printInfo(tfc_model *model) {
   if (tfc_model_get_info(model, &info) != TFC_OK)
     fail(tfc_last_error());
   std::printf("model '%s'\n", info.name);
-  std::printf("  target: %s, cpu '%s'\n", info.triple, info.cpu);
+  std::printf("  target: %s, cpu '%s', kernels on %s\n", info.triple, info.cpu,
+              info.device);
   if (*info.features)
     std::printf("  features: %s\n", info.features);
   std::map<std::string, std::pair<size_t, uint64_t>> byDType;
@@ -767,6 +776,23 @@ int main(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   if (o.threads > 0 && tfc_set_num_threads(o.threads) != TFC_OK)
     fail(tfc_last_error());
+
+  if (!o.device.empty()) {
+    // The metadata says where the kernels run; no driver is needed for that.
+    tfc_model *inspected = nullptr;
+    if (tfc_model_inspect(o.model.c_str(), &inspected) != TFC_OK)
+      fail(tfc_last_error());
+    tfc_model_info info;
+    tfc_model_get_info(inspected, &info);
+    std::string device = info.device;
+    tfc_model_free(inspected);
+    if (device != o.device)
+      fail("--device=" + o.device + ": " + o.model + " was compiled for " +
+           (device == "cuda" ? std::string("CUDA GPUs")
+                             : std::string("the CPU (tfc-compile "
+                                           "--target=cuda makes a CUDA "
+                                           "model)")));
+  }
 
   tfc_model *model = nullptr;
   if ((o.info ? tfc_model_inspect : tfc_model_load)(o.model.c_str(), &model) !=

@@ -121,6 +121,10 @@ def LowerStridedCopies : Pass<"tfc-lower-strided-copies", "mlir::ModuleOp"> {
     into `linalg.copy`, which the loop lowering then turns into (parallel)
     loops. Contiguous copies stay memref.copy (a memcpy).
   }];
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "Rewrite contiguous copies too (device buffers: no host memcpy)">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
@@ -135,6 +139,50 @@ def EarlyDealloc : Pass<"tfc-early-dealloc", "mlir::ModuleOp"> {
     cast, ...), nested uses counting at their ancestor in the block. The
     runtime's memory planner then reuses the freed memory.
   }];
+}
+
+def MapLoopsToGPU : Pass<"tfc-map-loops-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Runs the remaining host loops of a CUDA model as GPU kernels";
+  let description = [{
+    Runs after bufferisation and linalg-to-parallel-loops on a module whose
+    kernel ops already became `gpu.launch`. Each outermost `scf.parallel`
+    outside a launch (elementwise ops, data movement, reductions of linalg)
+    becomes a `gpu.launch` of 256-thread blocks over its linearised
+    iteration space: thread `id` delinearises into the loop's induction
+    variables and runs the body (inner loops stay sequential per thread).
+    Then every op that would touch device memory on the host
+    (`memref.load`, `memref.store`, `memref.copy`, vector transfers, linalg
+    ops) outside a launch is an error: buffers of a CUDA model live on the
+    device.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def MergeGpuModules : Pass<"tfc-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Puts every outlined kernel into one gpu.module";
+  let description = [{
+    gpu-kernel-outlining makes one `gpu.module` per launch. This pass moves
+    every kernel into a single `gpu.module @tfc_kernels` (renaming kernels
+    whose names clash) and updates the `gpu.launch_func` references, so that
+    a model has one device module per architecture, loaded once.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def LowerGpuLaunches : Pass<"tfc-lower-gpu-launches", "mlir::ModuleOp"> {
+  let summary = "Turns gpu.launch_func and gpu.binary into runtime calls and data";
+  let description = [{
+    The host side of a CUDA model (see include/tfc/Runtime/ModelABI.h):
+    each `gpu.launch_func` becomes a call of the runtime hook
+    `launch(kernel, grid, block, shared_bytes, args)` with the kernel's
+    index in the exported name table `tfc_cuda_kernels` and an array of
+    pointers to its arguments, expanded as the NVVM kernel expects (memref
+    descriptors field by field). Each object of the `gpu.binary` (PTX text
+    for one architecture) becomes the exported string
+    `tfc_cuda_ptx_<arch>`, and `tfc_cuda_archs` lists them.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 #endif // TFC_CONVERSION_PASSES_TD

@@ -86,10 +86,22 @@ struct PlannerStats {
   uint64_t numPlans = 0, arenaCapacity = 0;
 };
 
+/// Where a planner's heap allocations and arenas come from: host memory, or
+/// device memory for a CUDA model (pointers are only compared, never
+/// dereferenced, by the planner).
+struct MemorySource {
+  void *(*alloc)(uint64_t size, uint64_t align, void *ctx);
+  void (*free)(void *ptr, void *ctx);
+  void *ctx;
+};
+/// alignedAlloc / alignedFree.
+MemorySource hostMemory();
+
 class MemoryPlanner {
 public:
   /// Plans are kept for the `maxPlans` most recently used signatures.
-  explicit MemoryPlanner(size_t maxPlans = 8);
+  explicit MemoryPlanner(size_t maxPlans = 8,
+                         MemorySource source = hostMemory());
   ~MemoryPlanner();
   MemoryPlanner(const MemoryPlanner &) = delete;
   MemoryPlanner &operator=(const MemoryPlanner &) = delete;
@@ -155,6 +167,11 @@ private:
   void releaseArena();
 
   const size_t maxPlans;
+  MemorySource source;
+  void *sourceAlloc(uint64_t size, uint64_t align) {
+    return source.alloc(size, align, source.ctx);
+  }
+  void sourceFree(void *ptr) { source.free(ptr, source.ctx); }
   std::vector<Plan *> plans;
   uint64_t useClock = 0;
 

@@ -32,6 +32,17 @@
  *       allocated through the hooks' alloc and belongs to the caller, who
  *       releases `allocated` with the hooks' free.
  *
+ * A model compiled with --target=cuda (metadata target.device "cuda")
+ * also exports
+ *
+ *   const char tfc_cuda_archs[];      "sm_80,sm_90": the PTX it carries;
+ *   const char tfc_cuda_ptx_sm_XX[];  the PTX module for each of them;
+ *   const char tfc_cuda_kernels[];    kernel names, one per line, in the
+ *                                     order of the launch hook's indices.
+ *
+ * Its table, inputs, outputs and hook allocations are device pointers; its
+ * host code only computes sizes and calls the launch hook.
+ *
  * `table` holds, in metadata order, one pointer per weight (its data, in the
  * dtype and shape of the metadata, 64-byte aligned where possible) followed by
  * one pointer per derived constant (a buffer of the metadata's byte size and
@@ -84,6 +95,15 @@ typedef struct tfc_rt_hooks {
   void (*parallel_for)(int64_t n,
                        void (*fn)(void *ctx, int64_t begin, int64_t end),
                        void *ctx);
+  /* CUDA models only (CPU models never call it): launches kernel `kernel`
+   * (an index into tfc_cuda_kernels) on `grid` x `block` threads with
+   * `shared_bytes` of dynamic shared memory; `args[i]` points to the i-th
+   * kernel parameter. Launches are ordered; a failure is recorded by the
+   * runtime and reported when the entry returns. */
+  void (*launch)(int64_t kernel, int64_t grid_x, int64_t grid_y,
+                 int64_t grid_z, int64_t block_x, int64_t block_y,
+                 int64_t block_z, int32_t shared_bytes, void **args,
+                 int64_t num_args);
 } tfc_rt_hooks;
 
 #ifdef __cplusplus

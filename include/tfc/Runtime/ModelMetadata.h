@@ -62,7 +62,10 @@ struct NamedDimSpec {
 };
 
 struct TargetSpec {
+  /// The host code's target.
   std::string triple, cpu, features;
+  /// Where the kernels run: "cpu" or "cuda".
+  std::string device = "cpu";
 };
 
 struct ModelSpec {

@@ -145,13 +145,15 @@ TFC_API int tfc_num_threads(void);
 
 typedef struct tfc_model_info {
   const char *name;
-  /* The target the model was compiled for. */
+  /* The target the model was compiled for: the host code's triple, CPU and
+   * features, and where its kernels run ("cpu" or "cuda"). */
   const char *triple, *cpu, *features;
   size_t num_entries;
   size_t num_weights;
   uint64_t weight_bytes; /* in the model's dtypes */
   size_t num_constants;
   uint64_t constant_bytes;
+  const char *device;
 } tfc_model_info;
 
 TFC_API tfc_status tfc_model_get_info(const tfc_model *model,

@@ -28,7 +28,7 @@ inline constexpr llvm::StringLiteral kImplPrefix = "__tfc_impl_";
 inline constexpr llvm::StringLiteral kMetadataAttr = "tfc.abi_metadata";
 
 /// Field indices of tfc_rt_hooks.
-enum class Hook : int { Alloc = 0, Free = 1, ParallelFor = 2 };
+enum class Hook : int { Alloc = 0, Free = 1, ParallelFor = 2, Launch = 3 };
 
 /// The LLVM struct of a rank-`rank` strided memref descriptor.
 LLVM::LLVMStructType descriptorType(MLIRContext *ctx, int64_t rank);

@@ -25,9 +25,10 @@ bool isContiguous(Type t) {
 
 struct LowerStridedCopiesPass
     : tfc::impl::LowerStridedCopiesBase<LowerStridedCopiesPass> {
+  using Base::Base;
   void runOnOperation() override {
-    getOperation().walk([](memref::CopyOp copy) {
-      if (isContiguous(copy.getSource().getType()) &&
+    getOperation().walk([&](memref::CopyOp copy) {
+      if (!all && isContiguous(copy.getSource().getType()) &&
           isContiguous(copy.getTarget().getType()))
         return;
       OpBuilder b(copy);

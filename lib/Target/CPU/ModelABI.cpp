@@ -16,6 +16,7 @@
 
 #include "Descriptors.h"
 
+#include "tfc/Conversion/KernelBufferization.h"
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
@@ -370,7 +371,8 @@ struct LowerCpuModelABIPass
         {"target",
          llvm::json::Object{{"triple", "x86_64-unknown-linux-gnu"},
                             {"cpu", cpu},
-                            {"features", features}}},
+                            {"features", features},
+                            {"device", isCudaTarget(module) ? "cuda" : "cpu"}}},
         {"dims", std::move(dims)},
         {"weights", std::move(weightJson)},
         {"constants", std::move(constants)},

@@ -6,7 +6,7 @@
 
 #include "tfc/Target/CPU/CPUTarget.h"
 
-#include "tfc/Conversion/TfcToCPU/TfcToCPU.h"
+#include "tfc/Conversion/KernelBufferization.h"
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
 
@@ -51,5 +51,5 @@ void tfc::registerCpuTargetDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
-  registerCpuKernelBufferizationModels(registry);
+  registerKernelBufferizationModels(registry);
 }

@@ -17,9 +17,9 @@
 // CHECK-SAME: \22entries\22:[{\22inputs\22:[{\22bound\22:100,\22dtype\22:\22i64\22,\22name\22:\22ids\22,\22shape\22:[\22seq\22]},{\22dtype\22:\22f32\22,\22name\22:\22x\22,\22shape\22:[\22seq\22,64]}],
 // CHECK-SAME: \22name\22:\22forward\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[null,40]}],\22symbol\22:\22tfc_entry_forward\22}],
 // CHECK-SAME: \22model\22:\22tiny\22,
-// CHECK-SAME: \22target\22:{\22cpu\22:\22\22,\22features\22:\22\22,\22triple\22:\22x86_64-unknown-linux-gnu\22},
+// CHECK-SAME: \22target\22:{\22cpu\22:\22\22,\22device\22:\22cpu\22,\22features\22:\22\22,\22triple\22:\22x86_64-unknown-linux-gnu\22},
 // CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22proj.weight\22,\22shape\22:[40,64]},{\22dtype\22:\22f32\22,\22name\22:\22proj.bias\22,\22shape\22:[40]}]}"
-// TARGET: \22target\22:{\22cpu\22:\22znver4\22,\22features\22:\22+avx512f,+fma\22,\22triple\22:\22x86_64-unknown-linux-gnu\22}
+// TARGET: \22target\22:{\22cpu\22:\22znver4\22,\22device\22:\22cpu\22,\22features\22:\22+avx512f,+fma\22,\22triple\22:\22x86_64-unknown-linux-gnu\22}
 //
 // The entry: renamed, private, the table first; argument attributes gone.
 // CHECK-LABEL: func.func private @__tfc_impl_forward

@@ -1,32 +1,39 @@
-//===- BufferizationModels.cpp - Kernel ops bufferise into CPU loops ------===//
+//===- BufferizationModels.cpp - Kernel ops bufferise into target code ----===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
 // One external BufferizableOpInterface model for all kernel ops: the op
 // reads its operands, writes nothing in place, and its result is a new
-// allocation that the kernel emitter (Kernels.h) fills. The emitters see
-// memrefs, so the kernels are written once, at the level where vector loads
-// and parallel loops are natural.
+// allocation that the target's kernel emitter fills: the CPU emitters
+// (TfcToCPU/Kernels.h) or, in a module with `tfc.target = "cuda"`, the GPU
+// ones (TfcToGPU/GpuKernels.h). The emitters see memrefs, so the kernels are
+// written once, at the level where vector loads, parallel loops and
+// gpu.launch are natural.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "../TfcToCPU/Kernels.h"
+#include "../TfcToGPU/GpuKernels.h"
 
-#include "tfc/Conversion/TfcToCPU/TfcToCPU.h"
+#include "tfc/Conversion/KernelBufferization.h"
 
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
 using namespace mlir::bufferization;
 using namespace mlir::tfc;
-using namespace mlir::tfc::cpu;
+using mlir::tfc::cpu::GemmOp;
+using mlir::tfc::cpu::PackOp;
+using mlir::tfc::cpu::TfcCpuDialect;
 
 namespace {
 
@@ -40,27 +47,36 @@ struct KernelTraits;
 template <>
 struct KernelTraits<SoftmaxOp> {
   static SizeSource size(SoftmaxOp, int64_t d) { return {0, d}; }
-  static void emit(OpBuilder &b, Location loc, SoftmaxOp, ArrayRef<Value> in,
-                   Value out) {
-    emitSoftmax(b, loc, in[0], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, SoftmaxOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return gpuk::emitSoftmax(b, loc, op, in[0], out);
+    cpu::emitSoftmax(b, loc, in[0], out);
+    return success();
   }
 };
 
 template <>
 struct KernelTraits<LayerNormOp> {
   static SizeSource size(LayerNormOp, int64_t d) { return {0, d}; }
-  static void emit(OpBuilder &b, Location loc, LayerNormOp op,
-                   ArrayRef<Value> in, Value out) {
-    emitLayerNorm(b, loc, op, in[0], in[1], in[2], in[3], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, LayerNormOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return gpuk::emitLayerNorm(b, loc, op, in[0], in[1], in[2], in[3], out);
+    cpu::emitLayerNorm(b, loc, op, in[0], in[1], in[2], in[3], out);
+    return success();
   }
 };
 
 template <>
 struct KernelTraits<RmsNormOp> {
   static SizeSource size(RmsNormOp, int64_t d) { return {0, d}; }
-  static void emit(OpBuilder &b, Location loc, RmsNormOp op, ArrayRef<Value> in,
-                   Value out) {
-    emitRmsNorm(b, loc, op, in[0], in[1], in[2], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, RmsNormOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return gpuk::emitRmsNorm(b, loc, op, in[0], in[1], in[2], out);
+    cpu::emitRmsNorm(b, loc, op, in[0], in[1], in[2], out);
+    return success();
   }
 };
 
@@ -70,9 +86,12 @@ struct KernelTraits<AttentionOp> {
   static SizeSource size(AttentionOp, int64_t d) {
     return d == 3 ? SizeSource{2, 3} : SizeSource{0, d};
   }
-  static void emit(OpBuilder &b, Location loc, AttentionOp op,
-                   ArrayRef<Value> in, Value out) {
-    emitAttention(b, loc, op, in[0], in[1], in[2], in[3], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, AttentionOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return gpuk::emitAttention(b, loc, op, in[0], in[1], in[2], in[3], out);
+    cpu::emitAttention(b, loc, op, in[0], in[1], in[2], in[3], out);
+    return success();
   }
 };
 
@@ -93,27 +112,51 @@ struct KernelTraits<MatmulOp> {
       return {0, ld};
     return {1, d - (rank - rhs.getRank())};
   }
-  static void emit(OpBuilder &b, Location loc, MatmulOp op, ArrayRef<Value> in,
-                   Value out) {
-    emitMatmul(b, loc, op, in[0], in[1], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, MatmulOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return gpuk::emitMatmul(b, loc, op, in[0], in[1], out);
+    cpu::emitMatmul(b, loc, op, in[0], in[1], out);
+    return success();
+  }
+};
+
+template <>
+struct KernelTraits<LinearOp> {
+  static SizeSource size(LinearOp, int64_t d) { return {0, d}; }
+  static LogicalResult emit(OpBuilder &b, Location loc, LinearOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return gpuk::emitLinear(b, loc, op, in[0], in[1], in[2], out);
+    // The CPU pipeline rewrites every linear into tfc_cpu.gemm first.
+    return op.emitError("tfc.linear has no CPU kernel of its own: run "
+                        "convert-tfc-linear-to-cpu-gemm before bufferising");
   }
 };
 
 template <>
 struct KernelTraits<GemmOp> {
   static SizeSource size(GemmOp, int64_t d) { return {0, d}; }
-  static void emit(OpBuilder &b, Location loc, GemmOp op, ArrayRef<Value> in,
-                   Value out) {
-    emitGemm(b, loc, op, in[0], in[1], in[2], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, GemmOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return op.emitError("tfc_cpu.gemm is a CPU op; the CUDA target keeps "
+                          "tfc.linear");
+    cpu::emitGemm(b, loc, op, in[0], in[1], in[2], out);
+    return success();
   }
 };
 
 template <>
 struct KernelTraits<PackOp> {
   static SizeSource size(PackOp, int64_t d) { return {0, d}; }
-  static void emit(OpBuilder &b, Location loc, PackOp op, ArrayRef<Value> in,
-                   Value out) {
-    emitPack(b, loc, op, in[0], out);
+  static LogicalResult emit(OpBuilder &b, Location loc, PackOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return op.emitError("tfc_cpu.pack is a CPU op; the CUDA target keeps "
+                          "tfc.linear");
+    cpu::emitPack(b, loc, op, in[0], out);
+    return success();
   }
 };
 
@@ -140,13 +183,20 @@ struct KernelModel
     auto kernel = cast<OpTy>(op);
     Location loc = op->getLoc();
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    bool gpu = isCudaTarget(op);
+    // The GPU kernels compute in f32 on f32, f16 and bf16 data.
+    auto supported = [&](Type element) {
+      return element.isF32() ||
+             (gpu && (element.isF16() || element.isBF16()));
+    };
+    const char *what = gpu ? "the GPU kernels support f32, f16 and bf16; got "
+                           : "the CPU kernels support f32 only; got ";
     for (Type t : op->getOperandTypes())
       if (auto tt = dyn_cast<RankedTensorType>(t);
-          tt && !tt.getElementType().isF32())
-        return op->emitError("the CPU kernels support f32 only; got ") << tt;
-    if (!resultType.getElementType().isF32())
-      return op->emitError("the CPU kernels support f32 only; got ")
-             << resultType;
+          tt && !supported(tt.getElementType()))
+        return op->emitError(what) << tt;
+    if (!supported(resultType.getElementType()))
+      return op->emitError(what) << resultType;
 
     SmallVector<Value> operandBuffers;
     for (OpOperand &operand : op->getOpOperands()) {
@@ -177,7 +227,9 @@ struct KernelModel
         options.createAlloc(rewriter, loc, memrefType, dynamicSizes);
     if (failed(alloc))
       return failure();
-    KernelTraits<OpTy>::emit(rewriter, loc, kernel, buffers, *alloc);
+    if (failed(KernelTraits<OpTy>::emit(rewriter, loc, kernel, buffers, *alloc,
+                                        gpu)))
+      return failure();
     replaceOpWithBufferizedValues(rewriter, op, *alloc);
     return success();
   }
@@ -199,6 +251,8 @@ unsigned KernelModel<MatmulOp>::expectedGroups() { return 2; }
 template <>
 unsigned KernelModel<GemmOp>::expectedGroups() { return 3; }
 template <>
+unsigned KernelModel<LinearOp>::expectedGroups() { return 3; }
+template <>
 unsigned KernelModel<PackOp>::expectedGroups() { return 1; }
 
 } // namespace
@@ -207,7 +261,7 @@ namespace {
 /// The dialects the kernels are written in: loaded with the kernel ops so
 /// that bufferisation can build their ops.
 void loadKernelDialects(MLIRContext *ctx) {
-  ctx->loadDialect<arith::ArithDialect, math::MathDialect,
+  ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
                    memref::MemRefDialect, scf::SCFDialect,
                    vector::VectorDialect>();
 }
@@ -221,6 +275,7 @@ struct TfcKernelModels : DialectExtension<TfcKernelModels, TfcDialect> {
     RmsNormOp::attachInterface<KernelModel<RmsNormOp>>(*ctx);
     AttentionOp::attachInterface<KernelModel<AttentionOp>>(*ctx);
     MatmulOp::attachInterface<KernelModel<MatmulOp>>(*ctx);
+    LinearOp::attachInterface<KernelModel<LinearOp>>(*ctx);
   }
 };
 
@@ -235,6 +290,39 @@ struct TfcCpuKernelModels
 };
 } // namespace
 
-void tfc::registerCpuKernelBufferizationModels(DialectRegistry &registry) {
-  registry.addExtensions<TfcKernelModels, TfcCpuKernelModels>();
+namespace {
+/// gpu.barrier declares no memory effects, which the ownership-based
+/// deallocation pipeline rejects as unknown. A barrier orders the block's
+/// reads and writes of shared memory: it is modelled as reading and writing
+/// memory in general (so it is never erased or moved either).
+struct BarrierEffects
+    : MemoryEffectOpInterface::ExternalModel<BarrierEffects,
+                                             gpu::BarrierOp> {
+  void getEffects(
+      Operation *,
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+          &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+
+struct GpuKernelModels : DialectExtension<GpuKernelModels, gpu::GPUDialect> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuKernelModels)
+  void apply(MLIRContext *ctx, gpu::GPUDialect *) const final {
+    gpu::BarrierOp::attachInterface<BarrierEffects>(*ctx);
+  }
+};
+} // namespace
+
+bool tfc::isCudaTarget(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                  : op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<StringAttr>(kTargetAttrName)
+                       : StringAttr();
+  return target && target.getValue() == "cuda";
+}
+
+void tfc::registerKernelBufferizationModels(DialectRegistry &registry) {
+  registry.addExtensions<TfcKernelModels, TfcCpuKernelModels, GpuKernelModels>();
 }

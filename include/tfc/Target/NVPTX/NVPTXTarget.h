@@ -1,0 +1,75 @@
+//===- NVPTXTarget.h - The CUDA backend of tfc ------------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// `tfc-compile --target=cuda` lowers a fused tfc module to a model library
+// whose host code (x86-64) launches kernels compiled to PTX for each
+// requested architecture. Kernel ops become gpu.launch kernels when they
+// bufferise (lib/Conversion/TfcToGPU), the remaining loops are mapped to
+// kernels, the kernels are compiled to PTX by LLVM's NVPTX backend in
+// process with libdevice linked, and the launches become calls of the
+// runtime's launch hook (docs/architecture.md, "The CUDA backend").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TARGET_NVPTX_NVPTXTARGET_H
+#define TFC_TARGET_NVPTX_NVPTXTARGET_H
+
+#include "tfc/Target/CPU/CPUTarget.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class ModuleOp;
+} // namespace mlir
+
+namespace mlir::tfc {
+
+struct CudaTargetOptions {
+  /// GPU architectures to compile for ("sm_80", "sm_90").
+  llvm::SmallVector<std::string> archs = {"sm_80", "sm_90"};
+  /// The CUDA toolkit (for libdevice); empty: $CUDA_HOME, then
+  /// /usr/local/cuda.
+  std::string cudaPath;
+  /// The PTX ISA version feature passed to the NVPTX backend.
+  std::string ptxFeatures = "+ptx80";
+  /// Resolved by resolveCudaTarget: libdevice's path.
+  std::string libdevice;
+};
+
+/// Validates the architectures and finds libdevice; a message on failure.
+LogicalResult resolveCudaTarget(CudaTargetOptions &options,
+                                std::string &error);
+
+/// The dialects, interfaces and LLVM targets the CUDA pipeline needs.
+void registerCudaTargetDialects(DialectRegistry &registry);
+
+/// Marks `module` as targeting CUDA (the kernel ops then bufferise into
+/// gpu.launch kernels).
+void setCudaTarget(ModuleOp module);
+
+/// tfc after fusion -> linalg on tensors with the kernel ops kept.
+void buildCudaTensorPipeline(OpPassManager &pm);
+
+/// Bufferisation, GPU kernels, PTX. With `deviceCodeOnly` the pipeline
+/// stops once the kernels are compiled (gpu.binary holds the PTX);
+/// otherwise it continues to host code in the LLVM dialect, ready for the
+/// CPU backend's emitObject / linkSharedLibrary with `host`.
+void buildCudaLoweringPipeline(OpPassManager &pm,
+                               const CudaTargetOptions &options,
+                               const CpuTargetOptions &host,
+                               bool deviceCodeOnly = false);
+
+/// The PTX of every object in the module's gpu.binary ops, each preceded
+/// by a `// tfc: arch sm_XX` line.
+LogicalResult printPtx(ModuleOp module, llvm::raw_ostream &os,
+                       std::string &error);
+
+} // namespace mlir::tfc
+
+#endif // TFC_TARGET_NVPTX_NVPTXTARGET_H

@@ -1,0 +1,203 @@
+//===- GpuKernelUtils.cpp - Building blocks of the GPU kernels ------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuKernelUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::gpuk;
+
+Value gpuk::indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value gpuk::f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value gpuk::i32Const(OpBuilder &b, Location loc, int32_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+
+MemRefType gpuk::sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape) {
+  auto space =
+      gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  return MemRefType::get(shape, Float32Type::get(ctx), MemRefLayoutAttrInterface(),
+                         space);
+}
+
+void gpuk::launch(
+    OpBuilder &b, Location loc, std::array<Value, 3> grid, int64_t threads,
+    ArrayRef<MemRefType> shared,
+    function_ref<void(OpBuilder &, Location, const LaunchIds &)> body) {
+  Value one = indexConst(b, loc, 1);
+  auto op = gpu::LaunchOp::create(b, loc, grid[0], grid[1], grid[2],
+                                  indexConst(b, loc, threads), one, one);
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = op.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  LaunchIds ids;
+  gpu::KernelDim3 blockIds = op.getBlockIds();
+  ids.block = {blockIds.x, blockIds.y, blockIds.z};
+  ids.thread = op.getThreadIds().x;
+  // Shared buffers start as workgroup allocas: kernels are emitted during
+  // bufferisation, and the deallocation pipeline that follows would give a
+  // memref block argument (a workgroup attribution) an ownership argument.
+  // tfc-map-loops-to-gpu turns them into attributions afterwards.
+  for (MemRefType type : shared)
+    ids.shared.push_back(memref::AllocaOp::create(b, loc, type));
+  body(b, loc, ids);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void gpuk::promoteSharedAllocas(gpu::LaunchOp launch) {
+  SmallVector<memref::AllocaOp> allocas;
+  for (auto alloca : launch.getBody().front().getOps<memref::AllocaOp>())
+    if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloca.getType()))
+      allocas.push_back(alloca);
+  for (memref::AllocaOp alloca : allocas) {
+    BlockArgument arg =
+        launch.addWorkgroupAttribution(alloca.getType(), alloca.getLoc());
+    alloca.replaceAllUsesWith(arg);
+    alloca.erase();
+  }
+}
+
+Value gpuk::loadF32(OpBuilder &b, Location loc, Value memref,
+                    ValueRange indices) {
+  Value v = memref::LoadOp::create(b, loc, memref, indices);
+  if (!v.getType().isF32())
+    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return v;
+}
+
+void gpuk::storeF32(OpBuilder &b, Location loc, Value value, Value memref,
+                    ValueRange indices) {
+  Type element = cast<MemRefType>(memref.getType()).getElementType();
+  if (element != value.getType())
+    value = arith::TruncFOp::create(b, loc, element, value);
+  memref::StoreOp::create(b, loc, value, memref, indices);
+}
+
+void gpuk::forLoop(OpBuilder &b, Location loc, Value begin, Value end,
+                   Value step,
+                   function_ref<void(OpBuilder &, Location, Value)> body) {
+  scf::ForOp::create(b, loc, begin, end, step, ValueRange{},
+                     [&](OpBuilder &b, Location l, Value iv, ValueRange) {
+                       body(b, l, iv);
+                       scf::YieldOp::create(b, l);
+                     });
+}
+
+SmallVector<Value> gpuk::forLoopReduce(
+    OpBuilder &b, Location loc, Value begin, Value end, Value step,
+    ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        body) {
+  auto loop = scf::ForOp::create(
+      b, loc, begin, end, step, init,
+      [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
+        scf::YieldOp::create(b, l, body(b, l, iv, acc));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+void gpuk::ifThen(OpBuilder &b, Location loc, Value cond,
+                  function_ref<void(OpBuilder &, Location)> body) {
+  scf::IfOp::create(b, loc, cond, [&](OpBuilder &b, Location l) {
+    body(b, l);
+    scf::YieldOp::create(b, l);
+  });
+}
+
+Value gpuk::combine(OpBuilder &b, Location loc, Reduction kind, Value x,
+                    Value y) {
+  if (kind == Reduction::Add)
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::MaximumFOp::create(b, loc, x, y);
+}
+
+Value gpuk::warpReduce(OpBuilder &b, Location loc, Value value,
+                       Reduction kind) {
+  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = combine(b, loc, kind, value, other);
+  }
+  return value;
+}
+
+Value gpuk::blockReduce(OpBuilder &b, Location loc, Value value,
+                        Reduction kind, Value scratch, Value thread,
+                        int64_t threads) {
+  value = warpReduce(b, loc, value, kind);
+  int64_t warps = threads / kWarpSize;
+  if (warps == 1)
+    return value;
+  Value warpSize = indexConst(b, loc, kWarpSize);
+  Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
+  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      indexConst(b, loc, 0));
+  ifThen(b, loc, first, [&](OpBuilder &b, Location l) {
+    memref::StoreOp::create(b, l, value, scratch, ValueRange{warp});
+  });
+  gpu::BarrierOp::create(b, loc);
+  Value result = memref::LoadOp::create(b, loc, scratch,
+                                        ValueRange{indexConst(b, loc, 0)});
+  for (int64_t w = 1; w < warps; ++w)
+    result = combine(
+        b, loc, kind, result,
+        memref::LoadOp::create(b, loc, scratch,
+                               ValueRange{indexConst(b, loc, w)}));
+  // Every thread has read the partials before anyone writes new ones.
+  gpu::BarrierOp::create(b, loc);
+  return result;
+}
+
+Value gpuk::ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d) {
+  return arith::CeilDivUIOp::create(b, loc, a, indexConst(b, loc, d));
+}
+
+Value gpuk::minIndex(OpBuilder &b, Location loc, Value a, Value c) {
+  return arith::MinUIOp::create(b, loc, a, c);
+}
+
+SmallVector<Value> gpuk::delinearize(OpBuilder &b, Location loc, Value index,
+                                     ArrayRef<Value> sizes) {
+  SmallVector<Value> coords(sizes.size());
+  Value rest = index;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      coords[d] = rest;
+      break;
+    }
+    coords[d] = arith::RemUIOp::create(b, loc, rest, sizes[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
+  }
+  return coords;
+}
+
+SmallVector<Value> gpuk::dimSizes(OpBuilder &b, Location loc, Value memref,
+                                  int64_t begin, int64_t end) {
+  SmallVector<Value> sizes;
+  for (int64_t d = begin; d < end; ++d)
+    sizes.push_back(memref::DimOp::create(b, loc, memref, d));
+  return sizes;
+}
+
+Value gpuk::product(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
+  Value p = indexConst(b, loc, 1);
+  for (Value s : sizes)
+    p = arith::MulIOp::create(b, loc, p, s);
+  return p;
+}

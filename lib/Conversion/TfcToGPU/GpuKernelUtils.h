@@ -1,0 +1,100 @@
+//===- GpuKernelUtils.h - Building blocks of the GPU kernels ----*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Memref-level helpers of the GPU kernel emitters: gpu.launch with shared
+// (workgroup) buffers, loads and stores that compute in f32 whatever the
+// element type (f32, f16, bf16), strided per-thread loops, and warp- and
+// block-wide reductions through gpu.shuffle and shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELUTILS_H
+#define TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <array>
+
+namespace mlir::gpu {
+class LaunchOp;
+} // namespace mlir::gpu
+
+namespace mlir::tfc::gpuk {
+
+/// Threads of a warp.
+constexpr int64_t kWarpSize = 32;
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v);
+Value f32Const(OpBuilder &b, Location loc, double v);
+Value i32Const(OpBuilder &b, Location loc, int32_t v);
+
+/// A static f32 buffer in the workgroup (shared) address space.
+MemRefType sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape);
+
+/// What a kernel body sees of its launch.
+struct LaunchIds {
+  std::array<Value, 3> block;
+  Value thread;
+  SmallVector<Value> shared;
+};
+
+/// gpu.launch over `grid` blocks of `threads` threads (x only), with one
+/// shared buffer per `shared` type (a workgroup-space memref.alloca at the
+/// start of the body until promoteSharedAllocas); `body` fills the launch
+/// region.
+void launch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
+            int64_t threads, ArrayRef<MemRefType> shared,
+            function_ref<void(OpBuilder &, Location, const LaunchIds &)> body);
+
+/// Turns the workgroup-space allocas at the start of `launch`'s body into
+/// workgroup attributions.
+void promoteSharedAllocas(gpu::LaunchOp launch);
+
+/// memref[indices] as f32 (extended from f16/bf16).
+Value loadF32(OpBuilder &b, Location loc, Value memref, ValueRange indices);
+/// Stores the f32 `value` into memref[indices] in the memref's element type.
+void storeF32(OpBuilder &b, Location loc, Value value, Value memref,
+              ValueRange indices);
+
+/// for (iv = begin; iv < end; iv += step) body(iv).
+void forLoop(OpBuilder &b, Location loc, Value begin, Value end, Value step,
+             function_ref<void(OpBuilder &, Location, Value)> body);
+/// The same loop carrying `init`; returns the final values.
+SmallVector<Value>
+forLoopReduce(OpBuilder &b, Location loc, Value begin, Value end, Value step,
+              ValueRange init,
+              function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                              ValueRange)>
+                  body);
+/// if (cond) body().
+void ifThen(OpBuilder &b, Location loc, Value cond,
+            function_ref<void(OpBuilder &, Location)> body);
+
+enum class Reduction { Add, Max };
+Value combine(OpBuilder &b, Location loc, Reduction kind, Value x, Value y);
+/// The reduction of `value` over the 32 lanes of the warp, in every lane
+/// (butterfly shuffles).
+Value warpReduce(OpBuilder &b, Location loc, Value value, Reduction kind);
+/// The reduction of `value` over the block's `threads` threads (a multiple
+/// of the warp size), in every thread. `scratch` is a shared buffer of at
+/// least threads / 32 f32; it may be reused right after the call.
+Value blockReduce(OpBuilder &b, Location loc, Value value, Reduction kind,
+                  Value scratch, Value thread, int64_t threads);
+
+/// ceil(a / d) for an index value.
+Value ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d);
+Value minIndex(OpBuilder &b, Location loc, Value a, Value c);
+/// Splits the linear `index` into coordinates of `sizes` (row-major).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value index,
+                               ArrayRef<Value> sizes);
+/// The sizes of `memref`'s dims [begin, end) as index values.
+SmallVector<Value> dimSizes(OpBuilder &b, Location loc, Value memref,
+                            int64_t begin, int64_t end);
+/// The product of `sizes` (1 if empty).
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
+
+} // namespace mlir::tfc::gpuk
+
+#endif // TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELUTILS_H

@@ -1,0 +1,45 @@
+//===- GpuKernels.h - The GPU kernel emitters -------------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Each emitter writes one kernel op as a gpu.launch at the memref level:
+// `operands` are the buffers of the op's tensor operands (any strided
+// layout; null for an absent optional operand) and `out` the freshly
+// allocated identity-layout result buffer. Arithmetic is f32 whatever the
+// element type (f16/bf16 are extended on load and truncated on store).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELS_H
+#define TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELS_H
+
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfc::gpuk {
+
+// RowKernels.cpp: one block per row, shuffle + shared-memory reductions.
+LogicalResult emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op,
+                          Value input, Value out);
+LogicalResult emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
+                            Value input, Value scale, Value bias,
+                            Value residual, Value out);
+LogicalResult emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op,
+                          Value input, Value scale, Value residual,
+                          Value out);
+
+// Matmul.cpp: shared-memory tiled products with fused epilogues.
+LogicalResult emitLinear(OpBuilder &b, Location loc, LinearOp op, Value input,
+                         Value weight, Value bias, Value out);
+LogicalResult emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
+                         Value rhs, Value out);
+
+// Attention.cpp: flash attention, one block per (query tile, head, batch).
+LogicalResult emitAttention(OpBuilder &b, Location loc, AttentionOp op,
+                            Value query, Value key, Value value, Value mask,
+                            Value out);
+
+} // namespace mlir::tfc::gpuk
+
+#endif // TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELS_H

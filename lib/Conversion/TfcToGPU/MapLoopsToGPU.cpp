@@ -1,0 +1,121 @@
+//===- MapLoopsToGPU.cpp - The tfc-map-loops-to-gpu pass ------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuKernelUtils.h"
+
+#include "tfc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_MAPLOOPSTOGPU
+#include "tfc/Conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc::gpuk;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+/// Replaces the outermost `loop` by a gpu.launch with one thread per
+/// iteration.
+LogicalResult mapToLaunch(scf::ParallelOp loop) {
+  if (!loop.getInitVals().empty())
+    return loop.emitError("a parallel loop with reductions cannot run as a "
+                          "GPU kernel yet");
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> counts;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    Value span = arith::SubIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
+    counts.push_back(arith::CeilDivUIOp::create(b, loc, span, step));
+  }
+  Value total = product(b, loc, counts);
+  Value one = indexConst(b, loc, 1);
+  launch(b, loc, {ceilDiv(b, loc, total, kThreads), one, one}, kThreads, {},
+         [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+           Value id = arith::AddIOp::create(
+               b, l,
+               arith::MulIOp::create(b, l, ids.block[0],
+                                     indexConst(b, l, kThreads)),
+               ids.thread);
+           Value inside = arith::CmpIOp::create(
+               b, l, arith::CmpIPredicate::ult, id, total);
+           ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
+             SmallVector<Value> coords = delinearize(b, l, id, counts);
+             IRMapping mapping;
+             for (auto [iv, coord, lb, step] :
+                  llvm::zip(loop.getInductionVars(), coords,
+                            loop.getLowerBound(), loop.getStep()))
+               mapping.map(iv, arith::AddIOp::create(
+                                   b, l, lb,
+                                   arith::MulIOp::create(b, l, coord, step)));
+             for (Operation &op : loop.getBody()->without_terminator())
+               b.clone(op, mapping);
+           });
+         });
+  loop.erase();
+  return success();
+}
+
+/// Whether `op` reads or writes buffer contents (which live on the device).
+bool touchesMemory(Operation *op) {
+  return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
+             vector::LoadOp, vector::StoreOp, vector::MaskedLoadOp,
+             vector::MaskedStoreOp, vector::TransferReadOp,
+             vector::TransferWriteOp>(op) ||
+         isa<linalg::LinalgDialect>(op->getDialect());
+}
+
+struct MapLoopsToGPUPass
+    : mlir::tfc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> outermost;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
+        return WalkResult::skip();
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        outermost.push_back(loop);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
+    for (scf::ParallelOp loop : outermost)
+      if (failed(mapToLaunch(loop)))
+        return signalPassFailure();
+    getOperation().walk(
+        [](gpu::LaunchOp launch) { promoteSharedAllocas(launch); });
+
+    WalkResult result = getOperation().walk<WalkOrder::PreOrder>(
+        [&](Operation *op) {
+          if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
+            return WalkResult::skip();
+          if (touchesMemory(op)) {
+            op->emitError("this operation would access device memory from the "
+                          "host; the CUDA target runs every buffer access in a "
+                          "kernel");
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

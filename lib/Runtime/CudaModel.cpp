@@ -1,0 +1,223 @@
+//===- CudaModel.cpp - Running models compiled with --target=cuda ---------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaModel.h"
+
+#include "Model.h"
+
+#include <cstring>
+
+using namespace tfc::rt;
+
+namespace {
+
+thread_local CudaState *currentState = nullptr;
+
+void *deviceAlloc(uint64_t size, uint64_t, void *ctx) {
+  auto *state = static_cast<CudaState *>(ctx);
+  cuda::CUdeviceptr ptr = 0;
+  std::string error;
+  // cuMemAlloc aligns to at least 256 bytes.
+  if (!state->driver->allocate(size, ptr, error)) {
+    if (state->failure.empty())
+      state->failure = error;
+    return nullptr;
+  }
+  return reinterpret_cast<void *>(ptr);
+}
+
+void deviceFree(void *ptr, void *ctx) {
+  static_cast<CudaState *>(ctx)->driver->release(
+      reinterpret_cast<cuda::CUdeviceptr>(ptr));
+}
+
+void *hookAlloc(int64_t size, int64_t align) {
+  CudaState *state = currentState;
+  if (!state)
+    return nullptr;
+  if (MemoryPlanner::current() == &state->planner)
+    return state->planner.allocate(size, align);
+  return deviceAlloc(static_cast<uint64_t>(size), align, state);
+}
+
+void hookFree(void *ptr) {
+  CudaState *state = currentState;
+  if (!state || !ptr)
+    return;
+  if (MemoryPlanner::current() == &state->planner)
+    state->planner.deallocate(ptr);
+  else
+    deviceFree(ptr, state);
+}
+
+void hookParallelFor(int64_t n, void (*fn)(void *, int64_t, int64_t),
+                     void *ctx) {
+  // CUDA models have no host loops; run serially if one appears.
+  if (n > 0 && fn)
+    fn(ctx, 0, n);
+}
+
+void hookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
+                int64_t bx, int64_t by, int64_t bz, int32_t shared,
+                void **args, int64_t) {
+  CudaState *state = currentState;
+  if (!state || !state->failure.empty())
+    return;
+  // A kernel over an empty range (a zero-length dim) has nothing to do.
+  if (gx <= 0 || gy <= 0 || gz <= 0)
+    return;
+  if (kernel < 0 || kernel >= static_cast<int64_t>(state->kernels.size())) {
+    state->failure = "the model launched kernel #" + std::to_string(kernel) +
+                     " of " + std::to_string(state->kernels.size());
+    return;
+  }
+  const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  std::string error;
+  if (!state->driver->launch(state->kernels[kernel], grid, block,
+                             static_cast<unsigned>(shared), args, error))
+    state->failure = "kernel '" + state->kernelNames[kernel] + "': " + error;
+}
+
+std::vector<std::string> split(const char *s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (; *s; ++s) {
+    if (*s == sep) {
+      if (!cur.empty())
+        out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(*s);
+    }
+  }
+  if (!cur.empty())
+    out.push_back(cur);
+  return out;
+}
+
+} // namespace
+
+const tfc_rt_hooks tfc::rt::kCudaHooks = {hookAlloc, hookFree,
+                                          hookParallelFor, hookLaunch};
+
+CudaState::CudaState(cuda::Driver *driver)
+    : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}) {}
+
+CudaState::~CudaState() {
+  for (cuda::CUdeviceptr p : deviceBuffers)
+    driver->release(p);
+  driver->unloadModule(module);
+}
+
+CudaState::Scope::Scope(CudaState *state) : saved(currentState) {
+  currentState = state;
+  if (state) {
+    std::string ignored;
+    state->driver->makeCurrent(ignored);
+  }
+}
+
+CudaState::Scope::~Scope() { currentState = saved; }
+
+tfc_status tfc::rt::loadCudaModel(
+    tfc_model &model,
+    const std::function<bool(const char *, void *&)> &symbol) {
+  const std::string &path = model.path;
+  void *archsSym = nullptr, *kernelsSym = nullptr;
+  if (!symbol("tfc_cuda_archs", archsSym) ||
+      !symbol("tfc_cuda_kernels", kernelsSym))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": a CUDA model must export 'tfc_cuda_archs' and "
+                           "'tfc_cuda_kernels'");
+  std::vector<std::string> archs =
+      split(static_cast<const char *>(archsSym), ',');
+
+  std::string error;
+  cuda::Driver *driver = cuda::Driver::get(error);
+  if (!driver)
+    return setError(TFC_ERR_UNSUPPORTED_HOST,
+                    path + ": compiled for CUDA, but " + error);
+  int index = cuda::selectArch(archs, driver->computeCapability());
+  if (index < 0) {
+    std::string list;
+    for (const std::string &a : archs)
+      list += (list.empty() ? "" : ", ") + a;
+    return setError(TFC_ERR_UNSUPPORTED_HOST,
+                    path + ": compiled for " + (list.empty() ? "no GPU" : list) +
+                        ", which cannot run on " + driver->description() +
+                        " (recompile with --gpu-arch)");
+  }
+  auto state = std::make_unique<CudaState>(driver);
+  state->arch = archs[index];
+  void *ptx = nullptr;
+  std::string ptxSymbol = "tfc_cuda_ptx_" + state->arch;
+  if (!symbol(ptxSymbol.c_str(), ptx))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": lists " + state->arch + " but does not export '" +
+                        ptxSymbol + "'");
+  CudaState::Scope scope(state.get());
+  if (!driver->loadModule(static_cast<const char *>(ptx), state->module,
+                          error))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": loading its " + state->arch + " PTX on " +
+                        driver->description() + ": " + error);
+  state->kernelNames = split(static_cast<const char *>(kernelsSym), '\n');
+  for (const std::string &name : state->kernelNames) {
+    cuda::CUfunction fn = nullptr;
+    if (!driver->getFunction(state->module, name.c_str(), fn, error))
+      return setError(TFC_ERR_INVALID_MODEL, path + ": " + error);
+    state->kernels.push_back(fn);
+  }
+  model.cuda = std::move(state);
+  return TFC_OK;
+}
+
+tfc_status tfc::rt::initCudaModel(tfc_model &model) {
+  CudaState &state = *model.cuda;
+  cuda::Driver &driver = *state.driver;
+  CudaState::Scope scope(&state);
+  for (cuda::CUdeviceptr p : state.deviceBuffers)
+    driver.release(p);
+  state.deviceBuffers.clear();
+  state.deviceTable.clear();
+  state.failure.clear();
+  std::string error;
+  const ModelSpec &spec = model.spec;
+  for (size_t i = 0; i < model.table.size(); ++i) {
+    uint64_t bytes;
+    bool upload = i < spec.weights.size();
+    if (upload) {
+      const TensorSpec &w = spec.weights[i];
+      bytes = tfc_dtype_size(w.dtype);
+      for (const DimSpec &d : w.shape)
+        bytes *= static_cast<uint64_t>(d.size);
+    } else {
+      bytes = spec.constants[i - spec.weights.size()].bytes;
+    }
+    cuda::CUdeviceptr ptr = 0;
+    if (!driver.allocate(bytes, ptr, error))
+      return setError(TFC_ERR_OUT_OF_MEMORY,
+                      "device memory for " +
+                          (upload ? "weight '" + spec.weights[i].name + "'"
+                                  : std::string("a derived constant")) +
+                          ": " + error);
+    state.deviceBuffers.push_back(ptr);
+    state.deviceTable.push_back(reinterpret_cast<void *>(ptr));
+    if (upload && !driver.copyToDevice(ptr, model.table[i], bytes, error))
+      return setError(TFC_ERR_INTERNAL, "uploading weight '" +
+                                            spec.weights[i].name +
+                                            "': " + error);
+  }
+  static void *emptyTable[1] = {nullptr};
+  model.init(state.deviceTable.empty() ? emptyTable : state.deviceTable.data());
+  if (!driver.synchronize(error) && state.failure.empty())
+    state.failure = error;
+  if (!state.failure.empty())
+    return setError(TFC_ERR_INTERNAL,
+                    "computing the derived constants on " +
+                        driver.description() + ": " + state.failure);
+  return TFC_OK;
+}

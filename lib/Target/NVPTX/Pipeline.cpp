@@ -1,0 +1,184 @@
+//===- Pipeline.cpp - The CUDA pass pipelines -----------------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Target/NVPTX/NVPTXTarget.h"
+
+#include "tfc/Conversion/KernelBufferization.h"
+#include "tfc/Conversion/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+LogicalResult tfc::resolveCudaTarget(CudaTargetOptions &options,
+                                     std::string &error) {
+  if (options.archs.empty()) {
+    error = "no GPU architecture given (--gpu-arch=sm_80,sm_90)";
+    return failure();
+  }
+  for (const std::string &arch : options.archs) {
+    StringRef a(arch);
+    unsigned version = 0;
+    if (!a.consume_front("sm_") || a.getAsInteger(10, version) ||
+        version < 70) {
+      error = "unsupported GPU architecture '" + arch +
+              "': expected sm_70 or newer, e.g. sm_80 or sm_90";
+      return failure();
+    }
+  }
+  std::string root = options.cudaPath;
+  if (root.empty())
+    if (const char *env = std::getenv("CUDA_HOME"); env && *env)
+      root = env;
+  if (root.empty())
+    root = "/usr/local/cuda";
+  llvm::SmallString<256> path(root);
+  llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+  if (!llvm::sys::fs::exists(path)) {
+    error = "libdevice not found at " + path.str().str() +
+            ": the CUDA toolkit provides it (set --cuda-path or CUDA_HOME)";
+    return failure();
+  }
+  options.libdevice = path.str().str();
+  return success();
+}
+
+void tfc::setCudaTarget(ModuleOp module) {
+  module->setAttr(kTargetAttrName,
+                  StringAttr::get(module.getContext(), "cuda"));
+}
+
+void tfc::buildCudaTensorPipeline(OpPassManager &pm) {
+  // No packing: tfc.linear stays a kernel op of its own on the GPU.
+  pm.addPass(createConvertTfcToLinalg());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
+                                    const CudaTargetOptions &options,
+                                    const CpuTargetOptions &host,
+                                    bool deviceCodeOnly) {
+  LowerCpuModelABIOptions abi;
+  abi.cpu = host.cpu;
+  abi.features = host.features;
+  pm.addPass(createLowerCpuModelABI(abi));
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  LowerStridedCopiesOptions copies;
+  copies.all = true; // device buffers: every copy is a kernel
+  pm.addPass(createLowerStridedCopies(copies));
+  pm.addPass(createEarlyDealloc());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMapLoopsToGPU());
+  pm.addPass(createLowerCpuEntryPoints());
+
+  // Device code.
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeGpuModules());
+  for (const std::string &arch : options.archs) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = arch;
+    target.features = options.ptxFeatures;
+    target.optLevel = 3;
+    target.linkLibs = {options.libdevice};
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createParallelForToNestedForsPass());
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createLowerAffinePass());
+  device.addPass(createArithToLLVMConversionPass());
+  device.addPass(createConvertIndexToLLVMPass());
+  // Module-scoped; the host has no cf ops yet.
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  OpPassManager &nvvm = pm.nest<gpu::GPUModuleOp>();
+  nvvm.addPass(createConvertGpuOpsToNVVMOps());
+  nvvm.addPass(createCanonicalizerPass());
+  nvvm.addPass(createCSEPass());
+  nvvm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX text, no ptxas needed
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (deviceCodeOnly)
+    return;
+
+  // Host code.
+  pm.addPass(createLowerGpuLaunches());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  FinalizeMemRefToLLVMConversionPassOptions memref;
+  memref.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+LogicalResult tfc::printPtx(ModuleOp module, llvm::raw_ostream &os,
+                            std::string &error) {
+  bool any = false;
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      os << "// tfc: arch " << (target ? target.getChip() : "unknown")
+         << "\n";
+      os << object.getObject().getValue() << "\n";
+      any = true;
+    }
+  }
+  if (!any) {
+    error = "the module has no device code";
+    return failure();
+  }
+  return success();
+}
