@@ -37,3 +37,23 @@ llvm_config.add_tool_substitutions(["not", "split-file", "count"],
 if os.path.exists(os.path.join(config.tfc_tools_dir, "tfc-frontend-fuzzer")):
     config.available_features.add("fuzzer")
     llvm_config.add_tool_substitutions(["tfc-frontend-fuzzer"], [config.tfc_tools_dir])
+
+# ptxas assembles the PTX of every GPU-lowered test (CUDA toolkit; CUDA_HOME
+# or /usr/local/cuda, else PATH). Tests that need it say REQUIRES: ptxas.
+import shutil
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if not os.path.exists(ptxas):
+    ptxas = shutil.which("ptxas") or ""
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+config.substitutions.append(
+    ("%check_ptx", "bash " + os.path.join(config.tfc_src_root, "test", "Target",
+                                          "NVPTX", "Inputs", "ptxas-all.sh")
+     + " " + (ptxas or "ptxas")))
+# Pass CUDA_HOME through so that tfc-compile finds libdevice where lit does.
+if "CUDA_HOME" in os.environ:
+    config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
+if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("libdevice")

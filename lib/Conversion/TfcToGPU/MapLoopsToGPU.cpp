@@ -82,6 +82,55 @@ bool touchesMemory(Operation *op) {
          isa<linalg::LinalgDialect>(op->getDialect());
 }
 
+/// Small index buffers that only carry shapes to memref.reshape (filled
+/// and read with scalar stores and loads on the host) must stay host memory: they become stack
+/// allocations, which the check below allows the host to write.
+void keepShapeBuffersOnHost(ModuleOp module) {
+  SmallVector<memref::AllocOp> shapeBuffers;
+  module.walk([&](memref::AllocOp alloc) {
+    if (alloc->getParentOfType<gpu::LaunchOp>() ||
+        !alloc.getType().hasStaticShape() ||
+        alloc.getType().getRank() != 1)
+      return;
+    bool feedsReshape = false;
+    for (OpOperand &use : alloc->getUses()) {
+      Operation *user = use.getOwner();
+      if (auto reshape = dyn_cast<memref::ReshapeOp>(user);
+          reshape && reshape.getShape() == alloc.getResult()) {
+        feedsReshape = true;
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && store.getMemRef() == alloc.getResult())
+        continue;
+      if (isa<memref::LoadOp, memref::DeallocOp>(user))
+        continue;
+      return;
+    }
+    if (feedsReshape)
+      shapeBuffers.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : shapeBuffers) {
+    OpBuilder b(alloc);
+    auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(alloca.getResult());
+    alloc.erase();
+  }
+}
+
+/// Whether `op` writes or reads host stack memory (memref.alloca).
+bool onHostStack(Operation *op) {
+  Value memref;
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    memref = store.getMemRef();
+  else if (auto load = dyn_cast<memref::LoadOp>(op))
+    memref = load.getMemRef();
+  return memref && memref.getDefiningOp<memref::AllocaOp>();
+}
+
 struct MapLoopsToGPUPass
     : mlir::tfc::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
   void runOnOperation() override {
@@ -101,11 +150,12 @@ struct MapLoopsToGPUPass
     getOperation().walk(
         [](gpu::LaunchOp launch) { promoteSharedAllocas(launch); });
 
+    keepShapeBuffersOnHost(getOperation());
     WalkResult result = getOperation().walk<WalkOrder::PreOrder>(
         [&](Operation *op) {
           if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
             return WalkResult::skip();
-          if (touchesMemory(op)) {
+          if (touchesMemory(op) && !onHostStack(op)) {
             op->emitError("this operation would access device memory from the "
                           "host; the CUDA target runs every buffer access in a "
                           "kernel");

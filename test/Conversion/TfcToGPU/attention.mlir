@@ -1,0 +1,55 @@
+// The GPU flash-attention kernel: one block of 4 warps per (16 query rows,
+// head, batch); K/V tiles of 32 keys in shared memory; the online softmax
+// with butterfly shuffles; p_j broadcast with an indexed shuffle. Causal
+// with GQA (8 query heads on 2 key/value heads), and a padding mask; f16
+// inputs computed in f32.
+// REQUIRES: libdevice
+// RUN: tfc-opt %s --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=GPU
+// RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}
+
+module attributes {tfc.target = "cuda", tfc.model = "attn"} {
+  // GPU-LABEL: func.func @causal
+  // GPU: %[[QB:.*]] = arith.ceildivui %{{.*}}, %c16
+  // GPU: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[QB]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128
+  // GPU-DAG: memref.alloca() : memref<16x64xf32, #gpu.address_space<workgroup>>
+  // GPU-DAG: memref.alloca() : memref<32x65xf32, #gpu.address_space<workgroup>>
+  // GPU-DAG: memref.alloca() : memref<32x64xf32, #gpu.address_space<workgroup>>
+  // GPU: arith.extf %{{.*}} : f16 to f32
+  // GPU: gpu.barrier
+  // GPU: gpu.shuffle {{ *}}xor
+  // GPU: math.exp
+  // GPU: gpu.shuffle {{ *}}idx
+  // GPU: arith.truncf %{{.*}} : f32 to f16
+  func.func @causal(%q: tensor<?x8x?x64xf16> {tfc.name = "q", tfc.dims = ["b", 8, "t", 64]},
+                    %k: tensor<?x2x?x64xf16> {tfc.name = "k", tfc.dims = ["b", 2, "t", 64]},
+                    %v: tensor<?x2x?x64xf16> {tfc.name = "v", tfc.dims = ["b", 2, "t", 64]})
+      -> (tensor<?x8x?x64xf16> {tfc.name = "o"}) {
+    %o = tfc.attention %q, %k, %v {causal}
+        : (tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>) -> tensor<?x8x?x64xf16>
+    return %o : tensor<?x8x?x64xf16>
+  }
+
+  // GPU-LABEL: func.func @masked
+  // GPU: gpu.launch
+  // GPU: memref.load %{{.*}}[%{{.*}}, %c0{{.*}}, %c0{{.*}}, %{{.*}}] : memref<?x1x1x?xf32
+  func.func @masked(%q: tensor<?x12x?x64xf32> {tfc.name = "q", tfc.dims = ["b", 12, "t", 64]},
+                    %k: tensor<?x12x?x64xf32> {tfc.name = "k", tfc.dims = ["b", 12, "s", 64]},
+                    %v: tensor<?x12x?x64xf32> {tfc.name = "v", tfc.dims = ["b", 12, "s", 64]},
+                    %m: tensor<?x1x1x?xf32> {tfc.name = "m", tfc.dims = ["b", 1, 1, "s"]})
+      -> (tensor<?x12x?x64xf32> {tfc.name = "o"}) {
+    %o = tfc.attention %q, %k, %v mask(%m)
+        : (tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x12x?x64xf32>, tensor<?x1x1x?xf32>) -> tensor<?x12x?x64xf32>
+    return %o : tensor<?x12x?x64xf32>
+  }
+
+}
+
+// PTX: // tfc: arch sm_80
+// PTX: shfl.sync.bfly.b32
+// PTX: shfl.sync.idx.b32
+// PTX: ld.shared
+// PTX: bar.sync
+// ASM: ptxas sm_80 ok
+// ASM: ptxas sm_90 ok
