@@ -10,6 +10,9 @@
 #
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
+# Debian's torch is 1.13; set TFC_TORCH_PYTHON to a Python with a newer
+# torch (bench/setup-pypi-torch.sh makes one from PyPI, ~5 GiB) to measure
+# the models against it too.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 threads=${1:-2}
@@ -58,10 +61,14 @@ MLIR
   "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work/gemm.safetensors" 50 | report
 done
 
+pythons=(/usr/bin/python3)
+[[ -n ${TFC_TORCH_PYTHON:-} ]] && pythons+=("$TFC_TORCH_PYTHON")
 for model in bert gpt2; do
   tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm
   "$bin/tfc-compile" "$tfm" -o "$work/$model.so"
   "$bin/tfc-weights" "$work/$model.so" -o "$work/$model.safetensors" >/dev/null
-  /usr/bin/python3 "$root/bench/model_bench.py" "$model" "$work/$model.so" \
-    "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --bin "$bin" | report
+  for py in "${pythons[@]}"; do
+    "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \
+      "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --bin "$bin" | report
+  done
 done

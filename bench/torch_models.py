@@ -41,7 +41,11 @@ def _split_heads(x, heads):
 
 
 def _attention(q, k, v, bias=None, causal=False):
-    """softmax(q·kᵀ/√d + bias)·v (torch 1.13 has no scaled_dot_product_attention)."""
+    """softmax(q·kᵀ/√d + bias)·v: PyTorch's fused scaled_dot_product_attention
+    where it exists (torch >= 2.0), else written out (Debian's torch 1.13)."""
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if sdpa is not None and not (causal and bias is not None):
+        return sdpa(q, k, v, attn_mask=bias, is_causal=causal)
     scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
     if bias is not None:
         scores = scores + bias

@@ -57,3 +57,21 @@ if "CUDA_HOME" in os.environ:
     config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
 if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
     config.available_features.add("libdevice")
+
+# GPU execution tests (test/E2E/GPU, REQUIRES: cuda-gpu) run only where a
+# CUDA driver loads and sees a device; elsewhere lit reports them UNSUPPORTED.
+def _cuda_device_present():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    try:
+        return (cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0
+                and count.value > 0)
+    except AttributeError:
+        return False
+
+if "TFC_CUDA_DRIVER" not in os.environ and _cuda_device_present():
+    config.available_features.add("cuda-gpu")

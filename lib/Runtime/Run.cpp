@@ -344,7 +344,6 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     std::string error;
     if (!cuda->driver->synchronize(error) && cuda->failure.empty())
       cuda->failure = error;
-    releaseInputs();
     // Each output's span comes back to the host; the code below then
     // copies it out like a CPU model's strided output.
     for (size_t i = 0; i < numOutputs && cuda->failure.empty(); ++i) {
@@ -383,6 +382,8 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
       d.aligned = host;
       d.offset = 0;
     }
+    // After the downloads: an output may be a view of an input.
+    releaseInputs();
     if (!cuda->failure.empty()) {
       runPlanner.endRun();
       return setError(TFC_ERR_INTERNAL, "entry '" + entry.name + "' on " +
