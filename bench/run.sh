@@ -37,6 +37,11 @@ clang++-22 -O2 -std=c++17 -I"$root/include" "$root/bench/gemm_bench.cpp" \
   -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -ldnnl -lopenblas -o "$work/gemm_bench"
 
 export TFC_NUM_THREADS=$threads OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+# OpenBLAS pins the main thread to one CPU when it is loaded; every thread
+# started later (tfc's pool, oneDNN's OpenMP team) would inherit that mask
+# and share one core. Measured: tfc 128x768x768 0.66-0.73 ms without the
+# pinning, 1.37-1.43 ms with it in about half the runs.
+export OPENBLAS_MAIN_FREE=1
 report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 [[ -n $out ]] && : > "$out"
 {
