@@ -51,7 +51,7 @@ def _attention(q, k, v, bias=None, causal=False):
         scores = scores + bias
     if causal:
         t = q.shape[-2]
-        keep = torch.ones(t, t, dtype=torch.bool).tril()
+        keep = torch.ones(t, t, dtype=torch.bool, device=q.device).tril()
         scores = scores.masked_fill(~keep, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 
@@ -81,7 +81,8 @@ class Bert:
              w["embeddings.position_embeddings.weight"][:t] +
              w["embeddings.token_type_embeddings.weight"][token_type_ids])
         x = self._ln(x, "embeddings")
-        bias = torch.zeros(attention_mask.shape, dtype=torch.float32)
+        bias = torch.zeros(attention_mask.shape, dtype=torch.float32,
+                           device=attention_mask.device)
         bias = bias.masked_fill(attention_mask == 0, float("-inf"))[:, None, None, :]
         for l in range(self.layers):
             p = f"encoder.layer.{l}"

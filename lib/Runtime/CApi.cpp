@@ -293,4 +293,18 @@ tfc_status tfc_model_memory_stats(const tfc_model *model,
   return TFC_OK;
 }
 
+tfc_status tfc_model_last_device_ms(const tfc_model *model, double *out) {
+  if (!model || !out)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "null argument");
+  if (!model->cuda)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "model '" + model->spec.name + "' does not run on CUDA");
+  if (model->cuda->lastDeviceMs < 0)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "model '" + model->spec.name +
+                        "' has no timed run yet");
+  *out = model->cuda->lastDeviceMs;
+  return TFC_OK;
+}
+
 } // extern "C"

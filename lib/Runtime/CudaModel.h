@@ -44,6 +44,9 @@ struct CudaState {
   std::vector<void *> deviceTable;
   /// The first failure of a launch or allocation during init or a run.
   std::string failure;
+  /// Device time of the last run's entry (CUDA events around its launches),
+  /// or a negative value when it could not be measured.
+  double lastDeviceMs = -1;
   MemoryPlanner planner;
 
   /// Marks the calling thread as running this model's host code.

@@ -334,16 +334,30 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     }
   }
   runPlanner.beginRun(signature);
+  cuda::CUevent startEvent = nullptr, endEvent = nullptr;
   {
     MemoryPlanner::Scope scope(&runPlanner);
     CudaState::Scope cudaScope(cuda.get());
+    std::string ignored;
+    if (cuda && !cuda->driver->recordEvent(startEvent, ignored))
+      startEvent = nullptr;
     entryFns[index](runTable, inPtrs.data(), outPtrs.data());
+    if (cuda && !cuda->driver->recordEvent(endEvent, ignored))
+      endEvent = nullptr;
   }
   if (cuda) {
     CudaState::Scope scope(cuda.get());
     std::string error;
     if (!cuda->driver->synchronize(error) && cuda->failure.empty())
       cuda->failure = error;
+    float deviceMs = -1;
+    cuda->lastDeviceMs =
+        startEvent && endEvent &&
+                cuda->driver->elapsedMs(startEvent, endEvent, deviceMs, error)
+            ? deviceMs
+            : -1;
+    cuda->driver->destroyEvent(startEvent);
+    cuda->driver->destroyEvent(endEvent);
     // Each output's span comes back to the host; the code below then
     // copies it out like a CPU model's strided output.
     for (size_t i = 0; i < numOutputs && cuda->failure.empty(); ++i) {

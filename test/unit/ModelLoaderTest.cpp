@@ -130,6 +130,11 @@ TEST_F(ModelTest, DescribesTheModel) {
   ASSERT_EQ(tfc_model_get_info(model, &info), TFC_OK);
   EXPECT_STREQ(info.name, "fake");
   EXPECT_STREQ(info.cpu, "generic");
+  // Metadata without target.device is a CPU model.
+  EXPECT_STREQ(info.device, "cpu");
+  double ms = 0;
+  EXPECT_EQ(tfc_model_last_device_ms(model, &ms), TFC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(tfc_last_error(), "does not run on CUDA"));
   EXPECT_EQ(info.num_entries, 4u);
   EXPECT_EQ(info.num_weights, 2u);
   EXPECT_EQ(info.weight_bytes, 4u + 15 * 4);

@@ -916,7 +916,8 @@ int main(int argc, char **argv) {
     tfc_tensor_release(&t);
 
   if (o.timeRuns > 0) {
-    std::vector<double> ms;
+    std::vector<double> ms, deviceMs;
+    bool onDevice = std::string(info.device) == "cuda";
     for (int64_t r = 0; r < o.timeRuns; ++r) {
       auto start = std::chrono::steady_clock::now();
       tfc_status status = tfc_run(model, entryName, in.data(), in.size(),
@@ -924,6 +925,9 @@ int main(int argc, char **argv) {
       auto end = std::chrono::steady_clock::now();
       if (status != TFC_OK)
         fail(tfc_last_error());
+      double d;
+      if (onDevice && tfc_model_last_device_ms(model, &d) == TFC_OK)
+        deviceMs.push_back(d);
       for (tfc_tensor &t : out)
         tfc_tensor_release(&t);
       ms.push_back(
@@ -936,6 +940,12 @@ int main(int argc, char **argv) {
     std::printf("time: %lld runs on %d threads: median %.3f ms, min %.3f ms\n",
                 static_cast<long long>(o.timeRuns), tfc_num_threads(), median,
                 ms.front());
+    if (!deviceMs.empty()) {
+      // GPU time of the kernels alone (no input/output copies).
+      std::sort(deviceMs.begin(), deviceMs.end());
+      std::printf("device time: median %.3f ms, min %.3f ms\n",
+                  deviceMs[deviceMs.size() / 2], deviceMs.front());
+    }
   }
   if (o.stats || o.timeRuns > 0) {
     tfc_memory_stats s;

@@ -252,6 +252,13 @@ typedef struct tfc_memory_stats {
 TFC_API tfc_status tfc_model_memory_stats(const tfc_model *model,
                                           tfc_memory_stats *out);
 
+/* Models compiled with --target=cuda: the GPU time of the last run's entry
+ * point in milliseconds (CUDA events around its kernels; the copies of
+ * inputs and outputs are not included). TFC_ERR_INVALID_ARGUMENT for a CPU
+ * model or before the first run. */
+TFC_API tfc_status tfc_model_last_device_ms(const tfc_model *model,
+                                            double *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""GPU benchmarks of the CUDA backend against PyTorch on the same GPU.
+
+    gpu_bench.py [--bin build/bin] [--iters 20] [--quick]
+
+1. Fused attention: batch 1, 16 heads, d_head 64 and 128, seq 1k..16k, causal
+   and not, f16 and bf16. tfc: a model with one tfc.attention compiled with
+   --target=cuda, timed by `tfc-run --time N` ("device time": CUDA events
+   around the kernels, without the input/output copies). PyTorch:
+   torch.nn.functional.scaled_dot_product_attention on CUDA tensors, timed
+   with CUDA events. TFLOP/s count 4·B·H·S²·D (half of it when causal).
+2. GPT-2 small and BERT-base forward at seq 128: tfc device time against
+   PyTorch eager (bench/torch_models.py on CUDA, f32), same weights; the max
+   abs difference of the outputs is printed too.
+
+Needs an NVIDIA GPU, its driver and PyTorch with CUDA. Prints one line per
+configuration with both times and the ratio.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_models  # noqa: E402
+
+ATTENTION = """module attributes {{tfc.model = "attention"}} {{
+  func.func @forward(%q: tensor<1x16x?x{d}x{t}> {{tfc.name = "q", tfc.dims = [1, 16, "seq", {d}]}},
+                     %k: tensor<1x16x?x{d}x{t}> {{tfc.name = "k", tfc.dims = [1, 16, "seq", {d}]}},
+                     %v: tensor<1x16x?x{d}x{t}> {{tfc.name = "v", tfc.dims = [1, 16, "seq", {d}]}})
+      -> (tensor<1x16x?x{d}x{t}> {{tfc.name = "o"}}) {{
+    %o = tfc.attention %q, %k, %v {causal_attr}
+        : (tensor<1x16x?x{d}x{t}>, tensor<1x16x?x{d}x{t}>, tensor<1x16x?x{d}x{t}>) -> tensor<1x16x?x{d}x{t}>
+    return %o : tensor<1x16x?x{d}x{t}>
+  }}
+}}
+"""
+
+
+def tfc_device_ms(binary, lib, args, iters):
+    out = subprocess.run([os.path.join(binary, "tfc-run"), lib, "--time", str(iters)] + args,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"tfc-run failed:\n{out.stdout}\n{out.stderr}")
+    m = re.search(r"device time: median ([0-9.]+) ms", out.stdout)
+    if not m:
+        sys.exit(f"no device time in tfc-run's output:\n{out.stdout}")
+    return float(m.group(1))
+
+
+def torch_ms(fn, iters):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def attention(args, tmp):
+    seqs = [1024, 4096] if args.quick else [1024, 2048, 4096, 8192, 16384]
+    for dtype, tname in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for d in (64, 128):
+            for causal in (False, True):
+                mlir = os.path.join(tmp, f"attn_{dtype}_{d}_{causal}.mlir")
+                with open(mlir, "w") as f:
+                    f.write(ATTENTION.format(d=d, t=dtype,
+                                             causal_attr="{causal}" if causal else ""))
+                lib = mlir[:-5] + ".so"
+                subprocess.run([os.path.join(args.bin, "tfc-compile"), mlir, "--target=cuda",
+                                "-o", lib], check=True)
+                for s in seqs:
+                    flops = 4 * 16 * s * s * d / (2 if causal else 1)
+                    shape = f"1x16x{s}x{d}"
+                    ms = tfc_device_ms(args.bin, lib,
+                                       [f"--input={n}=@random:{shape}" for n in "qkv"],
+                                       args.iters)
+                    q, k, v = (torch.randn(1, 16, s, d, device="cuda", dtype=tname)
+                               for _ in range(3))
+                    peer = torch_ms(lambda: torch.nn.functional.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal), args.iters)
+                    print(f"attention {dtype} d={d} seq={s} causal={int(causal)}: "
+                          f"tfc {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s | PyTorch SDPA "
+                          f"{peer:.3f} ms {flops / peer / 1e9:.1f} TFLOP/s | "
+                          f"tfc/PyTorch time ratio {ms / peer:.2f}", flush=True)
+
+
+def models(args, tmp):
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    rng = np.random.default_rng(0)
+    for name, tfm, vocab in (("gpt2", "gpt2", 50257), ("bert", "bert-base", 30522)):
+        lib = os.path.join(tmp, name + ".so")
+        weights = os.path.join(tmp, name + ".safetensors")
+        subprocess.run([os.path.join(args.bin, "tfc-compile"),
+                        os.path.join(root, "examples", tfm + ".tfm"), "--target=cuda", "-o", lib],
+                       check=True)
+        subprocess.run([os.path.join(args.bin, "tfc-weights"), lib, "-o", weights], check=True,
+                       capture_output=True)
+        ids = rng.integers(0, vocab, size=(1, 128), dtype=np.int64)
+        inputs = {"input_ids": ids}
+        if name == "bert":
+            inputs["token_type_ids"] = np.zeros_like(ids)
+            inputs["attention_mask"] = np.ones_like(ids)
+        run = ["--weights", weights]
+        for key, value in inputs.items():
+            path = os.path.join(tmp, key + ".npy")
+            np.save(path, value)
+            run.append(f"--input={key}={path}")
+        out = os.path.join(tmp, name + "_out.npy")
+        ms = tfc_device_ms(args.bin, lib, run + [f"--output={out}" if name == "gpt2"
+                                                  else f"--output=hidden={out}"], args.iters)
+        w = {k: v.cuda() for k, v in torch_models.load_safetensors(weights).items()}
+        model = torch_models.Gpt2(w) if name == "gpt2" else torch_models.Bert(w)
+        targs = [torch.from_numpy(v).cuda() for v in inputs.values()]
+        with torch.inference_mode():
+            ref = model(*targs)[0].float().cpu().numpy()
+            peer = torch_ms(lambda: model(*targs), args.iters)
+        got = np.load(out)
+        print(f"{name} seq=128 f32: tfc {ms:.3f} ms | PyTorch {torch.__version__} eager "
+              f"{peer:.3f} ms | tfc/PyTorch time ratio {ms / peer:.2f} | max abs diff "
+              f"{float(np.max(np.abs(ref - got))):.2e} (scale {float(np.max(np.abs(ref))):.2f})",
+              flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin"))
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("gpu_bench: PyTorch sees no CUDA device")
+    print(f"# GPU: {torch.cuda.get_device_name()}, PyTorch {torch.__version__}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        models(args, tmp)
+        attention(args, tmp)
+
+
+if __name__ == "__main__":
+    main()
