@@ -38,11 +38,12 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
-                                   const CpuTargetOptions &options) {
+void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
+                                          const CpuTargetOptions &host,
+                                          bool copiesAsLoops) {
   LowerCpuModelABIOptions abi;
-  abi.cpu = options.cpu;
-  abi.features = options.features;
+  abi.cpu = host.cpu;
+  abi.features = host.features;
   pm.addPass(createLowerCpuModelABI(abi));
 
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -54,14 +55,15 @@ void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(createLowerStridedCopies());
+  LowerStridedCopiesOptions copies;
+  copies.all = copiesAsLoops;
+  pm.addPass(createLowerStridedCopies(copies));
   pm.addPass(createEarlyDealloc());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
+}
 
-  pm.addPass(createLowerCpuEntryPoints());
-  pm.addPass(createOutlineParallelLoops());
-
+void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createApproximateMath());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -80,4 +82,12 @@ void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
+                                   const CpuTargetOptions &options) {
+  buildModelBufferizationPipeline(pm, options, /*copiesAsLoops=*/false);
+  pm.addPass(createLowerCpuEntryPoints());
+  pm.addPass(createOutlineParallelLoops());
+  buildHostToLLVMPipeline(pm);
 }

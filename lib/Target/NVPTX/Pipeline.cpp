@@ -90,26 +90,7 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                     const CudaTargetOptions &options,
                                     const CpuTargetOptions &host,
                                     bool deviceCodeOnly) {
-  LowerCpuModelABIOptions abi;
-  abi.cpu = host.cpu;
-  abi.features = host.features;
-  pm.addPass(createLowerCpuModelABI(abi));
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  LowerStridedCopiesOptions copies;
-  copies.all = true; // device buffers: every copy is a kernel
-  pm.addPass(createLowerStridedCopies(copies));
-  pm.addPass(createEarlyDealloc());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createCanonicalizerPass());
+  buildModelBufferizationPipeline(pm, host, /*copiesAsLoops=*/true);
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerCpuEntryPoints());
 
@@ -146,21 +127,7 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
 
   // Host code.
   pm.addPass(createLowerGpuLaunches());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  FinalizeMemRefToLLVMConversionPassOptions memref;
-  memref.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  buildHostToLLVMPipeline(pm);
 }
 
 LogicalResult tfc::printPtx(ModuleOp module, llvm::raw_ostream &os,

@@ -48,6 +48,15 @@ void registerCpuTargetDialects(DialectRegistry &registry);
 /// Stage 1: fused tfc -> linalg/tensor + CPU kernel ops (`--emit=linalg`).
 void buildCpuTensorPipeline(OpPassManager &pm);
 /// Stage 2: model ABI, bufferisation, kernels, threads, LLVM dialect.
+/// The model ABI (weights table, init, entries) for `host`, one-shot
+/// bufferisation (kernel ops become the module target's kernels), ownership
+/// deallocation moved to last uses, and linalg as parallel loops. With
+/// `copiesAsLoops` every memref.copy becomes a loop (device buffers).
+void buildModelBufferizationPipeline(OpPassManager &pm,
+                                     const CpuTargetOptions &host,
+                                     bool copiesAsLoops);
+/// Host code (after the entry points) down to the LLVM dialect.
+void buildHostToLLVMPipeline(OpPassManager &pm);
 void buildCpuLoweringPipeline(OpPassManager &pm,
                               const CpuTargetOptions &options);
 
