@@ -22,6 +22,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -261,8 +263,9 @@ namespace {
 /// The dialects the kernels are written in: loaded with the kernel ops so
 /// that bufferisation can build their ops.
 void loadKernelDialects(MLIRContext *ctx) {
-  ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
-                   memref::MemRefDialect, scf::SCFDialect,
+  ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                   math::MathDialect, memref::MemRefDialect,
+                   NVVM::NVVMDialect, scf::SCFDialect,
                    vector::VectorDialect>();
 }
 
@@ -307,6 +310,24 @@ struct BarrierEffects
   }
 };
 
+/// nvvm.mma.sync declares no memory effects either; it only computes on
+/// registers.
+struct MmaEffects
+    : MemoryEffectOpInterface::ExternalModel<MmaEffects, NVVM::MmaOp> {
+  void getEffects(
+      Operation *,
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &)
+      const {}
+};
+
+struct NvvmKernelModels
+    : DialectExtension<NvvmKernelModels, NVVM::NVVMDialect> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NvvmKernelModels)
+  void apply(MLIRContext *ctx, NVVM::NVVMDialect *) const final {
+    NVVM::MmaOp::attachInterface<MmaEffects>(*ctx);
+  }
+};
+
 struct GpuKernelModels : DialectExtension<GpuKernelModels, gpu::GPUDialect> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuKernelModels)
   void apply(MLIRContext *ctx, gpu::GPUDialect *) const final {
@@ -324,5 +345,6 @@ bool tfc::isCudaTarget(Operation *op) {
 }
 
 void tfc::registerKernelBufferizationModels(DialectRegistry &registry) {
-  registry.addExtensions<TfcKernelModels, TfcCpuKernelModels, GpuKernelModels>();
+  registry.addExtensions<TfcKernelModels, TfcCpuKernelModels, GpuKernelModels,
+                         NvvmKernelModels>();
 }

@@ -27,11 +27,12 @@ Value gpuk::i32Const(OpBuilder &b, Location loc, int32_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
-MemRefType gpuk::sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape) {
+MemRefType gpuk::sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                            Type element) {
   auto space =
       gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  return MemRefType::get(shape, Float32Type::get(ctx), MemRefLayoutAttrInterface(),
-                         space);
+  return MemRefType::get(shape, element ? element : Float32Type::get(ctx),
+                         MemRefLayoutAttrInterface(), space);
 }
 
 void gpuk::launch(

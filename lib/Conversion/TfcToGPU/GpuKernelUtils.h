@@ -30,8 +30,10 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v);
 Value f32Const(OpBuilder &b, Location loc, double v);
 Value i32Const(OpBuilder &b, Location loc, int32_t v);
 
-/// A static f32 buffer in the workgroup (shared) address space.
-MemRefType sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape);
+/// A static buffer in the workgroup (shared) address space (f32 unless
+/// `element` is given).
+MemRefType sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                      Type element = {});
 
 /// What a kernel body sees of its launch.
 struct LaunchIds {

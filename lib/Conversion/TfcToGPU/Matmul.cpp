@@ -14,8 +14,14 @@
 // tfc.linear applies its bias and activation to the accumulators before the
 // store (the epilogue never round-trips through memory).
 //
-// The arithmetic is f32 (f16/bf16 operands are extended on load); tensor-core
-// MMA for f16/bf16 is the next step (docs/architecture.md).
+// f16 and bf16 products run on the tensor cores instead (emitMmaGemm):
+// 64 x 64 blocks of 4 warps, each warp a 32 x 32 quarter as 2 x 4 tiles of
+// mma.sync.m16n8k16 (row.col, f32 accumulators); the operand tiles are
+// staged in shared memory in their own type, [64][k] for both A and B, and
+// each lane gathers its fragments as the PTX ISA lays them out (groupID =
+// lane / 4, t = lane % 4: A rows g, g+8 x cols 2t, 2t+1, 2t+8, 2t+9; B cols
+// g x rows 2t.., 2t+8..; C rows g, g+8 x cols 2t, 2t+1). The epilogue is the
+// SIMT one. Other element types use the f32 SIMT kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +31,9 @@
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -47,7 +56,9 @@ constexpr int64_t kPerThreadN = kTileN / kThreadsX; // 4
 struct GemmIO {
   Value m, n, k;
   SmallVector<Value> batchSizes;
-  /// A[batch, m, k] / B[batch, k, n] as f32 (indices in range).
+  /// The operands' element type (f32, f16 or bf16).
+  Type element;
+  /// A[batch, m, k] / B[batch, k, n] in the element type (indices in range).
   std::function<Value(OpBuilder &, Location, ValueRange, Value, Value)> loadA,
       loadB;
   /// Whether consecutive k are adjacent in memory (else m resp. n are).
@@ -90,13 +101,20 @@ void stageTile(OpBuilder &b, Location loc, Value thread, Value shared,
     // Clamped indices keep the read in bounds; the value is replaced by 0.
     Value kc = minIndex(b, loc, k, arith::SubIOp::create(b, loc, kSize, one));
     Value xc = minIndex(b, loc, x, arith::SubIOp::create(b, loc, xSize, one));
-    Value v = arith::SelectOp::create(b, loc, inside, load(b, loc, xc, kc),
+    Value loaded = load(b, loc, xc, kc);
+    if (!loaded.getType().isF32())
+      loaded = arith::ExtFOp::create(b, loc, b.getF32Type(), loaded);
+    Value v = arith::SelectOp::create(b, loc, inside, loaded,
                                       f32Const(b, loc, 0.0));
     memref::StoreOp::create(b, loc, v, shared, ValueRange{kk, xx});
   }
 }
 
+void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io);
+
 void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+  if (io.element.isF16() || io.element.isBF16())
+    return emitMmaGemm(b, loc, io);
   Value batch = product(b, loc, io.batchSizes);
   std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kTileN),
                                ceilDiv(b, loc, io.m, kTileM), batch};
@@ -171,6 +189,162 @@ void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
       });
 }
 
+constexpr int64_t kMmaWarps = 4;
+constexpr int64_t kMmaThreads = kMmaWarps * kWarpSize;
+constexpr int64_t kMmaTileM = 64, kMmaTileN = 64, kMmaTileK = 16;
+/// Shared rows are padded so that consecutive rows start in other banks.
+constexpr int64_t kMmaRowPad = 8;
+/// Each warp: 2 x 4 tiles of m16n8 (a 32 x 32 quarter of the block).
+constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
+
+/// Stages the kMmaTileK-wide slice at (k0, x0) of one operand into `shared`
+/// ([64][kMmaTileK + pad], k innermost) in the element type, zero outside.
+void stageMmaTile(OpBuilder &b, Location loc, Value thread, Value shared,
+                  Value k0, Value x0, Value kSize, Value xSize,
+                  bool kContiguous, Type element,
+                  function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
+  int64_t perThread = kMmaTileK * kMmaTileM / kMmaThreads;
+  Value one = indexConst(b, loc, 1);
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value e = addI(b, loc, thread, indexConst(b, loc, i * kMmaThreads));
+    Value kk, xx;
+    if (kContiguous) {
+      kk = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileK));
+      xx = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileK));
+    } else {
+      xx = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileM));
+      kk = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileM));
+    }
+    Value k = addI(b, loc, k0, kk), x = addI(b, loc, x0, xx);
+    Value inside = arith::AndIOp::create(b, loc, cmpLt(b, loc, k, kSize),
+                                         cmpLt(b, loc, x, xSize));
+    Value kc = minIndex(b, loc, k, arith::SubIOp::create(b, loc, kSize, one));
+    Value xc = minIndex(b, loc, x, arith::SubIOp::create(b, loc, xSize, one));
+    Value v = arith::SelectOp::create(b, loc, inside, load(b, loc, xc, kc), zero);
+    memref::StoreOp::create(b, loc, v, shared, ValueRange{xx, kk});
+  }
+}
+
+/// Two consecutive 16-bit elements as one mma operand register: a
+/// vector<2xf16>, or an i32 holding two bf16 (the first in the low half).
+Value packPair(OpBuilder &b, Location loc, Value lo, Value hi) {
+  if (lo.getType().isF16())
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, lo.getType()), ValueRange{lo, hi});
+  auto bits = [&](Value v) -> Value {
+    Value i16 = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), i16);
+  };
+  Value high = arith::ShLIOp::create(
+      b, loc, bits(hi),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+  return arith::OrIOp::create(b, loc, bits(lo), high);
+}
+
+void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+  Value batch = product(b, loc, io.batchSizes);
+  std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kMmaTileN),
+                               ceilDiv(b, loc, io.m, kMmaTileM), batch};
+  MLIRContext *ctx = b.getContext();
+  Type element = io.element;
+  NVVM::MMATypes ptxType =
+      element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  auto tileType = sharedType(ctx, {kMmaTileM, kMmaTileK + kMmaRowPad}, element);
+  launch(b, loc, grid, kMmaThreads, {tileType, tileType},
+      [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+        Value as = ids.shared[0], bs = ids.shared[1];
+        Value t = ids.thread;
+        Value lane = arith::RemUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
+        Value warp = arith::DivUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
+        Value group = arith::DivUIOp::create(b, l, lane, indexConst(b, l, 4));
+        Value tig = arith::RemUIOp::create(b, l, lane, indexConst(b, l, 4));
+        Value tig2 = arith::MulIOp::create(b, l, tig, indexConst(b, l, 2));
+        // Warp (wm, wn) of the 2 x 2 warp grid owns rows wm*32, cols wn*32.
+        Value wm = arith::DivUIOp::create(b, l, warp, indexConst(b, l, 2));
+        Value wn = arith::RemUIOp::create(b, l, warp, indexConst(b, l, 2));
+        Value rowBase = arith::MulIOp::create(b, l, wm, indexConst(b, l, 32));
+        Value colBase = arith::MulIOp::create(b, l, wn, indexConst(b, l, 32));
+        SmallVector<Value> bIdx = delinearize(b, l, ids.block[2], io.batchSizes);
+        Value n0 = arith::MulIOp::create(b, l, ids.block[0],
+                                         indexConst(b, l, kMmaTileN));
+        Value m0 = arith::MulIOp::create(b, l, ids.block[1],
+                                         indexConst(b, l, kMmaTileM));
+        auto at = [&](Value base, int64_t off) {
+          return addI(b, l, base, indexConst(b, l, off));
+        };
+        constexpr int64_t kAcc = kWarpTilesM * kWarpTilesN * 4;
+        SmallVector<Value> init(kAcc, f32Const(b, l, 0.0));
+        SmallVector<Value> acc = forLoopReduce(
+            b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kMmaTileK), init,
+            [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
+              stageMmaTile(b, l, t, as, k0, m0, io.k, io.m, io.aKContiguous,
+                           element,
+                           [&](OpBuilder &b, Location l, Value m, Value k) {
+                             return io.loadA(b, l, bIdx, m, k);
+                           });
+              stageMmaTile(b, l, t, bs, k0, n0, io.k, io.n, io.bKContiguous,
+                           element,
+                           [&](OpBuilder &b, Location l, Value n, Value k) {
+                             return io.loadB(b, l, bIdx, k, n);
+                           });
+              gpu::BarrierOp::create(b, l);
+              auto pair = [&](Value tile, Value row, Value col) {
+                Value lo = memref::LoadOp::create(b, l, tile, ValueRange{row, col});
+                Value hi = memref::LoadOp::create(b, l, tile,
+                                                  ValueRange{row, at(col, 1)});
+                return packPair(b, l, lo, hi);
+              };
+              SmallVector<SmallVector<Value>> aFrags, bFrags;
+              for (int64_t mi = 0; mi < kWarpTilesM; ++mi) {
+                Value r = addI(b, l, at(rowBase, mi * 16), group);
+                aFrags.push_back({pair(as, r, tig2), pair(as, at(r, 8), tig2),
+                                  pair(as, r, at(tig2, 8)),
+                                  pair(as, at(r, 8), at(tig2, 8))});
+              }
+              for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
+                Value c = addI(b, l, at(colBase, ni * 8), group);
+                bFrags.push_back({pair(bs, c, tig2), pair(bs, c, at(tig2, 8))});
+              }
+              auto f32 = b.getF32Type();
+              auto resultType = LLVM::LLVMStructType::getLiteral(
+                  b.getContext(), {f32, f32, f32, f32});
+              SmallVector<Value> next;
+              for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
+                for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
+                  int64_t base = (mi * kWarpTilesN + ni) * 4;
+                  auto mma = NVVM::MmaOp::create(
+                      b, l, resultType, aFrags[mi], bFrags[ni],
+                      acc.slice(base, 4), ArrayRef<int64_t>{16, 8, 16},
+                      std::nullopt, std::nullopt,
+                      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                     NVVM::MMALayout::col});
+                  for (int64_t c = 0; c < 4; ++c)
+                    next.push_back(LLVM::ExtractValueOp::create(
+                        b, l, mma.getResult(), ArrayRef<int64_t>{c}));
+                }
+              gpu::BarrierOp::create(b, l);
+              return next;
+            });
+        for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
+          for (int64_t ni = 0; ni < kWarpTilesN; ++ni)
+            for (int64_t c = 0; c < 4; ++c) {
+              Value m = addI(b, l, m0,
+                             addI(b, l, at(rowBase, mi * 16 + (c >= 2 ? 8 : 0)),
+                                  group));
+              Value n = addI(b, l, n0,
+                             addI(b, l, at(colBase, ni * 8 + (c & 1)), tig2));
+              Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, m, io.m),
+                                                   cmpLt(b, l, n, io.n));
+              Value v = acc[(mi * kWarpTilesN + ni) * 4 + c];
+              ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
+                io.store(b, l, bIdx, m, n, v);
+              });
+            }
+      });
+}
+
 /// `memref` as a 2-D [rows, last] view, copied first if its layout is not
 /// the identity (only identity layouts collapse safely).
 Value as2D(OpBuilder &b, Location loc, Value memref) {
@@ -216,12 +390,13 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, LinearOp op,
   io.m = memref::DimOp::create(b, loc, a, 0);
   io.k = memref::DimOp::create(b, loc, a, 1);
   io.n = memref::DimOp::create(b, loc, weight, 0);
+  io.element = cast<MemRefType>(a.getType()).getElementType();
   io.loadA = [&](OpBuilder &b, Location l, ValueRange, Value m, Value k) {
-    return loadF32(b, l, a, ValueRange{m, k});
+    return memref::LoadOp::create(b, l, a, ValueRange{m, k}).getResult();
   };
   // B[k, n] = W[n, k]: contiguous along k.
   io.loadB = [&](OpBuilder &b, Location l, ValueRange, Value k, Value n) {
-    return loadF32(b, l, weight, ValueRange{n, k});
+    return memref::LoadOp::create(b, l, weight, ValueRange{n, k}).getResult();
   };
   io.aKContiguous = true;
   io.bKContiguous = true;
@@ -267,15 +442,16 @@ LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, MatmulOp op,
     SmallVector<Value> idx = batchIndex(b, l, lType, batch);
     idx.push_back(tl ? k : m);
     idx.push_back(tl ? m : k);
-    return loadF32(b, l, lhs, idx);
+    return memref::LoadOp::create(b, l, lhs, idx).getResult();
   };
   io.loadB = [&](OpBuilder &b, Location l, ValueRange batch, Value k,
                  Value n) {
     SmallVector<Value> idx = batchIndex(b, l, rType, batch);
     idx.push_back(tr ? n : k);
     idx.push_back(tr ? k : n);
-    return loadF32(b, l, rhs, idx);
+    return memref::LoadOp::create(b, l, rhs, idx).getResult();
   };
+  io.element = lType.getElementType();
   io.aKContiguous = !tl;
   io.bKContiguous = tr;
   io.store = [&](OpBuilder &b, Location l, ValueRange batch, Value m, Value n,

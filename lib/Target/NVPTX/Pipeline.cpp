@@ -50,9 +50,10 @@ LogicalResult tfc::resolveCudaTarget(CudaTargetOptions &options,
     StringRef a(arch);
     unsigned version = 0;
     if (!a.consume_front("sm_") || a.getAsInteger(10, version) ||
-        version < 70) {
+        version < 80) {
+      // The f16/bf16 products use mma.sync.m16n8k16 (Ampere and newer).
       error = "unsupported GPU architecture '" + arch +
-              "': expected sm_70 or newer, e.g. sm_80 or sm_90";
+              "': expected sm_80 or newer, e.g. sm_80 or sm_90";
       return failure();
     }
   }
