@@ -75,3 +75,9 @@ def _cuda_device_present():
 
 if "TFC_CUDA_DRIVER" not in os.environ and _cuda_device_present():
     config.available_features.add("cuda-gpu")
+
+# The stand-in CUDA driver (test/unit/FakeCuda.cpp), built with the unit tests.
+fake_cuda = os.path.join(config.tfc_obj_root, "lib", "libtfc_fake_cuda.so")
+if os.path.exists(fake_cuda):
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(("%fake_cuda", fake_cuda))

@@ -275,7 +275,9 @@ tfc_status tfc_model_memory_stats(const tfc_model *model,
     return setError(TFC_ERR_INVALID_ARGUMENT, "the output pointer is NULL");
   auto *m = const_cast<tfc_model *>(model);
   std::lock_guard<std::mutex> lock(m->mutex);
-  const PlannerStats &s = m->planner.stats();
+  // A CUDA model's intermediates are planned in device memory.
+  const PlannerStats &s =
+      m->cuda ? m->cuda->planner.stats() : m->planner.stats();
   *out = tfc_memory_stats();
   out->mode = s.mode;
   out->allocs = s.allocs;

@@ -34,7 +34,7 @@ void deviceFree(void *ptr, void *ctx) {
       reinterpret_cast<cuda::CUdeviceptr>(ptr));
 }
 
-void *hookAlloc(int64_t size, int64_t align) {
+void *cudaHookAlloc(int64_t size, int64_t align) {
   CudaState *state = currentState;
   if (!state)
     return nullptr;
@@ -43,7 +43,7 @@ void *hookAlloc(int64_t size, int64_t align) {
   return deviceAlloc(static_cast<uint64_t>(size), align, state);
 }
 
-void hookFree(void *ptr) {
+void cudaHookFree(void *ptr) {
   CudaState *state = currentState;
   if (!state || !ptr)
     return;
@@ -53,14 +53,14 @@ void hookFree(void *ptr) {
     deviceFree(ptr, state);
 }
 
-void hookParallelFor(int64_t n, void (*fn)(void *, int64_t, int64_t),
+void cudaHookParallelFor(int64_t n, void (*fn)(void *, int64_t, int64_t),
                      void *ctx) {
   // CUDA models have no host loops; run serially if one appears.
   if (n > 0 && fn)
     fn(ctx, 0, n);
 }
 
-void hookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
+void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
                 int64_t bx, int64_t by, int64_t bz, int32_t shared,
                 void **args, int64_t) {
   CudaState *state = currentState;
@@ -100,8 +100,8 @@ std::vector<std::string> split(const char *s, char sep) {
 
 } // namespace
 
-const tfc_rt_hooks tfc::rt::kCudaHooks = {hookAlloc, hookFree,
-                                          hookParallelFor, hookLaunch};
+const tfc_rt_hooks tfc::rt::kCudaHooks = {cudaHookAlloc, cudaHookFree,
+                                          cudaHookParallelFor, cudaHookLaunch};
 
 CudaState::CudaState(cuda::Driver *driver)
     : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}) {}

@@ -56,7 +56,8 @@ void hookParallelFor(int64_t n, void (*fn)(void *ctx, int64_t, int64_t),
   ThreadPool::global().parallelFor(n, runChunk, &c);
 }
 
-const tfc_rt_hooks kHooks = {hookAlloc, hookFree, hookParallelFor};
+// CPU models never launch kernels.
+const tfc_rt_hooks kHooks = {hookAlloc, hookFree, hookParallelFor, nullptr};
 
 /// The text of the NUL-terminated string `s` of symbol `name`, read no
 /// further than the symbol's size when the dynamic linker knows it.

@@ -249,6 +249,7 @@ typedef struct tfc_memory_stats {
   uint64_t weight_bytes_mapped, weight_bytes_copied;
 } tfc_memory_stats;
 
+/* For a CUDA model the plan is that of device memory. */
 TFC_API tfc_status tfc_model_memory_stats(const tfc_model *model,
                                           tfc_memory_stats *out);
 
