@@ -247,11 +247,17 @@ bool Driver::launch(CUfunction fn, const int64_t grid[3],
 }
 
 bool Driver::recordEvent(CUevent &event, std::string &error) {
+  event = nullptr;
   int result = cuEventCreate(&event, 0);
-  if (result == kSuccess)
-    result = cuEventRecord(event, nullptr);
   if (result != kSuccess) {
+    error = describe(result, "cuEventCreate");
+    event = nullptr;
+    return false;
+  }
+  if ((result = cuEventRecord(event, nullptr)) != kSuccess) {
     error = describe(result, "cuEventRecord");
+    cuEventDestroy(event);
+    event = nullptr;
     return false;
   }
   return true;

@@ -8,6 +8,8 @@
 
 #include "Model.h"
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 
 using namespace tfc::rt;
@@ -16,23 +18,44 @@ namespace {
 
 thread_local CudaState *currentState = nullptr;
 
-void *deviceAlloc(uint64_t size, uint64_t, void *ctx) {
+/// cuMemAlloc aligns to 256 bytes; larger alignments over-allocate.
+constexpr uint64_t kDriverAlignment = 256;
+
+} // namespace
+
+void *tfc::rt::deviceAlloc(uint64_t size, uint64_t align, void *ctx) {
   auto *state = static_cast<CudaState *>(ctx);
   cuda::CUdeviceptr ptr = 0;
   std::string error;
-  // cuMemAlloc aligns to at least 256 bytes.
-  if (!state->driver->allocate(size, ptr, error)) {
+  uint64_t extra = align > kDriverAlignment ? align : 0;
+  if (!state->driver->allocate(size + extra, ptr, error)) {
     if (state->failure.empty())
       state->failure = error;
     return nullptr;
   }
-  return reinterpret_cast<void *>(ptr);
+  if (!extra)
+    return reinterpret_cast<void *>(ptr);
+  cuda::CUdeviceptr aligned = (ptr + align - 1) / align * align;
+  std::lock_guard<std::mutex> lock(state->alignedMutex);
+  state->alignedBases[aligned] = ptr;
+  return reinterpret_cast<void *>(aligned);
 }
 
-void deviceFree(void *ptr, void *ctx) {
-  static_cast<CudaState *>(ctx)->driver->release(
-      reinterpret_cast<cuda::CUdeviceptr>(ptr));
+void tfc::rt::deviceFree(void *ptr, void *ctx) {
+  auto *state = static_cast<CudaState *>(ctx);
+  auto p = reinterpret_cast<cuda::CUdeviceptr>(ptr);
+  {
+    std::lock_guard<std::mutex> lock(state->alignedMutex);
+    auto it = state->alignedBases.find(p);
+    if (it != state->alignedBases.end()) {
+      p = it->second;
+      state->alignedBases.erase(it);
+    }
+  }
+  state->driver->release(p);
 }
+
+namespace {
 
 void *cudaHookAlloc(int64_t size, int64_t align) {
   CudaState *state = currentState;
@@ -69,6 +92,16 @@ void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
   // A kernel over an empty range (a zero-length dim) has nothing to do.
   if (gx <= 0 || gy <= 0 || gz <= 0)
     return;
+  // The hardware's limits: a larger grid would wrap to a smaller one.
+  if (gx > INT32_MAX || gy > 65535 || gz > 65535 || bx <= 0 || by <= 0 ||
+      bz <= 0 || bx * by * bz > 1024) {
+    state->failure = "kernel #" + std::to_string(kernel) + " launched with grid " +
+                     std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                     std::to_string(gz) + " and block " + std::to_string(bx) +
+                     "x" + std::to_string(by) + "x" + std::to_string(bz) +
+                     ", beyond the device's limits";
+    return;
+  }
   if (kernel < 0 || kernel >= static_cast<int64_t>(state->kernels.size())) {
     state->failure = "the model launched kernel #" + std::to_string(kernel) +
                      " of " + std::to_string(state->kernels.size());
@@ -107,8 +140,12 @@ CudaState::CudaState(cuda::Driver *driver)
     : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}) {}
 
 CudaState::~CudaState() {
-  for (cuda::CUdeviceptr p : deviceBuffers)
-    driver->release(p);
+  // The freeing thread may never have used the context; the planner member
+  // (destroyed after this body) releases its arena through it too.
+  std::string ignored;
+  driver->makeCurrent(ignored);
+  for (void *p : deviceBuffers)
+    deviceFree(p, this);
   driver->unloadModule(module);
 }
 
@@ -179,15 +216,15 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
   CudaState &state = *model.cuda;
   cuda::Driver &driver = *state.driver;
   CudaState::Scope scope(&state);
-  for (cuda::CUdeviceptr p : state.deviceBuffers)
-    driver.release(p);
+  for (void *p : state.deviceBuffers)
+    deviceFree(p, &state);
   state.deviceBuffers.clear();
   state.deviceTable.clear();
   state.failure.clear();
   std::string error;
   const ModelSpec &spec = model.spec;
   for (size_t i = 0; i < model.table.size(); ++i) {
-    uint64_t bytes;
+    uint64_t bytes, align = 64;
     bool upload = i < spec.weights.size();
     if (upload) {
       const TensorSpec &w = spec.weights[i];
@@ -195,18 +232,22 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
       for (const DimSpec &d : w.shape)
         bytes *= static_cast<uint64_t>(d.size);
     } else {
-      bytes = spec.constants[i - spec.weights.size()].bytes;
+      const ConstantSpec &c = spec.constants[i - spec.weights.size()];
+      bytes = c.bytes;
+      align = c.align;
     }
-    cuda::CUdeviceptr ptr = 0;
-    if (!driver.allocate(bytes, ptr, error))
+    state.failure.clear();
+    void *ptr = deviceAlloc(bytes, align, &state);
+    if (!ptr)
       return setError(TFC_ERR_OUT_OF_MEMORY,
                       "device memory for " +
                           (upload ? "weight '" + spec.weights[i].name + "'"
                                   : std::string("a derived constant")) +
-                          ": " + error);
+                          ": " + state.failure);
     state.deviceBuffers.push_back(ptr);
-    state.deviceTable.push_back(reinterpret_cast<void *>(ptr));
-    if (upload && !driver.copyToDevice(ptr, model.table[i], bytes, error))
+    state.deviceTable.push_back(ptr);
+    if (upload && !driver.copyToDevice(reinterpret_cast<cuda::CUdeviceptr>(ptr),
+                                       model.table[i], bytes, error))
       return setError(TFC_ERR_INTERNAL, "uploading weight '" +
                                             spec.weights[i].name +
                                             "': " + error);

@@ -21,6 +21,8 @@
 #include "tfc/Runtime/tfc.h"
 
 #include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -40,7 +42,10 @@ struct CudaState {
   std::vector<cuda::CUfunction> kernels;
   std::vector<std::string> kernelNames;
   /// Weights and constants on the device, in table order.
-  std::vector<cuda::CUdeviceptr> deviceBuffers;
+  std::vector<void *> deviceBuffers;
+  /// Over-aligned device allocations: aligned address -> cuMemAlloc's.
+  std::mutex alignedMutex;
+  std::unordered_map<cuda::CUdeviceptr, cuda::CUdeviceptr> alignedBases;
   std::vector<void *> deviceTable;
   /// The first failure of a launch or allocation during init or a run.
   std::string failure;
@@ -59,6 +64,11 @@ struct CudaState {
     CudaState *saved;
   };
 };
+
+/// Device memory of `state` aligned to `align`, and its release (the
+/// planner's MemorySource of a CUDA model).
+void *deviceAlloc(uint64_t size, uint64_t align, void *state);
+void deviceFree(void *ptr, void *state);
 
 /// The hooks of CUDA models.
 extern const tfc_rt_hooks kCudaHooks;

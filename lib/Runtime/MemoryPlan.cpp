@@ -244,7 +244,18 @@ MemorySource tfc::rt::hostMemory() {
 }
 
 MemoryPlanner::MemoryPlanner(size_t maxPlans, MemorySource source)
-    : maxPlans(std::max<size_t>(maxPlans, 1)), source(source) {}
+    : maxPlans(std::max<size_t>(maxPlans, 1)), source(source),
+      hostSource(source.alloc == hostMemory().alloc) {}
+
+void MemoryPlanner::releaseUnknown(void *ptr) {
+  // Memory from outside any run (model initialisation): host memory may
+  // also belong to another planner's arena; device memory is always the
+  // source's own (never handed to the host allocator).
+  if (hostSource)
+    freeUnknown(ptr);
+  else if (ptr && !ArenaRegistry::get().contains(ptr))
+    sourceFree(ptr);
+}
 
 MemoryPlanner::~MemoryPlanner() {
   if (running)
@@ -396,7 +407,7 @@ void MemoryPlanner::deallocate(void *ptr) {
   if (inArena(ptr))
     return;
   lock.unlock();
-  freeUnknown(ptr);
+  releaseUnknown(ptr);
 }
 
 void *MemoryPlanner::allocateShared(int64_t size, int64_t alignArg) {
@@ -435,7 +446,7 @@ void MemoryPlanner::deallocateShared(void *ptr) {
   if (inArena(ptr))
     return;
   lock.unlock();
-  freeUnknown(ptr);
+  releaseUnknown(ptr);
 }
 
 bool MemoryPlanner::adopt(void *ptr) {

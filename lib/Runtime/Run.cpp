@@ -302,6 +302,7 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
   void *const *runTable = table.empty() ? emptyTable : table.data();
   std::vector<cuda::CUdeviceptr> deviceInputs;
   std::vector<AlignedBuffer> downloads;
+  std::vector<void *> deviceOutputs;
   auto releaseInputs = [&] {
     for (cuda::CUdeviceptr p : deviceInputs)
       cuda->driver->release(p);
@@ -392,11 +393,17 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
                         "': " + error;
         break;
       }
-      d.allocated = nullptr; // never adopted: copied from the download
+      if (d.allocated)
+        deviceOutputs.push_back(d.allocated);
+      d.allocated = nullptr; // the host copy below reads the download
       d.aligned = host;
       d.offset = 0;
     }
-    // After the downloads: an output may be a view of an input.
+    // After all downloads (outputs may share a buffer or view an input):
+    // the device outputs leave the plan's care and are freed.
+    for (void *p : deviceOutputs)
+      if (runPlanner.adopt(p))
+        deviceFree(p, cuda.get());
     releaseInputs();
     if (!cuda->failure.empty()) {
       runPlanner.endRun();

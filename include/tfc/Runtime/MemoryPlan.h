@@ -168,6 +168,10 @@ private:
 
   const size_t maxPlans;
   MemorySource source;
+  /// Whether `source` is hostMemory() (unknown pointers then go to the host
+  /// allocator; never for a device source).
+  bool hostSource;
+  void releaseUnknown(void *ptr);
   void *sourceAlloc(uint64_t size, uint64_t align) {
     return source.alloc(size, align, source.ctx);
   }

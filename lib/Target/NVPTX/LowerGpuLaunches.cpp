@@ -106,7 +106,9 @@ struct LaunchPattern : ConvertOpToLLVMPattern<gpu::LaunchFuncOp> {
       return LLVM::ConstantOp::create(rewriter, loc, i64,
                                       rewriter.getI64IntegerAttr(v));
     };
-    // An array of pointers to a stack copy of each argument.
+    // An array of pointers to a stack copy of each argument, released after
+    // the call (a launch inside a host loop must not grow the stack).
+    Value stack = LLVM::StackSaveOp::create(rewriter, loc, ptr);
     Value array = LLVM::AllocaOp::create(
         rewriter, loc, ptr, ptr, i64Const(std::max<int64_t>(args.size(), 1)));
     for (auto [i, arg] : llvm::enumerate(args)) {
@@ -139,6 +141,7 @@ struct LaunchPattern : ConvertOpToLLVMPattern<gpu::LaunchFuncOp> {
         toI64(adaptor.getBlockSizeY()), toI64(adaptor.getBlockSizeZ()),
         shared, array, i64Const(args.size())};
     LLVM::CallOp::create(rewriter, loc, launchFn, callArgs);
+    LLVM::StackRestoreOp::create(rewriter, loc, stack);
     rewriter.eraseOp(op);
     return success();
   }
