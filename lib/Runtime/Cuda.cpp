@@ -224,8 +224,8 @@ bool Driver::getFunction(CUmodule module, const char *name, CUfunction &out,
                          std::string &error) {
   int result = cuModuleGetFunction(&out, module, name);
   if (result != kSuccess) {
-    error = describe(result, "cuModuleGetFunction") + " for kernel '" + name +
-            "'";
+    error =
+        describe(result, "cuModuleGetFunction") + " for kernel '" + name + "'";
     return false;
   }
   return true;

@@ -77,15 +77,15 @@ void cudaHookFree(void *ptr) {
 }
 
 void cudaHookParallelFor(int64_t n, void (*fn)(void *, int64_t, int64_t),
-                     void *ctx) {
+                         void *ctx) {
   // CUDA models have no host loops; run serially if one appears.
   if (n > 0 && fn)
     fn(ctx, 0, n);
 }
 
 void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
-                int64_t bx, int64_t by, int64_t bz, int32_t shared,
-                void **args, int64_t) {
+                    int64_t bx, int64_t by, int64_t bz, int32_t shared,
+                    void **args, int64_t) {
   CudaState *state = currentState;
   if (!state || !state->failure.empty())
     return;
@@ -95,10 +95,11 @@ void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
   // The hardware's limits: a larger grid would wrap to a smaller one.
   if (gx > INT32_MAX || gy > 65535 || gz > 65535 || bx <= 0 || by <= 0 ||
       bz <= 0 || bx * by * bz > 1024) {
-    state->failure = "kernel #" + std::to_string(kernel) + " launched with grid " +
-                     std::to_string(gx) + "x" + std::to_string(gy) + "x" +
-                     std::to_string(gz) + " and block " + std::to_string(bx) +
-                     "x" + std::to_string(by) + "x" + std::to_string(bz) +
+    state->failure = "kernel #" + std::to_string(kernel) +
+                     " launched with grid " + std::to_string(gx) + "x" +
+                     std::to_string(gy) + "x" + std::to_string(gz) +
+                     " and block " + std::to_string(bx) + "x" +
+                     std::to_string(by) + "x" + std::to_string(bz) +
                      ", beyond the device's limits";
     return;
   }
@@ -183,7 +184,8 @@ tfc_status tfc::rt::loadCudaModel(
     for (const std::string &a : archs)
       list += (list.empty() ? "" : ", ") + a;
     return setError(TFC_ERR_UNSUPPORTED_HOST,
-                    path + ": compiled for " + (list.empty() ? "no GPU" : list) +
+                    path + ": compiled for " +
+                        (list.empty() ? "no GPU" : list) +
                         ", which cannot run on " + driver->description() +
                         " (recompile with --gpu-arch)");
   }
@@ -192,12 +194,11 @@ tfc_status tfc::rt::loadCudaModel(
   void *ptx = nullptr;
   std::string ptxSymbol = "tfc_cuda_ptx_" + state->arch;
   if (!symbol(ptxSymbol.c_str(), ptx))
-    return setError(TFC_ERR_INVALID_MODEL,
-                    path + ": lists " + state->arch + " but does not export '" +
-                        ptxSymbol + "'");
+    return setError(TFC_ERR_INVALID_MODEL, path + ": lists " + state->arch +
+                                               " but does not export '" +
+                                               ptxSymbol + "'");
   CudaState::Scope scope(state.get());
-  if (!driver->loadModule(static_cast<const char *>(ptx), state->module,
-                          error))
+  if (!driver->loadModule(static_cast<const char *>(ptx), state->module, error))
     return setError(TFC_ERR_INVALID_MODEL,
                     path + ": loading its " + state->arch + " PTX on " +
                         driver->description() + ": " + error);
@@ -257,8 +258,8 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
   if (!driver.synchronize(error) && state.failure.empty())
     state.failure = error;
   if (!state.failure.empty())
-    return setError(TFC_ERR_INTERNAL,
-                    "computing the derived constants on " +
-                        driver.description() + ": " + state.failure);
+    return setError(TFC_ERR_INTERNAL, "computing the derived constants on " +
+                                          driver.description() + ": " +
+                                          state.failure);
   return TFC_OK;
 }

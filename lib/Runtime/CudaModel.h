@@ -22,8 +22,8 @@
 
 #include <functional>
 #include <mutex>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 struct tfc_model;
@@ -75,9 +75,9 @@ extern const tfc_rt_hooks kCudaHooks;
 
 /// Opens the driver, picks and loads the PTX for the device, resolves the
 /// kernels. `symbol(name, out)` looks up an exported symbol of the model.
-tfc_status loadCudaModel(tfc_model &model,
-                         const std::function<bool(const char *, void *&)>
-                             &symbol);
+tfc_status
+loadCudaModel(tfc_model &model,
+              const std::function<bool(const char *, void *&)> &symbol);
 
 /// Copies the bound weights (the host table) to the device, allocates the
 /// constants there and runs the model's init on the device table.

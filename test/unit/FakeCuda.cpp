@@ -86,13 +86,27 @@ extern "C" {
 
 int cuGetErrorName(int error, const char **out) {
   switch (error) {
-  case kSuccess: *out = "CUDA_SUCCESS"; break;
-  case kInvalidValue: *out = "CUDA_ERROR_INVALID_VALUE"; break;
-  case kOutOfMemory: *out = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-  case kInvalidImage: *out = "CUDA_ERROR_INVALID_IMAGE"; break;
-  case kInvalidPtx: *out = "CUDA_ERROR_INVALID_PTX"; break;
-  case kNotFound: *out = "CUDA_ERROR_NOT_FOUND"; break;
-  default: *out = "CUDA_ERROR_UNKNOWN"; break;
+  case kSuccess:
+    *out = "CUDA_SUCCESS";
+    break;
+  case kInvalidValue:
+    *out = "CUDA_ERROR_INVALID_VALUE";
+    break;
+  case kOutOfMemory:
+    *out = "CUDA_ERROR_OUT_OF_MEMORY";
+    break;
+  case kInvalidImage:
+    *out = "CUDA_ERROR_INVALID_IMAGE";
+    break;
+  case kInvalidPtx:
+    *out = "CUDA_ERROR_INVALID_PTX";
+    break;
+  case kNotFound:
+    *out = "CUDA_ERROR_NOT_FOUND";
+    break;
+  default:
+    *out = "CUDA_ERROR_UNKNOWN";
+    break;
   }
   return kSuccess;
 }

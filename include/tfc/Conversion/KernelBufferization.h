@@ -1,4 +1,5 @@
-//===- KernelBufferization.h - Kernel ops bufferise into target code --*- C++ -*-===//
+//===- KernelBufferization.h - Kernel ops bufferise into target code --*- C++
+//-*-===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //

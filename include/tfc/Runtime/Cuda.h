@@ -47,8 +47,7 @@ public:
   void release(CUdeviceptr ptr);
   bool copyToDevice(CUdeviceptr dst, const void *src, size_t bytes,
                     std::string &error);
-  bool copyToHost(void *dst, CUdeviceptr src, size_t bytes,
-                  std::string &error);
+  bool copyToHost(void *dst, CUdeviceptr src, size_t bytes, std::string &error);
   bool synchronize(std::string &error);
 
   /// Loads PTX; a failure includes the JIT's error log.

@@ -17,14 +17,14 @@
 
 #include "tfc/Conversion/KernelBufferization.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -43,11 +43,9 @@ namespace {
 using SizeSource = std::pair<unsigned, int64_t>;
 
 /// Per-op knowledge: where dynamic result sizes come from, and the emitter.
-template <typename OpTy>
-struct KernelTraits;
+template <typename OpTy> struct KernelTraits;
 
-template <>
-struct KernelTraits<SoftmaxOp> {
+template <> struct KernelTraits<SoftmaxOp> {
   static SizeSource size(SoftmaxOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, SoftmaxOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
@@ -58,8 +56,7 @@ struct KernelTraits<SoftmaxOp> {
   }
 };
 
-template <>
-struct KernelTraits<LayerNormOp> {
+template <> struct KernelTraits<LayerNormOp> {
   static SizeSource size(LayerNormOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, LayerNormOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
@@ -70,8 +67,7 @@ struct KernelTraits<LayerNormOp> {
   }
 };
 
-template <>
-struct KernelTraits<RmsNormOp> {
+template <> struct KernelTraits<RmsNormOp> {
   static SizeSource size(RmsNormOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, RmsNormOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
@@ -82,8 +78,7 @@ struct KernelTraits<RmsNormOp> {
   }
 };
 
-template <>
-struct KernelTraits<AttentionOp> {
+template <> struct KernelTraits<AttentionOp> {
   // [B, H, Tq, Dv]: B, H, Tq from the query, Dv from the value.
   static SizeSource size(AttentionOp, int64_t d) {
     return d == 3 ? SizeSource{2, 3} : SizeSource{0, d};
@@ -97,8 +92,7 @@ struct KernelTraits<AttentionOp> {
   }
 };
 
-template <>
-struct KernelTraits<MatmulOp> {
+template <> struct KernelTraits<MatmulOp> {
   static SizeSource size(MatmulOp op, int64_t d) {
     auto out = cast<RankedTensorType>(op.getType());
     auto lhs = cast<RankedTensorType>(op.getLhs().getType());
@@ -123,8 +117,7 @@ struct KernelTraits<MatmulOp> {
   }
 };
 
-template <>
-struct KernelTraits<LinearOp> {
+template <> struct KernelTraits<LinearOp> {
   static SizeSource size(LinearOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, LinearOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
@@ -136,8 +129,7 @@ struct KernelTraits<LinearOp> {
   }
 };
 
-template <>
-struct KernelTraits<GemmOp> {
+template <> struct KernelTraits<GemmOp> {
   static SizeSource size(GemmOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, GemmOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
@@ -149,8 +141,7 @@ struct KernelTraits<GemmOp> {
   }
 };
 
-template <>
-struct KernelTraits<PackOp> {
+template <> struct KernelTraits<PackOp> {
   static SizeSource size(PackOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, PackOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
@@ -188,8 +179,7 @@ struct KernelModel
     bool gpu = isCudaTarget(op);
     // The GPU kernels compute in f32 on f32, f16 and bf16 data.
     auto supported = [&](Type element) {
-      return element.isF32() ||
-             (gpu && (element.isF16() || element.isBF16()));
+      return element.isF32() || (gpu && (element.isF16() || element.isBF16()));
     };
     const char *what = gpu ? "the GPU kernels support f32, f16 and bf16; got "
                            : "the CPU kernels support f32 only; got ";
@@ -223,8 +213,8 @@ struct KernelModel
       dynamicSizes.push_back(
           memref::DimOp::create(rewriter, loc, buffers[operand], dim));
     }
-    auto memrefType = MemRefType::get(resultType.getShape(),
-                                      resultType.getElementType());
+    auto memrefType =
+        MemRefType::get(resultType.getShape(), resultType.getElementType());
     FailureOr<Value> alloc =
         options.createAlloc(rewriter, loc, memrefType, dynamicSizes);
     if (failed(alloc))
@@ -240,22 +230,14 @@ struct KernelModel
   static unsigned expectedGroups();
 };
 
-template <>
-unsigned KernelModel<SoftmaxOp>::expectedGroups() { return 1; }
-template <>
-unsigned KernelModel<LayerNormOp>::expectedGroups() { return 4; }
-template <>
-unsigned KernelModel<RmsNormOp>::expectedGroups() { return 3; }
-template <>
-unsigned KernelModel<AttentionOp>::expectedGroups() { return 4; }
-template <>
-unsigned KernelModel<MatmulOp>::expectedGroups() { return 2; }
-template <>
-unsigned KernelModel<GemmOp>::expectedGroups() { return 3; }
-template <>
-unsigned KernelModel<LinearOp>::expectedGroups() { return 3; }
-template <>
-unsigned KernelModel<PackOp>::expectedGroups() { return 1; }
+template <> unsigned KernelModel<SoftmaxOp>::expectedGroups() { return 1; }
+template <> unsigned KernelModel<LayerNormOp>::expectedGroups() { return 4; }
+template <> unsigned KernelModel<RmsNormOp>::expectedGroups() { return 3; }
+template <> unsigned KernelModel<AttentionOp>::expectedGroups() { return 4; }
+template <> unsigned KernelModel<MatmulOp>::expectedGroups() { return 2; }
+template <> unsigned KernelModel<GemmOp>::expectedGroups() { return 3; }
+template <> unsigned KernelModel<LinearOp>::expectedGroups() { return 3; }
+template <> unsigned KernelModel<PackOp>::expectedGroups() { return 1; }
 
 } // namespace
 
@@ -264,9 +246,8 @@ namespace {
 /// that bufferisation can build their ops.
 void loadKernelDialects(MLIRContext *ctx) {
   ctx->loadDialect<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
-                   math::MathDialect, memref::MemRefDialect,
-                   NVVM::NVVMDialect, scf::SCFDialect,
-                   vector::VectorDialect>();
+                   math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
+                   scf::SCFDialect, vector::VectorDialect>();
 }
 
 struct TfcKernelModels : DialectExtension<TfcKernelModels, TfcDialect> {
@@ -299,12 +280,11 @@ namespace {
 /// reads and writes of shared memory: it is modelled as reading and writing
 /// memory in general (so it is never erased or moved either).
 struct BarrierEffects
-    : MemoryEffectOpInterface::ExternalModel<BarrierEffects,
-                                             gpu::BarrierOp> {
-  void getEffects(
-      Operation *,
-      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-          &effects) const {
+    : MemoryEffectOpInterface::ExternalModel<BarrierEffects, gpu::BarrierOp> {
+  void
+  getEffects(Operation *,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
     effects.emplace_back(MemoryEffects::Read::get());
     effects.emplace_back(MemoryEffects::Write::get());
   }
@@ -314,10 +294,10 @@ struct BarrierEffects
 /// registers.
 struct MmaEffects
     : MemoryEffectOpInterface::ExternalModel<MmaEffects, NVVM::MmaOp> {
-  void getEffects(
-      Operation *,
-      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &)
-      const {}
+  void
+  getEffects(Operation *,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &) const {}
 };
 
 struct NvvmKernelModels
@@ -337,8 +317,8 @@ struct GpuKernelModels : DialectExtension<GpuKernelModels, gpu::GPUDialect> {
 } // namespace
 
 bool tfc::isCudaTarget(Operation *op) {
-  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
-                                  : op->getParentOfType<ModuleOp>();
+  auto module =
+      isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
   auto target = module ? module->getAttrOfType<StringAttr>(kTargetAttrName)
                        : StringAttr();
   return target && target.getValue() == "cuda";

@@ -68,8 +68,8 @@ Value select(OpBuilder &b, Location loc, Value c, Value x, Value y) {
 /// Cooperatively copies a tile of `rows` x `cols` elements into `shared`
 /// ([rows][>= cols]): element (r, c) is `load(r, c)` (an f32, zero where out
 /// of range).
-void stage(OpBuilder &b, Location loc, Value thread, Value shared,
-           int64_t rows, int64_t cols,
+void stage(OpBuilder &b, Location loc, Value thread, Value shared, int64_t rows,
+           int64_t cols,
            function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
   Value count = indexConst(b, loc, rows * cols);
   forLoop(b, loc, thread, count, indexConst(b, loc, kThreads),
@@ -133,8 +133,8 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
               [&](OpBuilder &b, Location l, Value r, Value d) {
                 Value i = addI(b, l, q0, r);
                 Value inside = cmpI(b, l, arith::CmpIPredicate::ult, i, tq);
-                Value v = loadF32(b, l, query,
-                                  {bi, h, minIndex(b, l, i, tqLast), d});
+                Value v =
+                    loadF32(b, l, query, {bi, h, minIndex(b, l, i, tqLast), d});
                 v = arith::MulFOp::create(b, l, v, f32Const(b, l, scale));
                 return select(b, l, inside, v, zeroF);
               });
@@ -166,10 +166,10 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
         };
         SmallVector<Value> rowIdx;
         for (int64_t r = 0; r < kRowsPerWarp; ++r)
-          rowIdx.push_back(addI(
-              b, l, q0,
-              addI(b, l, mulI(b, l, warp, indexConst(b, l, kRowsPerWarp)),
-                   indexConst(b, l, r))));
+          rowIdx.push_back(
+              addI(b, l, q0,
+                   addI(b, l, mulI(b, l, warp, indexConst(b, l, kRowsPerWarp)),
+                        indexConst(b, l, r))));
 
         SmallVector<Value> state = forLoopReduce(
             b, l, indexConst(b, l, 0), kEnd, indexConst(b, l, kBlockK), init,
@@ -180,8 +180,8 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                       Value kj = addI(b, l, kt, j);
                       Value inside =
                           cmpI(b, l, arith::CmpIPredicate::ult, kj, tk);
-                      Value v = loadF32(b, l, key,
-                                        {bi, hk, minIndex(b, l, kj, tkLast), d});
+                      Value v = loadF32(
+                          b, l, key, {bi, hk, minIndex(b, l, kj, tkLast), d});
                       return select(b, l, inside, v, zeroF);
                     });
               stage(b, l, t, vs, kBlockK, paddedValueDim,
@@ -191,10 +191,11 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                           b, l, cmpI(b, l, arith::CmpIPredicate::ult, kj, tk),
                           cmpI(b, l, arith::CmpIPredicate::ult, d,
                                indexConst(b, l, valueDim)));
-                      Value dc = minIndex(b, l, d,
-                                          indexConst(b, l, valueDim - 1));
-                      Value v = loadF32(
-                          b, l, value, {bi, hk, minIndex(b, l, kj, tkLast), dc});
+                      Value dc =
+                          minIndex(b, l, d, indexConst(b, l, valueDim - 1));
+                      Value v =
+                          loadF32(b, l, value,
+                                  {bi, hk, minIndex(b, l, kj, tkLast), dc});
                       return select(b, l, inside, v, zeroF);
                     });
               gpu::BarrierOp::create(b, l);
@@ -237,8 +238,7 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                     idx.push_back(maskType.getDimSize(k) == 1
                                       ? indexConst(b, l, 0)
                                       : full[k + offset]);
-                  s = arith::AddFOp::create(b, l, s,
-                                            loadF32(b, l, mask, idx));
+                  s = arith::AddFOp::create(b, l, s, loadF32(b, l, mask, idx));
                 }
                 Value negInfV = f32Const(b, l, negInf);
                 s = select(b, l, valid, s, negInfV);
@@ -250,10 +250,10 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                 Value none = arith::CmpFOp::create(
                     b, l, arith::CmpFPredicate::OEQ, mNew, negInfV);
                 Value safeM = select(b, l, none, zeroF, mNew);
-                Value alpha = select(
-                    b, l, none, f32Const(b, l, 1.0),
-                    math::ExpOp::create(b, l,
-                                        arith::SubFOp::create(b, l, mOld, safeM)));
+                Value alpha =
+                    select(b, l, none, f32Const(b, l, 1.0),
+                           math::ExpOp::create(
+                               b, l, arith::SubFOp::create(b, l, mOld, safeM)));
                 Value p = math::ExpOp::create(
                     b, l, arith::SubFOp::create(b, l, s, safeM));
                 probs.push_back(p);
@@ -273,25 +273,27 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                   oInit.push_back(next[oAt(r, c)]);
               SmallVector<Value> o = forLoopReduce(
                   b, l, indexConst(b, l, 0), indexConst(b, l, kBlockK), one,
-                  oInit, [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
+                  oInit,
+                  [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
                     SmallVector<Value> vv;
                     for (int64_t c = 0; c < chunks; ++c)
                       vv.push_back(memref::LoadOp::create(
                           b, l, vs,
-                          ValueRange{j, addI(b, l, lane,
-                                             indexConst(b, l, c * kWarpSize))}));
+                          ValueRange{j,
+                                     addI(b, l, lane,
+                                          indexConst(b, l, c * kWarpSize))}));
                     Value j32 =
                         arith::IndexCastOp::create(b, l, b.getI32Type(), j);
                     SmallVector<Value> res;
                     for (int64_t r = 0; r < kRowsPerWarp; ++r) {
-                      Value pj = gpu::ShuffleOp::create(
-                                     b, l, probs[r], j32,
-                                     i32Const(b, l, kWarpSize),
-                                     gpu::ShuffleMode::IDX)
-                                     .getShuffleResult();
+                      Value pj =
+                          gpu::ShuffleOp::create(b, l, probs[r], j32,
+                                                 i32Const(b, l, kWarpSize),
+                                                 gpu::ShuffleMode::IDX)
+                              .getShuffleResult();
                       for (int64_t c = 0; c < chunks; ++c)
-                        res.push_back(math::FmaOp::create(
-                            b, l, pj, vv[c], acc[r * chunks + c]));
+                        res.push_back(math::FmaOp::create(b, l, pj, vv[c],
+                                                          acc[r * chunks + c]));
                     }
                     return res;
                   });

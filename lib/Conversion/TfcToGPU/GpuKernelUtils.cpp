@@ -29,8 +29,8 @@ Value gpuk::i32Const(OpBuilder &b, Location loc, int32_t v) {
 
 MemRefType gpuk::sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape,
                             Type element) {
-  auto space =
-      gpu::AddressSpaceAttr::get(ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto space = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
   return MemRefType::get(shape, element ? element : Float32Type::get(ctx),
                          MemRefLayoutAttrInterface(), space);
 }
@@ -137,9 +137,8 @@ Value gpuk::warpReduce(OpBuilder &b, Location loc, Value value,
   return value;
 }
 
-Value gpuk::blockReduce(OpBuilder &b, Location loc, Value value,
-                        Reduction kind, Value scratch, Value thread,
-                        int64_t threads) {
+Value gpuk::blockReduce(OpBuilder &b, Location loc, Value value, Reduction kind,
+                        Value scratch, Value thread, int64_t threads) {
   value = warpReduce(b, loc, value, kind);
   int64_t warps = threads / kWarpSize;
   if (warps == 1)
@@ -156,10 +155,9 @@ Value gpuk::blockReduce(OpBuilder &b, Location loc, Value value,
   Value result = memref::LoadOp::create(b, loc, scratch,
                                         ValueRange{indexConst(b, loc, 0)});
   for (int64_t w = 1; w < warps; ++w)
-    result = combine(
-        b, loc, kind, result,
-        memref::LoadOp::create(b, loc, scratch,
-                               ValueRange{indexConst(b, loc, w)}));
+    result = combine(b, loc, kind, result,
+                     memref::LoadOp::create(b, loc, scratch,
+                                            ValueRange{indexConst(b, loc, w)}));
   // Every thread has read the partials before anyone writes new ones.
   gpu::BarrierOp::create(b, loc);
   return result;

@@ -64,12 +64,11 @@ void storeF32(OpBuilder &b, Location loc, Value value, Value memref,
 void forLoop(OpBuilder &b, Location loc, Value begin, Value end, Value step,
              function_ref<void(OpBuilder &, Location, Value)> body);
 /// The same loop carrying `init`; returns the final values.
-SmallVector<Value>
-forLoopReduce(OpBuilder &b, Location loc, Value begin, Value end, Value step,
-              ValueRange init,
-              function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
-                                              ValueRange)>
-                  body);
+SmallVector<Value> forLoopReduce(
+    OpBuilder &b, Location loc, Value begin, Value end, Value step,
+    ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        body);
 /// if (cond) body().
 void ifThen(OpBuilder &b, Location loc, Value cond,
             function_ref<void(OpBuilder &, Location)> body);

@@ -20,14 +20,13 @@
 namespace mlir::tfc::gpuk {
 
 // RowKernels.cpp: one block per row, shuffle + shared-memory reductions.
-LogicalResult emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op,
-                          Value input, Value out);
+LogicalResult emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op, Value input,
+                          Value out);
 LogicalResult emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
                             Value input, Value scale, Value bias,
                             Value residual, Value out);
-LogicalResult emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op,
-                          Value input, Value scale, Value residual,
-                          Value out);
+LogicalResult emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op, Value input,
+                          Value scale, Value residual, Value out);
 
 // Matmul.cpp: shared-memory tiled products with fused epilogues.
 LogicalResult emitLinear(OpBuilder &b, Location loc, LinearOp op, Value input,

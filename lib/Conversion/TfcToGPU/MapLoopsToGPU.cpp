@@ -54,17 +54,17 @@ LogicalResult mapToLaunch(scf::ParallelOp loop) {
                arith::MulIOp::create(b, l, ids.block[0],
                                      indexConst(b, l, kThreads)),
                ids.thread);
-           Value inside = arith::CmpIOp::create(
-               b, l, arith::CmpIPredicate::ult, id, total);
+           Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                                id, total);
            ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
              SmallVector<Value> coords = delinearize(b, l, id, counts);
              IRMapping mapping;
              for (auto [iv, coord, lb, step] :
                   llvm::zip(loop.getInductionVars(), coords,
                             loop.getLowerBound(), loop.getStep()))
-               mapping.map(iv, arith::AddIOp::create(
-                                   b, l, lb,
-                                   arith::MulIOp::create(b, l, coord, step)));
+               mapping.map(
+                   iv, arith::AddIOp::create(
+                           b, l, lb, arith::MulIOp::create(b, l, coord, step)));
              for (Operation &op : loop.getBody()->without_terminator())
                b.clone(op, mapping);
            });
@@ -75,22 +75,21 @@ LogicalResult mapToLaunch(scf::ParallelOp loop) {
 
 /// Whether `op` reads or writes buffer contents (which live on the device).
 bool touchesMemory(Operation *op) {
-  return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp,
-             vector::LoadOp, vector::StoreOp, vector::MaskedLoadOp,
-             vector::MaskedStoreOp, vector::TransferReadOp,
-             vector::TransferWriteOp>(op) ||
+  return isa<memref::LoadOp, memref::StoreOp, memref::CopyOp, vector::LoadOp,
+             vector::StoreOp, vector::MaskedLoadOp, vector::MaskedStoreOp,
+             vector::TransferReadOp, vector::TransferWriteOp>(op) ||
          isa<linalg::LinalgDialect>(op->getDialect());
 }
 
 /// Small index buffers that only carry shapes to memref.reshape (filled
-/// and read with scalar stores and loads on the host) must stay host memory: they become stack
-/// allocations, which the check below allows the host to write.
+/// and read with scalar stores and loads on the host) must stay host memory:
+/// they become stack allocations, which the check below allows the host to
+/// write.
 void keepShapeBuffersOnHost(ModuleOp module) {
   SmallVector<memref::AllocOp> shapeBuffers;
   module.walk([&](memref::AllocOp alloc) {
     if (alloc->getParentOfType<gpu::LaunchOp>() ||
-        !alloc.getType().hasStaticShape() ||
-        alloc.getType().getRank() != 1)
+        !alloc.getType().hasStaticShape() || alloc.getType().getRank() != 1)
       return;
     bool feedsReshape = false;
     for (OpOperand &use : alloc->getUses()) {
@@ -151,8 +150,8 @@ struct MapLoopsToGPUPass
         [](gpu::LaunchOp launch) { promoteSharedAllocas(launch); });
 
     keepShapeBuffersOnHost(getOperation());
-    WalkResult result = getOperation().walk<WalkOrder::PreOrder>(
-        [&](Operation *op) {
+    WalkResult result =
+        getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
           if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
             return WalkResult::skip();
           if (touchesMemory(op) && !onHostStack(op)) {

@@ -31,12 +31,12 @@
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
 
@@ -104,8 +104,8 @@ void stageTile(OpBuilder &b, Location loc, Value thread, Value shared,
     Value loaded = load(b, loc, xc, kc);
     if (!loaded.getType().isF32())
       loaded = arith::ExtFOp::create(b, loc, b.getF32Type(), loaded);
-    Value v = arith::SelectOp::create(b, loc, inside, loaded,
-                                      f32Const(b, loc, 0.0));
+    Value v =
+        arith::SelectOp::create(b, loc, inside, loaded, f32Const(b, loc, 0.0));
     memref::StoreOp::create(b, loc, v, shared, ValueRange{kk, xx});
   }
 }
@@ -127,11 +127,12 @@ void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         Value t = ids.thread;
         Value tx = arith::RemUIOp::create(b, l, t, indexConst(b, l, kThreadsX));
         Value ty = arith::DivUIOp::create(b, l, t, indexConst(b, l, kThreadsX));
-        SmallVector<Value> bIdx = delinearize(b, l, ids.block[2], io.batchSizes);
-        Value n0 = arith::MulIOp::create(b, l, ids.block[0],
-                                         indexConst(b, l, kTileN));
-        Value m0 = arith::MulIOp::create(b, l, ids.block[1],
-                                         indexConst(b, l, kTileM));
+        SmallVector<Value> bIdx =
+            delinearize(b, l, ids.block[2], io.batchSizes);
+        Value n0 =
+            arith::MulIOp::create(b, l, ids.block[0], indexConst(b, l, kTileN));
+        Value m0 =
+            arith::MulIOp::create(b, l, ids.block[1], indexConst(b, l, kTileM));
         SmallVector<Value> init(kPerThreadM * kPerThreadN, f32Const(b, l, 0.0));
         SmallVector<Value> acc = forLoopReduce(
             b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kTileK), init,
@@ -155,13 +156,15 @@ void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                     for (int64_t i = 0; i < kPerThreadM; ++i)
                       av.push_back(memref::LoadOp::create(
                           b, l, as,
-                          ValueRange{kk, addI(b, l, ty,
-                                              indexConst(b, l, i * kThreadsY))}));
+                          ValueRange{kk,
+                                     addI(b, l, ty,
+                                          indexConst(b, l, i * kThreadsY))}));
                     for (int64_t j = 0; j < kPerThreadN; ++j)
                       bv.push_back(memref::LoadOp::create(
                           b, l, bs,
-                          ValueRange{kk, addI(b, l, tx,
-                                              indexConst(b, l, j * kThreadsX))}));
+                          ValueRange{kk,
+                                     addI(b, l, tx,
+                                          indexConst(b, l, j * kThreadsX))}));
                     SmallVector<Value> out;
                     for (int64_t i = 0; i < kPerThreadM; ++i)
                       for (int64_t j = 0; j < kPerThreadN; ++j)
@@ -174,7 +177,8 @@ void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
               return next;
             });
         for (int64_t i = 0; i < kPerThreadM; ++i) {
-          Value m = addI(b, l, m0, addI(b, l, ty, indexConst(b, l, i * kThreadsY)));
+          Value m =
+              addI(b, l, m0, addI(b, l, ty, indexConst(b, l, i * kThreadsY)));
           for (int64_t j = 0; j < kPerThreadN; ++j) {
             Value n =
                 addI(b, l, n0, addI(b, l, tx, indexConst(b, l, j * kThreadsX)));
@@ -199,10 +203,10 @@ constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
 
 /// Stages the kMmaTileK-wide slice at (k0, x0) of one operand into `shared`
 /// ([64][kMmaTileK + pad], k innermost) in the element type, zero outside.
-void stageMmaTile(OpBuilder &b, Location loc, Value thread, Value shared,
-                  Value k0, Value x0, Value kSize, Value xSize,
-                  bool kContiguous, Type element,
-                  function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
+void stageMmaTile(
+    OpBuilder &b, Location loc, Value thread, Value shared, Value k0, Value x0,
+    Value kSize, Value xSize, bool kContiguous, Type element,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
   int64_t perThread = kMmaTileK * kMmaTileM / kMmaThreads;
   Value one = indexConst(b, loc, 1);
   Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
@@ -221,7 +225,8 @@ void stageMmaTile(OpBuilder &b, Location loc, Value thread, Value shared,
                                          cmpLt(b, loc, x, xSize));
     Value kc = minIndex(b, loc, k, arith::SubIOp::create(b, loc, kSize, one));
     Value xc = minIndex(b, loc, x, arith::SubIOp::create(b, loc, xSize, one));
-    Value v = arith::SelectOp::create(b, loc, inside, load(b, loc, xc, kc), zero);
+    Value v =
+        arith::SelectOp::create(b, loc, inside, load(b, loc, xc, kc), zero);
     memref::StoreOp::create(b, loc, v, shared, ValueRange{xx, kk});
   }
 }
@@ -251,12 +256,15 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   NVVM::MMATypes ptxType =
       element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   auto tileType = sharedType(ctx, {kMmaTileM, kMmaTileK + kMmaRowPad}, element);
-  launch(b, loc, grid, kMmaThreads, {tileType, tileType},
+  launch(
+      b, loc, grid, kMmaThreads, {tileType, tileType},
       [&](OpBuilder &b, Location l, const LaunchIds &ids) {
         Value as = ids.shared[0], bs = ids.shared[1];
         Value t = ids.thread;
-        Value lane = arith::RemUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
-        Value warp = arith::DivUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
+        Value lane =
+            arith::RemUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
+        Value warp =
+            arith::DivUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
         Value group = arith::DivUIOp::create(b, l, lane, indexConst(b, l, 4));
         Value tig = arith::RemUIOp::create(b, l, lane, indexConst(b, l, 4));
         Value tig2 = arith::MulIOp::create(b, l, tig, indexConst(b, l, 2));
@@ -265,7 +273,8 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         Value wn = arith::RemUIOp::create(b, l, warp, indexConst(b, l, 2));
         Value rowBase = arith::MulIOp::create(b, l, wm, indexConst(b, l, 32));
         Value colBase = arith::MulIOp::create(b, l, wn, indexConst(b, l, 32));
-        SmallVector<Value> bIdx = delinearize(b, l, ids.block[2], io.batchSizes);
+        SmallVector<Value> bIdx =
+            delinearize(b, l, ids.block[2], io.batchSizes);
         Value n0 = arith::MulIOp::create(b, l, ids.block[0],
                                          indexConst(b, l, kMmaTileN));
         Value m0 = arith::MulIOp::create(b, l, ids.block[1],
@@ -290,7 +299,8 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                            });
               gpu::BarrierOp::create(b, l);
               auto pair = [&](Value tile, Value row, Value col) {
-                Value lo = memref::LoadOp::create(b, l, tile, ValueRange{row, col});
+                Value lo =
+                    memref::LoadOp::create(b, l, tile, ValueRange{row, col});
                 Value hi = memref::LoadOp::create(b, l, tile,
                                                   ValueRange{row, at(col, 1)});
                 return packPair(b, l, lo, hi);
@@ -330,9 +340,9 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
           for (int64_t ni = 0; ni < kWarpTilesN; ++ni)
             for (int64_t c = 0; c < 4; ++c) {
-              Value m = addI(b, l, m0,
-                             addI(b, l, at(rowBase, mi * 16 + (c >= 2 ? 8 : 0)),
-                                  group));
+              Value m = addI(
+                  b, l, m0,
+                  addI(b, l, at(rowBase, mi * 16 + (c >= 2 ? 8 : 0)), group));
               Value n = addI(b, l, n0,
                              addI(b, l, at(colBase, ni * 8 + (c & 1)), tig2));
               Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, m, io.m),
@@ -367,8 +377,7 @@ Value as2D(OpBuilder &b, Location loc, Value memref) {
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
                                        memref::getMixedSize(b, loc, memref, 0)};
     return memref::ExpandShapeOp::create(
-        b, loc,
-        MemRefType::get({1, type.getDimSize(0)}, type.getElementType()),
+        b, loc, MemRefType::get({1, type.getDimSize(0)}, type.getElementType()),
         memref, ArrayRef<ReassociationIndices>{{0, 1}}, sizes);
   }
   ReassociationIndices lead;
@@ -421,8 +430,8 @@ LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, MatmulOp op,
   GemmIO io;
   io.m = memref::DimOp::create(b, loc, out, rank - 2);
   io.n = memref::DimOp::create(b, loc, out, rank - 1);
-  io.k = memref::DimOp::create(b, loc, lhs, tl ? lType.getRank() - 2
-                                                : lType.getRank() - 1);
+  io.k = memref::DimOp::create(b, loc, lhs,
+                               tl ? lType.getRank() - 2 : lType.getRank() - 1);
   io.batchSizes = dimSizes(b, loc, out, 0, rank - 2);
   // An operand's batch indices: aligned to the trailing batch dims; a static
   // 1 against a larger batch reads index 0.
@@ -437,15 +446,13 @@ LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, MatmulOp op,
     }
     return idx;
   };
-  io.loadA = [&](OpBuilder &b, Location l, ValueRange batch, Value m,
-                 Value k) {
+  io.loadA = [&](OpBuilder &b, Location l, ValueRange batch, Value m, Value k) {
     SmallVector<Value> idx = batchIndex(b, l, lType, batch);
     idx.push_back(tl ? k : m);
     idx.push_back(tl ? m : k);
     return memref::LoadOp::create(b, l, lhs, idx).getResult();
   };
-  io.loadB = [&](OpBuilder &b, Location l, ValueRange batch, Value k,
-                 Value n) {
+  io.loadB = [&](OpBuilder &b, Location l, ValueRange batch, Value k, Value n) {
     SmallVector<Value> idx = batchIndex(b, l, rType, batch);
     idx.push_back(tr ? n : k);
     idx.push_back(tr ? k : n);

@@ -94,13 +94,12 @@ Value readX(OpBuilder &b, Location loc, const Row &row, Value input,
 Value rowReduce(OpBuilder &b, Location loc, const Row &row, Reduction kind,
                 double init,
                 function_ref<Value(OpBuilder &, Location, Value)> f) {
-  Value partial =
-      forLoopReduce(b, loc, row.thread, row.length, row.threads,
-                    ValueRange{f32Const(b, loc, init)},
-                    [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
-                      return SmallVector<Value>{
-                          combine(b, l, kind, acc[0], f(b, l, j))};
-                    })[0];
+  Value partial = forLoopReduce(
+      b, loc, row.thread, row.length, row.threads,
+      ValueRange{f32Const(b, loc, init)},
+      [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
+        return SmallVector<Value>{combine(b, l, kind, acc[0], f(b, l, j))};
+      })[0];
   return blockReduce(b, loc, partial, kind, row.scratch, row.thread,
                      row.numThreads);
 }
@@ -129,11 +128,10 @@ LogicalResult gpuk::emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op,
       return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, max));
     };
     Value sum = rowReduce(b, l, row, Reduction::Add, 0.0, expAt);
-    Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
-                                           sum, f32Const(b, l, 0.0));
+    Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, sum,
+                                           f32Const(b, l, 0.0));
     Value inv = arith::SelectOp::create(
-        b, l, positive,
-        arith::DivFOp::create(b, l, f32Const(b, l, 1.0), sum),
+        b, l, positive, arith::DivFOp::create(b, l, f32Const(b, l, 1.0), sum),
         f32Const(b, l, 0.0));
     forLoop(b, l, row.thread, row.length, row.threads,
             [&](OpBuilder &b, Location l, Value j) {

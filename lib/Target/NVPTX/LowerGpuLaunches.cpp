@@ -112,12 +112,12 @@ struct LaunchPattern : ConvertOpToLLVMPattern<gpu::LaunchFuncOp> {
     Value array = LLVM::AllocaOp::create(
         rewriter, loc, ptr, ptr, i64Const(std::max<int64_t>(args.size(), 1)));
     for (auto [i, arg] : llvm::enumerate(args)) {
-      Value slot =
-          LLVM::AllocaOp::create(rewriter, loc, ptr, arg.getType(), i64Const(1));
+      Value slot = LLVM::AllocaOp::create(rewriter, loc, ptr, arg.getType(),
+                                          i64Const(1));
       LLVM::StoreOp::create(rewriter, loc, arg, slot);
-      Value at = LLVM::GEPOp::create(rewriter, loc, ptr, ptr, array,
-                                     ArrayRef<LLVM::GEPArg>{
-                                         static_cast<int32_t>(i)});
+      Value at =
+          LLVM::GEPOp::create(rewriter, loc, ptr, ptr, array,
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       LLVM::StoreOp::create(rewriter, loc, slot, at);
     }
     auto toI64 = [&](Value v) -> Value {
@@ -128,18 +128,21 @@ struct LaunchPattern : ConvertOpToLLVMPattern<gpu::LaunchFuncOp> {
                                                                i64, v);
       return LLVM::ZExtOp::create(rewriter, loc, i64, v);
     };
-    Value shared =
-        adaptor.getDynamicSharedMemorySize()
-            ? adaptor.getDynamicSharedMemorySize()
-            : LLVM::ConstantOp::create(rewriter, loc, i32,
-                                       rewriter.getI32IntegerAttr(0))
-                  .getResult();
-    SmallVector<Value> callArgs = {
-        i64Const(kernels.lookup(op.getKernelName())),
-        toI64(adaptor.getGridSizeX()),  toI64(adaptor.getGridSizeY()),
-        toI64(adaptor.getGridSizeZ()),  toI64(adaptor.getBlockSizeX()),
-        toI64(adaptor.getBlockSizeY()), toI64(adaptor.getBlockSizeZ()),
-        shared, array, i64Const(args.size())};
+    Value shared = adaptor.getDynamicSharedMemorySize()
+                       ? adaptor.getDynamicSharedMemorySize()
+                       : LLVM::ConstantOp::create(rewriter, loc, i32,
+                                                  rewriter.getI32IntegerAttr(0))
+                             .getResult();
+    SmallVector<Value> callArgs = {i64Const(kernels.lookup(op.getKernelName())),
+                                   toI64(adaptor.getGridSizeX()),
+                                   toI64(adaptor.getGridSizeY()),
+                                   toI64(adaptor.getGridSizeZ()),
+                                   toI64(adaptor.getBlockSizeX()),
+                                   toI64(adaptor.getBlockSizeY()),
+                                   toI64(adaptor.getBlockSizeZ()),
+                                   shared,
+                                   array,
+                                   i64Const(args.size())};
     LLVM::CallOp::create(rewriter, loc, launchFn, callArgs);
     LLVM::StackRestoreOp::create(rewriter, loc, stack);
     rewriter.eraseOp(op);
@@ -159,8 +162,7 @@ void exportString(OpBuilder &b, ModuleOp module, StringRef name,
   data.push_back('\0');
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), data.size());
   LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
-                         LLVM::Linkage::External, name,
-                         b.getStringAttr(data));
+                         LLVM::Linkage::External, name, b.getStringAttr(data));
 }
 
 struct LowerGpuLaunchesPass
@@ -177,7 +179,8 @@ struct LowerGpuLaunchesPass
 
     // The device code: one PTX string per architecture.
     SmallVector<std::string> archs;
-    for (auto binary : llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
+    for (auto binary :
+         llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>())) {
       for (Attribute attr : binary.getObjects()) {
         auto object = cast<gpu::ObjectAttr>(attr);
         auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
@@ -194,9 +197,9 @@ struct LowerGpuLaunchesPass
           StringRef rest = ptx.substr(at);
           size_t open = rest.find('(');
           StringRef decl = rest.take_until([](char c) { return c == '\n'; });
-          unresolved.push_back(decl.take_front(open == StringRef::npos
-                                                   ? decl.size()
-                                                   : std::min(open, decl.size())));
+          unresolved.push_back(decl.take_front(
+              open == StringRef::npos ? decl.size()
+                                      : std::min(open, decl.size())));
         }
         if (!unresolved.empty()) {
           InFlightDiagnostic d = binary.emitError()

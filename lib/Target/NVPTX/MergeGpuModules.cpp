@@ -35,7 +35,8 @@ struct MergeGpuModulesPass
     // (old module, old kernel) -> new kernel name.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
     for (gpu::GPUModuleOp old : modules) {
-      for (Operation &op : llvm::make_early_inc_range(old.getBody()->getOperations())) {
+      for (Operation &op :
+           llvm::make_early_inc_range(old.getBody()->getOperations())) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
         if (!symbol)
           continue;
@@ -47,8 +48,8 @@ struct MergeGpuModulesPass
       }
     }
     module.walk([&](gpu::LaunchFuncOp launch) {
-      auto it = renamed.find(
-          {launch.getKernelModuleName(), launch.getKernelName()});
+      auto it =
+          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
       if (it == renamed.end())
         return;
       launch.setKernelAttr(SymbolRefAttr::get(

@@ -138,8 +138,7 @@ LogicalResult tfc::printPtx(ModuleOp module, llvm::raw_ostream &os,
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
       auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
-      os << "// tfc: arch " << (target ? target.getChip() : "unknown")
-         << "\n";
+      os << "// tfc: arch " << (target ? target.getChip() : "unknown") << "\n";
       os << object.getObject().getValue() << "\n";
       any = true;
     }

@@ -43,8 +43,7 @@ struct CudaTargetOptions {
 };
 
 /// Validates the architectures and finds libdevice; a message on failure.
-LogicalResult resolveCudaTarget(CudaTargetOptions &options,
-                                std::string &error);
+LogicalResult resolveCudaTarget(CudaTargetOptions &options, std::string &error);
 
 /// The dialects, interfaces and LLVM targets the CUDA pipeline needs.
 void registerCudaTargetDialects(DialectRegistry &registry);
