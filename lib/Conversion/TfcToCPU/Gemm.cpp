@@ -21,6 +21,7 @@
 #include "KernelUtils.h"
 #include "Kernels.h"
 
+#include "tfc/Conversion/KernelCommon.h"
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -96,27 +97,6 @@ void forRowTiles(OpBuilder &b, Location loc, Value begin, Value end,
                      });
 }
 
-/// A view of `memref` ([..., K], identity layout) as [M, K].
-Value as2D(OpBuilder &b, Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  int64_t rank = type.getRank();
-  if (rank == 2)
-    return memref;
-  if (rank == 1) {
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                       memref::getMixedSize(b, loc, memref, 0)};
-    SmallVector<int64_t> shape = {1, type.getDimSize(0)};
-    return memref::ExpandShapeOp::create(
-        b, loc, MemRefType::get(shape, type.getElementType()), memref,
-        ArrayRef<ReassociationIndices>{{0, 1}}, sizes);
-  }
-  ReassociationIndices lead;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    lead.push_back(d);
-  return memref::CollapseShapeOp::create(
-      b, loc, memref, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
-}
-
 Value minIndex(OpBuilder &b, Location loc, Value a, Value c) {
   return arith::MinUIOp::create(b, loc, a, c);
 }
@@ -167,8 +147,8 @@ void tfc::cpu::emitPack(OpBuilder &b, Location loc, PackOp op, Value input,
 
 void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                         Value packed, Value bias, Value out) {
-  Value a = as2D(b, loc, contiguous(b, loc, input, /*identity=*/true));
-  Value c = as2D(b, loc, out);
+  Value a = collapseToMatrix(b, loc, contiguous(b, loc, input, /*identity=*/true));
+  Value c = collapseToMatrix(b, loc, out);
   if (bias)
     bias = contiguous(b, loc, bias);
   auto pType = cast<MemRefType>(packed.getType());
@@ -261,19 +241,6 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
   Value n = memref::DimOp::create(b, loc, out, rank - 1);
   Value k = memref::DimOp::create(b, loc, lhs, lType.getRank() - 1);
   Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
-  // Batch indices of an operand: aligned to the trailing batch dims; a
-  // static 1 against a larger batch reads index 0.
-  auto batchIndex = [&](OpBuilder &b, Location l, MemRefType t,
-                        ValueRange batch) {
-    SmallVector<Value> idx;
-    int64_t offset = (rank - 2) - (t.getRank() - 2);
-    for (int64_t d = 0; d < t.getRank() - 2; ++d) {
-      bool broadcast =
-          t.getDimSize(d) == 1 && outType.getDimSize(d + offset) != 1;
-      idx.push_back(broadcast ? indexConst(b, l, 0) : batch[d + offset]);
-    }
-    return idx;
-  };
   SmallVector<Value> lbs, ubs, steps;
   for (int64_t d = 0; d < rank - 2; ++d) {
     lbs.push_back(zero);
@@ -286,8 +253,8 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
   scf::ParallelOp::create(
       b, loc, lbs, ubs, steps, [&](OpBuilder &b, Location l, ValueRange ivs) {
         ValueRange batch = ivs.drop_back();
-        SmallVector<Value> lb = batchIndex(b, l, lType, batch);
-        SmallVector<Value> rb = batchIndex(b, l, rType, batch);
+        SmallVector<Value> lb = operandBatchIndices(b, l, lType, outType, batch);
+        SmallVector<Value> rb = operandBatchIndices(b, l, rType, outType, batch);
         Value mBegin =
             arith::MulIOp::create(b, l, ivs.back(), indexConst(b, l, kGemmMC));
         Value mEnd = minIndex(

@@ -28,6 +28,7 @@
 #include "GpuKernelUtils.h"
 #include "GpuKernels.h"
 
+#include "tfc/Conversion/KernelCommon.h"
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -76,21 +77,26 @@ Value addI(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AddIOp::create(b, loc, x, y);
 }
 
-/// Stages the kTileK x `tile` slice of one operand starting at (k0, x0) into
-/// `shared` ([kTileK][tile]); `load(x, k)` reads an in-range element.
-void stageTile(OpBuilder &b, Location loc, Value thread, Value shared,
-               int64_t tile, Value k0, Value x0, Value kSize, Value xSize,
-               bool kContiguous,
+/// Stages the `tileK` x `tile` slice of one operand starting at (k0, x0)
+/// into `shared`, cooperatively over `threads` threads: element (k, x) is
+/// `load(x, k)` (an in-range read), extended to f32 when `shared` holds f32,
+/// and zero outside the operand; it lands at [k][x] with `kMajor`, else at
+/// [x][k]. Consecutive threads read consecutive addresses of the operand's
+/// contiguous axis.
+void stageTile(OpBuilder &b, Location loc, Value thread, int64_t threads,
+               Value shared, int64_t tileK, int64_t tile, Value k0, Value x0,
+               Value kSize, Value xSize, bool kContiguous, bool kMajor,
                function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
-  int64_t perThread = kTileK * tile / kThreads;
+  Type stored = cast<MemRefType>(shared.getType()).getElementType();
+  int64_t perThread = tileK * tile / threads;
   Value one = indexConst(b, loc, 1);
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(stored, 0.0));
   for (int64_t i = 0; i < perThread; ++i) {
-    Value e = addI(b, loc, thread, indexConst(b, loc, i * kThreads));
-    // Consecutive threads read consecutive addresses of the contiguous axis.
+    Value e = addI(b, loc, thread, indexConst(b, loc, i * threads));
     Value kk, xx;
     if (kContiguous) {
-      kk = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, kTileK));
-      xx = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, kTileK));
+      kk = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, tileK));
+      xx = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, tileK));
     } else {
       xx = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, tile));
       kk = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, tile));
@@ -102,11 +108,11 @@ void stageTile(OpBuilder &b, Location loc, Value thread, Value shared,
     Value kc = minIndex(b, loc, k, arith::SubIOp::create(b, loc, kSize, one));
     Value xc = minIndex(b, loc, x, arith::SubIOp::create(b, loc, xSize, one));
     Value loaded = load(b, loc, xc, kc);
-    if (!loaded.getType().isF32())
-      loaded = arith::ExtFOp::create(b, loc, b.getF32Type(), loaded);
-    Value v =
-        arith::SelectOp::create(b, loc, inside, loaded, f32Const(b, loc, 0.0));
-    memref::StoreOp::create(b, loc, v, shared, ValueRange{kk, xx});
+    if (loaded.getType() != stored)
+      loaded = arith::ExtFOp::create(b, loc, stored, loaded);
+    Value v = arith::SelectOp::create(b, loc, inside, loaded, zero);
+    memref::StoreOp::create(b, loc, v, shared,
+                            kMajor ? ValueRange{kk, xx} : ValueRange{xx, kk});
   }
 }
 
@@ -137,13 +143,13 @@ void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         SmallVector<Value> acc = forLoopReduce(
             b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kTileK), init,
             [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
-              stageTile(b, l, t, as, kTileM, k0, m0, io.k, io.m,
-                        io.aKContiguous,
+              stageTile(b, l, t, kThreads, as, kTileK, kTileM, k0, m0, io.k,
+                        io.m, io.aKContiguous, /*kMajor=*/true,
                         [&](OpBuilder &b, Location l, Value m, Value k) {
                           return io.loadA(b, l, bIdx, m, k);
                         });
-              stageTile(b, l, t, bs, kTileN, k0, n0, io.k, io.n,
-                        io.bKContiguous,
+              stageTile(b, l, t, kThreads, bs, kTileK, kTileN, k0, n0, io.k,
+                        io.n, io.bKContiguous, /*kMajor=*/true,
                         [&](OpBuilder &b, Location l, Value n, Value k) {
                           return io.loadB(b, l, bIdx, k, n);
                         });
@@ -201,36 +207,6 @@ constexpr int64_t kMmaRowPad = 8;
 /// Each warp: 2 x 4 tiles of m16n8 (a 32 x 32 quarter of the block).
 constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
 
-/// Stages the kMmaTileK-wide slice at (k0, x0) of one operand into `shared`
-/// ([64][kMmaTileK + pad], k innermost) in the element type, zero outside.
-void stageMmaTile(
-    OpBuilder &b, Location loc, Value thread, Value shared, Value k0, Value x0,
-    Value kSize, Value xSize, bool kContiguous, Type element,
-    function_ref<Value(OpBuilder &, Location, Value, Value)> load) {
-  int64_t perThread = kMmaTileK * kMmaTileM / kMmaThreads;
-  Value one = indexConst(b, loc, 1);
-  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value e = addI(b, loc, thread, indexConst(b, loc, i * kMmaThreads));
-    Value kk, xx;
-    if (kContiguous) {
-      kk = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileK));
-      xx = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileK));
-    } else {
-      xx = arith::RemUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileM));
-      kk = arith::DivUIOp::create(b, loc, e, indexConst(b, loc, kMmaTileM));
-    }
-    Value k = addI(b, loc, k0, kk), x = addI(b, loc, x0, xx);
-    Value inside = arith::AndIOp::create(b, loc, cmpLt(b, loc, k, kSize),
-                                         cmpLt(b, loc, x, xSize));
-    Value kc = minIndex(b, loc, k, arith::SubIOp::create(b, loc, kSize, one));
-    Value xc = minIndex(b, loc, x, arith::SubIOp::create(b, loc, xSize, one));
-    Value v =
-        arith::SelectOp::create(b, loc, inside, load(b, loc, xc, kc), zero);
-    memref::StoreOp::create(b, loc, v, shared, ValueRange{xx, kk});
-  }
-}
-
 /// Two consecutive 16-bit elements as one mma operand register: a
 /// vector<2xf16>, or an i32 holding two bf16 (the first in the low half).
 Value packPair(OpBuilder &b, Location loc, Value lo, Value hi) {
@@ -287,16 +263,17 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         SmallVector<Value> acc = forLoopReduce(
             b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kMmaTileK), init,
             [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
-              stageMmaTile(b, l, t, as, k0, m0, io.k, io.m, io.aKContiguous,
-                           element,
-                           [&](OpBuilder &b, Location l, Value m, Value k) {
-                             return io.loadA(b, l, bIdx, m, k);
-                           });
-              stageMmaTile(b, l, t, bs, k0, n0, io.k, io.n, io.bKContiguous,
-                           element,
-                           [&](OpBuilder &b, Location l, Value n, Value k) {
-                             return io.loadB(b, l, bIdx, k, n);
-                           });
+              // Both tiles [64][k], k innermost, in the element type.
+              stageTile(b, l, t, kMmaThreads, as, kMmaTileK, kMmaTileM, k0, m0,
+                        io.k, io.m, io.aKContiguous, /*kMajor=*/false,
+                        [&](OpBuilder &b, Location l, Value m, Value k) {
+                          return io.loadA(b, l, bIdx, m, k);
+                        });
+              stageTile(b, l, t, kMmaThreads, bs, kMmaTileK, kMmaTileN, k0, n0,
+                        io.k, io.n, io.bKContiguous, /*kMajor=*/false,
+                        [&](OpBuilder &b, Location l, Value n, Value k) {
+                          return io.loadB(b, l, bIdx, k, n);
+                        });
               gpu::BarrierOp::create(b, l);
               auto pair = [&](Value tile, Value row, Value col) {
                 Value lo =
@@ -368,23 +345,8 @@ Value as2D(OpBuilder &b, Location loc, Value memref) {
     Value copy = memref::AllocOp::create(b, loc, identity, dynamic);
     memref::CopyOp::create(b, loc, memref, copy);
     memref = copy;
-    type = identity;
   }
-  int64_t rank = type.getRank();
-  if (rank == 2)
-    return memref;
-  if (rank == 1) {
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                       memref::getMixedSize(b, loc, memref, 0)};
-    return memref::ExpandShapeOp::create(
-        b, loc, MemRefType::get({1, type.getDimSize(0)}, type.getElementType()),
-        memref, ArrayRef<ReassociationIndices>{{0, 1}}, sizes);
-  }
-  ReassociationIndices lead;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    lead.push_back(d);
-  return memref::CollapseShapeOp::create(
-      b, loc, memref, ArrayRef<ReassociationIndices>{lead, {rank - 1}});
+  return collapseToMatrix(b, loc, memref);
 }
 
 } // namespace
@@ -433,27 +395,14 @@ LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, MatmulOp op,
   io.k = memref::DimOp::create(b, loc, lhs,
                                tl ? lType.getRank() - 2 : lType.getRank() - 1);
   io.batchSizes = dimSizes(b, loc, out, 0, rank - 2);
-  // An operand's batch indices: aligned to the trailing batch dims; a static
-  // 1 against a larger batch reads index 0.
-  auto batchIndex = [&](OpBuilder &b, Location l, MemRefType t,
-                        ValueRange batch) {
-    SmallVector<Value> idx;
-    int64_t offset = (rank - 2) - (t.getRank() - 2);
-    for (int64_t d = 0; d < t.getRank() - 2; ++d) {
-      bool broadcast =
-          t.getDimSize(d) == 1 && outType.getDimSize(d + offset) != 1;
-      idx.push_back(broadcast ? indexConst(b, l, 0) : batch[d + offset]);
-    }
-    return idx;
-  };
   io.loadA = [&](OpBuilder &b, Location l, ValueRange batch, Value m, Value k) {
-    SmallVector<Value> idx = batchIndex(b, l, lType, batch);
+    SmallVector<Value> idx = operandBatchIndices(b, l, lType, outType, batch);
     idx.push_back(tl ? k : m);
     idx.push_back(tl ? m : k);
     return memref::LoadOp::create(b, l, lhs, idx).getResult();
   };
   io.loadB = [&](OpBuilder &b, Location l, ValueRange batch, Value k, Value n) {
-    SmallVector<Value> idx = batchIndex(b, l, rType, batch);
+    SmallVector<Value> idx = operandBatchIndices(b, l, rType, outType, batch);
     idx.push_back(tr ? n : k);
     idx.push_back(tr ? k : n);
     return memref::LoadOp::create(b, l, rhs, idx).getResult();
