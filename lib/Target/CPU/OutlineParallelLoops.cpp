@@ -9,7 +9,15 @@
 //
 // where N = n_0 · ... · n_k and @body(ctx, begin, end) is an internal
 // llvm.func that reloads the captured values and runs the linearised
-// iterations [begin, end) of the original body serially. Captured memrefs
+// iterations [begin, end) of the original body serially, each iteration
+// between llvm.intr.stacksave and stackrestore: scf.parallel's body is an
+// automatic allocation scope (stack memory of one iteration is released at
+// its end, and the kernels' scratch allocas rely on it), an scf.for's is
+// not, so without them a task running many iterations grows the stack by
+// its scratch each iteration and overflows it on long sequences. (A
+// memref.alloca_scope would say the same, but the canonicalizer hoists or
+// inlines scopes whose allocas do not depend on the iteration.) Captured
+// memrefs
 // travel as their LLVM descriptors and indices as i64; the casts between
 // the two forms are unrealized_conversion_casts that the LLVM lowering
 // folds away. The body keeps its memref/scf/vector ops: the later
@@ -168,15 +176,26 @@ struct OutlineParallelLoopsPass
           IRMapping bodyMap = mapping;
           for (auto [iv, v] : llvm::zip(loop.getInductionVars(), ivs))
             bodyMap.map(iv, v);
+          Value stack = LLVM::StackSaveOp::create(lb, l, ptr);
           for (Operation &op : loop.getBody()->without_terminator())
             lb.clone(op, bodyMap);
+          LLVM::StackRestoreOp::create(lb, l, stack);
           scf::YieldOp::create(lb, l);
         });
     LLVM::ReturnOp::create(fb, loc, ValueRange{});
 
     // The call site.
-    Value one64 = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
-    Value slot = LLVM::AllocaOp::create(b, loc, ptr, ctxType, one64);
+    // The context slot is a static alloca in the function's entry block (a
+    // frame slot): one in a later block would be a dynamic allocation that
+    // grows the stack each time the call site runs.
+    Value slot;
+    {
+      OpBuilder eb = OpBuilder::atBlockBegin(
+          &parent.getFunctionBody().front());
+      Value one64 =
+          LLVM::ConstantOp::create(eb, loc, i64, eb.getI64IntegerAttr(1));
+      slot = LLVM::AllocaOp::create(eb, loc, ptr, ctxType, one64);
+    }
     Value ctxValue = LLVM::UndefOp::create(b, loc, ctxType);
     for (auto [i, v] : llvm::enumerate(captured))
       ctxValue = LLVM::InsertValueOp::create(

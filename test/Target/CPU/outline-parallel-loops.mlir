@@ -12,6 +12,10 @@
 // CHECK: llvm.mlir.global external @tfc_model_hooks()
 // CHECK-LABEL: func.func @scale
 // CHECK-SAME: (%[[M:.*]]: memref<?x?xf32>, %[[S:.*]]: f32)
+// The context: {memref descriptor, f32, then i64 lb, ub of the inner loop,
+// step, count}, a static frame slot at the top of the entry block.
+// CHECK-NEXT: %[[ONE64:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: %[[CTX:.*]] = llvm.alloca %[[ONE64]] x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)> : (i64) -> !llvm.ptr
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: %[[D0:.*]] = memref.dim %[[M]], %[[C0]]
@@ -22,8 +26,6 @@
 // CHECK: %[[EMPTY:.*]] = arith.cmpi sle, %[[D0]], %[[C0]] : index
 // CHECK: %[[COUNT:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[TRIPS]] : index
 // CHECK: %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[COUNT]] : index
-// The context: {memref descriptor, f32, then i64 lb, ub of the inner loop, step, count}.
-// CHECK: %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)> : (i64) -> !llvm.ptr
 // CHECK: %[[DESC:.*]] = builtin.unrealized_conversion_cast %[[M]] : memref<?x?xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK: llvm.insertvalue %[[DESC]], %{{.*}}[0]
 // CHECK: llvm.insertvalue %[[S]], %{{.*}}[1]
@@ -69,11 +71,18 @@
 // CHECK: scf.for %[[L:.*]] = %[[B]] to %[[E]] step %{{.*}} {
 // CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[L]], %[[STEP]] : index
 // CHECK-NEXT: %[[I:.*]] = arith.addi %[[LB]], %[[OFF]] : index
+// Each iteration releases its stack memory (scf.parallel's body is an
+// automatic allocation scope, the loop's is not).
+// CHECK-NEXT: %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
 // CHECK-NEXT: scf.parallel (%[[J:.*]]) = (%[[LB]]) to (%[[UB]]) step (%[[STEP]]) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[MM]][%[[I]], %[[J]]] : memref<?x?xf32>
 // CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[SS]] : f32
 // CHECK-NEXT: memref.store %[[Y]], %[[MM]][%[[I]], %[[J]]] : memref<?x?xf32>
-// CHECK: llvm.return
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.intr.stackrestore %[[SP]] : !llvm.ptr
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.return
 func.func @scale(%m: memref<?x?xf32>, %s: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -111,6 +120,7 @@ func.func @scale(%m: memref<?x?xf32>, %s: f32) {
 // CHECK-NEXT: %[[I1:.*]] = arith.addi %{{.*}}, %[[O1]] : index
 // CHECK-NEXT: %[[O0:.*]] = arith.muli %[[REST]], %[[STEP0:.*]] : index
 // CHECK-NEXT: %[[I0:.*]] = arith.addi %{{.*}}, %[[O0]] : index
+// CHECK-NEXT: llvm.intr.stacksave
 // CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[I0]], %[[I1]]] : memref<8x?xf32>
 // CHECK-LABEL: llvm.func internal @other__par2
 func.func @two(%m: memref<?xf32>, %n: memref<8x?xf32>) {
