@@ -8,5 +8,8 @@ build_dir=${TFC_BUILD_DIR:-$root/build}
 jobs=${TFC_JOBS:-2}
 
 "$root/scripts/setup.sh"
+# Real checkpoints and Python references for the conformance tests, in a
+# cache outside the tree (TFC_CACHE_DIR) that later runs reuse.
+"$root/scripts/setup-test-data.sh" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"

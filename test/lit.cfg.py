@@ -81,3 +81,23 @@ fake_cuda = os.path.join(config.tfc_obj_root, "lib", "libtfc_fake_cuda.so")
 if os.path.exists(fake_cuda):
     config.available_features.add("fake-cuda")
     config.substitutions.append(("%fake_cuda", fake_cuda))
+
+# Real checkpoints and light Python references (scripts/setup-test-data.sh,
+# which scripts/test.sh runs): all-MiniLM-L6-v2 (a Hugging Face directory),
+# SmolLM2-135M-Instruct (a Q4_1 .gguf) and a venv with numpy, tokenizers,
+# safetensors and gguf. Tests that need them say REQUIRES: real-models; CI
+# always has them (scripts/test.sh fails when they cannot be installed).
+tfc_cache = os.environ.get("TFC_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+    "tfc")
+_ref_python = os.path.join(tfc_cache, "venv", "bin", "python")
+_minilm = os.path.join(tfc_cache, "models", "minilm")
+_smollm2 = os.path.join(tfc_cache, "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+if os.path.exists(_ref_python):
+    config.available_features.add("ref-python")
+    config.substitutions.append(("%ref_python", _ref_python))
+if os.path.exists(_ref_python) and os.path.exists(os.path.join(_minilm, "config.json")) \
+        and os.path.exists(_smollm2):
+    config.available_features.add("real-models")
+    config.substitutions.append(("%minilm_dir", _minilm))
+    config.substitutions.append(("%smollm2_gguf", _smollm2))

@@ -21,6 +21,7 @@
 #include "tfc/Runtime/ModelABI.h"
 #include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/SafeTensors.h"
+#include "tfc/Runtime/Weights.h"
 #include "tfc/Runtime/tfc.h"
 
 #include <memory>
@@ -66,7 +67,7 @@ struct tfc_model {
   std::mutex mutex;
   /// The bound weights: the file they are mapped from, copies, constants
   /// and the table (weights then constants). `ready` once init has run.
-  std::unique_ptr<tfc::rt::SafeTensorsFile> weightsFile;
+  std::unique_ptr<tfc::rt::WeightSource> weightsFile;
   std::vector<tfc::rt::AlignedBuffer> buffers;
   std::vector<void *> table;
   bool ready = false;
@@ -78,7 +79,7 @@ struct tfc_model {
   std::unique_ptr<tfc::rt::CudaState> cuda;
 
 private:
-  tfc_status bind(std::unique_ptr<tfc::rt::SafeTensorsFile> file,
+  tfc_status bind(std::unique_ptr<tfc::rt::WeightSource> file,
                   const std::string &fileName);
 };
 

@@ -14,6 +14,7 @@
 
 #include "Json.h"
 
+#include "tfc/Runtime/Float16.h"
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -39,6 +40,9 @@ const char *tfc::rt::dtypeName(DType dtype) {
   case DType::U8: return "U8";
   case DType::Bool: return "BOOL";
   }
+  case DType::Q8_0: return "Q8_0";
+  case DType::Q4_0: return "Q4_0";
+  case DType::Q4_1: return "Q4_1";
   return "?";
 }
 
@@ -49,10 +53,81 @@ size_t tfc::rt::dtypeSize(DType dtype) {
   case DType::F16: case DType::BF16: case DType::I16: return 2;
   case DType::I8: case DType::U8: case DType::Bool: return 1;
   }
+  case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: return 0;
   return 0;
 }
 
 static bool parseDType(std::string_view s, DType &out) {
+void tfc::rt::dtypeBlock(DType dtype, uint64_t &elements, uint64_t &bytes) {
+  switch (dtype) {
+  case DType::Q8_0: elements = 32; bytes = 34; return;
+  case DType::Q4_0: elements = 32; bytes = 18; return;
+  case DType::Q4_1: elements = 32; bytes = 20; return;
+  default: elements = 1; bytes = dtypeSize(dtype); return;
+  }
+}
+
+bool tfc::rt::isQuantized(DType dtype) {
+  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || dtype == DType::Q4_1;
+}
+
+bool tfc::rt::dtypeBytes(DType dtype, uint64_t elements, uint64_t &bytes) {
+  uint64_t blockElems, blockBytes;
+  dtypeBlock(dtype, blockElems, blockBytes);
+  if (blockBytes == 0 || elements % blockElems != 0)
+    return false;
+  uint64_t blocks = elements / blockElems;
+  if (blocks > UINT64_MAX / blockBytes)
+    return false;
+  bytes = blocks * blockBytes;
+  return true;
+}
+
+void tfc::rt::dequantize(DType dtype, const void *src, float *dst,
+                         uint64_t elements) {
+  uint64_t blockElems, blockBytes;
+  dtypeBlock(dtype, blockElems, blockBytes);
+  const uint8_t *p = static_cast<const uint8_t *>(src);
+  auto half = [](const uint8_t *q) {
+    return halfToFloat(static_cast<uint16_t>(q[0] | (q[1] << 8)));
+  };
+  for (uint64_t b = 0; b < elements / blockElems; ++b, p += blockBytes) {
+    float *y = dst + b * blockElems;
+    float d = half(p);
+    switch (dtype) {
+    case DType::Q8_0:
+      for (int j = 0; j < 32; ++j)
+        y[j] = d * static_cast<float>(static_cast<int8_t>(p[2 + j]));
+      break;
+    case DType::Q4_0:
+      for (int j = 0; j < 16; ++j) {
+        y[j] = d * static_cast<float>((p[2 + j] & 0xF) - 8);
+        y[j + 16] = d * static_cast<float>((p[2 + j] >> 4) - 8);
+      }
+      break;
+    case DType::Q4_1: {
+      float m = half(p + 2);
+      for (int j = 0; j < 16; ++j) {
+        y[j] = d * static_cast<float>(p[4 + j] & 0xF) + m;
+        y[j + 16] = d * static_cast<float>(p[4 + j] >> 4) + m;
+      }
+      break;
+    }
+    default:
+      return;
+    }
+  }
+}
+
+WeightSource::~WeightSource() = default;
+
+std::vector<const TensorView *> SafeTensorsFile::allTensors() const {
+  std::vector<const TensorView *> out;
+  for (const TensorView &v : views)
+    out.push_back(&v);
+  return out;
+}
+
   static const DType all[] = {DType::F64, DType::F32, DType::F16, DType::BF16,
                               DType::I64, DType::I32, DType::I16, DType::I8,
                               DType::U8,  DType::Bool};
@@ -101,6 +176,7 @@ SafeTensorsFile::open(const std::string &path, std::string &error) {
       error = path + ": cannot map: " + std::strerror(errno);
       ::close(fd);
       return nullptr;
+  file->path = path;
     }
     file->base = static_cast<const uint8_t *>(p);
     file->mapped = true;

@@ -28,11 +28,40 @@
 
 namespace tfc::rt {
 
-enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
+/// Element types of stored tensors. The last three are GGUF's block
+/// quantizations (only GGUF files hold them): a block of 32 elements is an
+/// f16 scale d (and for Q4_1 an f16 minimum m) followed by the quants:
+/// Q8_0 x = d * q (int8 q); Q4_0 x = d * (q - 8) and Q4_1 x = d * q + m
+/// (4-bit q; byte j holds element j in its low and j + 16 in its high
+/// nibble).
+enum class DType {
+  F64,
+  F32,
+  F16,
+  BF16,
+  I64,
+  I32,
+  I16,
+  I8,
+  U8,
+  Bool,
+  Q8_0,
+  Q4_0,
+  Q4_1
+};
 
-/// The safetensors name of a dtype ("F32", ...), and its size in bytes.
+/// The name of a dtype ("F32", ..., "Q4_1"), and its size in bytes (0 for
+/// the block types: see dtypeBlock).
 const char *dtypeName(DType dtype);
 size_t dtypeSize(DType dtype);
+/// Elements and bytes of one block: (1, dtypeSize) for plain types.
+void dtypeBlock(DType dtype, uint64_t &elements, uint64_t &bytes);
+bool isQuantized(DType dtype);
+/// The bytes of `elements` elements of `dtype` (a multiple of the block for
+/// quantized types), or false on overflow or a partial block.
+bool dtypeBytes(DType dtype, uint64_t elements, uint64_t &bytes);
+/// Dequantises `elements` elements (whole blocks) of a quantized dtype.
+void dequantize(DType dtype, const void *src, float *dst, uint64_t elements);
 
 struct TensorView {
   std::string name;
@@ -46,7 +75,20 @@ struct TensorView {
   uint64_t numElements() const;
 };
 
-class SafeTensorsFile {
+/// A named set of stored tensors: a safetensors file, the shards of a
+/// Hugging Face checkpoint, a GGUF file (Weights.h).
+class WeightSource {
+public:
+  virtual ~WeightSource();
+  /// The tensor called `name`, or null.
+  virtual const TensorView *findTensor(std::string_view name) const = 0;
+  /// Every tensor, sorted by name.
+  virtual std::vector<const TensorView *> allTensors() const = 0;
+  /// What to call the source in messages (its path).
+  virtual std::string describe() const = 0;
+};
+
+class SafeTensorsFile : public WeightSource {
 public:
   /// The largest header accepted (the reference implementation's limit).
   static constexpr uint64_t kMaxHeaderBytes = 100u << 20;
@@ -58,7 +100,7 @@ public:
   static std::unique_ptr<SafeTensorsFile>
   fromBytes(std::string_view bytes, std::string &error);
 
-  ~SafeTensorsFile();
+  ~SafeTensorsFile() override;
   SafeTensorsFile(const SafeTensorsFile &) = delete;
   SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
 
@@ -68,10 +110,17 @@ public:
   const std::vector<TensorView> &tensors() const { return views; }
   const std::map<std::string, std::string> &metadata() const { return meta; }
 
+  const TensorView *findTensor(std::string_view name) const override {
+    return find(name);
+  }
+  std::vector<const TensorView *> allTensors() const override;
+  std::string describe() const override { return path; }
+
 private:
   SafeTensorsFile() = default;
   bool parse(const std::string &what, std::string &error);
 
+  std::string path = "<memory>";
   const uint8_t *base = nullptr;
   size_t size = 0;
   /// Either a mapping (munmap on destruction) or an owned copy.

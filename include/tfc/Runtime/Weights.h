@@ -1,0 +1,39 @@
+//===- Weights.h - Opening a checkpoint's weights ---------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The weights a model binds can come from:
+//  * a `.safetensors` file;
+//  * a Hugging Face checkpoint directory: `model.safetensors`, or the shards
+//    named by `model.safetensors.index.json` (its "weight_map": tensor name
+//    -> shard file); every shard is mapped and checked, a tensor in two
+//    shards or a shard missing is an error naming the file;
+//  * a `.gguf` file (Gguf.h), recognised by its magic, whatever its name.
+// Every source is a WeightSource (SafeTensors.h): tensors by name as views
+// into memory-mapped files.
+//
+// Plain C++17 with no LLVM dependency: this is part of libtfcrt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_WEIGHTS_H
+#define TFC_RUNTIME_WEIGHTS_H
+
+#include "tfc/Runtime/SafeTensors.h"
+
+#include <memory>
+#include <string>
+
+namespace tfc::rt {
+
+/// Opens `path` as one of the sources above. On failure returns null and
+/// sets `error` (naming the file and the problem).
+std::unique_ptr<WeightSource> openWeights(const std::string &path,
+                                          std::string &error);
+
+/// Whether `path` is a regular file that starts with GGUF's magic.
+bool isGgufFile(const std::string &path);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_WEIGHTS_H

@@ -1,0 +1,1157 @@
+//===- Importer.cpp - Model descriptions from checkpoints ------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Each family reads its hyper-parameters (config.json through ConfigReader,
+// GGUF metadata through GgufFile's typed accessors), fills a description of
+// the architecture, and one writer per architecture (encoder, GPT-2,
+// LLaMA-style decoder) prints the .tfm and the list of tensors it uses with
+// their shapes; every one is then checked against the checkpoint's tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Import/Importer.h"
+
+#include "tfc/Runtime/Gguf.h"
+#include "tfc/Runtime/Weights.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <sys/stat.h>
+#include <vector>
+
+using tfc::importer::ImportedModel;
+using Json = nlohmann::json;
+
+namespace {
+
+const char *kSupported =
+    "Hugging Face directories of model_type bert (BertModel, with "
+    "sentence-transformers pooling), gpt2 (GPT2LMHeadModel), llama "
+    "(LlamaForCausalLM), mistral (MistralForCausalLM) and qwen2 "
+    "(Qwen2ForCausalLM); .gguf files of general.architecture llama";
+
+bool isDirectory(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool isRegularFile(const std::string &p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool readText(const std::string &path, std::string &out, std::string &error) {
+  if (!isRegularFile(path)) {
+    error = path + ": " +
+            (isDirectory(path) ? std::string("is a directory")
+                               : std::string("cannot open: ") +
+                                     std::strerror(ENOENT));
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+bool parseJsonFile(const std::string &path, Json &out, std::string &error) {
+  std::string text;
+  if (!readText(path, text, error))
+    return false;
+  try {
+    out = Json::parse(text);
+  } catch (const Json::exception &e) {
+    error = path + ": invalid JSON: " + e.what();
+    return false;
+  }
+  if (!out.is_object()) {
+    error = path + ": expected a JSON object at the top level";
+    return false;
+  }
+  return true;
+}
+
+std::string jsonKind(const Json &v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a bool";
+  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string (" + v.dump() + ")";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+/// Typed reads of config.json keys; the first problem is kept in `error`
+/// (file, key, expected, found) and later reads return defaults.
+class ConfigReader {
+public:
+  ConfigReader(std::string file, const Json &json)
+      : file(std::move(file)), json(json) {}
+
+  bool ok() const { return error.empty(); }
+  const std::string &message() const { return error; }
+  bool has(const std::string &key) const {
+    return json.contains(key) && !json.at(key).is_null();
+  }
+  void fail(const std::string &m) {
+    if (error.empty())
+      error = file + ": " + m;
+  }
+
+  int64_t positive(const std::string &key) {
+    const Json *v = find(key, "a positive integer");
+    if (!v)
+      return 1;
+    if (!(v->is_number_integer() || v->is_number_unsigned()) ||
+        v->get<int64_t>() <= 0 || v->get<int64_t>() > (int64_t(1) << 40)) {
+      fail("key '" + key + "' should be a positive integer, found " +
+           (v->is_number_integer() ? v->dump() : jsonKind(*v)));
+      return 1;
+    }
+    return v->get<int64_t>();
+  }
+  int64_t positiveOr(const std::string &key, int64_t dflt) {
+    return has(key) ? positive(key) : dflt;
+  }
+  double number(const std::string &key) {
+    const Json *v = find(key, "a number");
+    if (!v)
+      return 0;
+    if (!v->is_number()) {
+      fail("key '" + key + "' should be a number, found " + jsonKind(*v));
+      return 0;
+    }
+    return v->get<double>();
+  }
+  double positiveNumberOr(const std::string &key, double dflt) {
+    if (!has(key))
+      return dflt;
+    double x = number(key);
+    if (ok() && !(x > 0 && std::isfinite(x)))
+      fail("key '" + key + "' should be a positive number, found " +
+           json.at(key).dump());
+    return x;
+  }
+  std::string string(const std::string &key) {
+    const Json *v = find(key, "a string");
+    if (!v)
+      return "";
+    if (!v->is_string()) {
+      fail("key '" + key + "' should be a string, found " + jsonKind(*v));
+      return "";
+    }
+    return v->get<std::string>();
+  }
+  std::string stringOr(const std::string &key, const std::string &dflt) {
+    return has(key) ? string(key) : dflt;
+  }
+  bool boolOr(const std::string &key, bool dflt) {
+    if (!has(key))
+      return dflt;
+    const Json &v = json.at(key);
+    if (!v.is_boolean()) {
+      fail("key '" + key + "' should be true or false, found " + jsonKind(v));
+      return dflt;
+    }
+    return v.get<bool>();
+  }
+
+private:
+  const Json *find(const std::string &key, const char *expected) {
+    if (!json.contains(key)) {
+      fail("key '" + key + "' is missing (expected " + expected + ")");
+      return nullptr;
+    }
+    return &json.at(key);
+  }
+
+  std::string file;
+  const Json &json;
+  std::string error;
+};
+
+/// A tensor the description uses, with the shape its hyper-parameters imply.
+struct Use {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+/// "{p}" in a name template replaced by the layer's prefix.
+std::string subst(std::string t, const std::string &key,
+                  const std::string &value) {
+  std::string pat = "{" + key + "}";
+  for (size_t at; (at = t.find(pat)) != std::string::npos;)
+    t.replace(at, pat.size(), value);
+  return t;
+}
+
+std::string fmtFloat(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+/// A model name the language accepts: letters, digits and '_'.
+std::string identifier(const std::string &raw) {
+  std::string out;
+  for (char c : raw)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
+    out = "m_" + out;
+  return out;
+}
+
+std::string baseName(std::string p) {
+  while (p.size() > 1 && p.back() == '/')
+    p.pop_back();
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+bool checkUses(const tfc::rt::WeightSource &source, const std::vector<Use> &uses,
+               const std::string &configName, std::string &error) {
+  std::vector<std::string> problems;
+  for (const Use &u : uses) {
+    const tfc::rt::TensorView *v = source.findTensor(u.name);
+    if (!v)
+      problems.push_back("tensor '" + u.name + "' (" + shapeText(u.shape) +
+                         ") is missing");
+    else if (v->shape != u.shape)
+      problems.push_back("tensor '" + u.name + "' has shape " +
+                         shapeText(v->shape) + ", " + configName +
+                         " implies " + shapeText(u.shape));
+  }
+  if (problems.empty())
+    return true;
+  error = source.describe() + " does not match " + configName + " (" +
+          std::to_string(problems.size()) +
+          (problems.size() == 1 ? " problem" : " problems") + "):";
+  for (size_t i = 0; i < problems.size() && i < 10; ++i)
+    error += "\n  " + problems[i];
+  if (problems.size() > 10)
+    error += "\n  ... and " + std::to_string(problems.size() - 10) + " more";
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// LLaMA-style decoders: llama, mistral, qwen2 and GGUF llama
+//===----------------------------------------------------------------------===//
+
+struct RopeScaling {
+  std::string type; // "", "linear", "llama3"
+  double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
+  int64_t originalContext = 8192;
+};
+
+struct DecoderSpec {
+  std::string header, name;
+  int64_t vocab = 0, ctx = 0, dModel = 0, layers = 0, heads = 0, kvHeads = 0,
+          headDim = 0, dFF = 0, rotaryDim = 0;
+  double eps = 1e-5, ropeBase = 10000;
+  std::string ropeMode = "rotate_half";
+  RopeScaling scaling;
+  bool qkvBias = false;
+  // Tensor names; "{l}" is the layer index.
+  std::string embed, finalNorm, lmHead;
+  std::string q, k, v, o, gate, up, down, attnNorm, ffnNorm; // without .weight
+};
+
+std::string ropeArgs(const DecoderSpec &s) {
+  std::string a = "mode = \"" + s.ropeMode + "\", base = rope_base";
+  if (s.rotaryDim && s.rotaryDim != s.headDim)
+    a += ", rotary_dim = " + std::to_string(s.rotaryDim);
+  if (s.scaling.type == "linear")
+    a += ", scaling = \"linear\", factor = " + fmtFloat(s.scaling.factor);
+  else if (s.scaling.type == "llama3")
+    a += ", scaling = \"llama3\", factor = " + fmtFloat(s.scaling.factor) +
+         ", low_freq_factor = " + fmtFloat(s.scaling.lowFreqFactor) +
+         ", high_freq_factor = " + fmtFloat(s.scaling.highFreqFactor) +
+         ", original_context = " + std::to_string(s.scaling.originalContext);
+  return a;
+}
+
+void writeDecoder(const DecoderSpec &s, std::string &tfm,
+                  std::vector<Use> &uses) {
+  std::ostringstream o;
+  o << s.header << "\nmodel " << s.name << "\n\n"
+    << "const vocab = " << s.vocab << "\n"
+    << "const n_ctx = " << s.ctx << "\n"
+    << "const d_model = " << s.dModel << "\n"
+    << "const layers = " << s.layers << "\n"
+    << "const heads = " << s.heads << "\n"
+    << "const kv_heads = " << s.kvHeads << "\n"
+    << "const d_head = " << s.headDim << "\n"
+    << "const d_ff = " << s.dFF << "\n"
+    << "const eps = " << fmtFloat(s.eps) << "\n"
+    << "const rope_base = " << fmtFloat(s.ropeBase) << "\n\n"
+    << "dim batch\ndim seq <= n_ctx\n\n";
+  auto w = [&](const char *var, const std::string &shape,
+               const std::string &name) {
+    o << "  weight " << var << ": " << shape << " = \"" << name << "\"\n";
+  };
+  o << "block attention_block(x: [batch, seq, d_model], l: int) {\n";
+  w("wq", "[heads * d_head, d_model]", s.q + ".weight");
+  w("wk", "[kv_heads * d_head, d_model]", s.k + ".weight");
+  w("wv", "[kv_heads * d_head, d_model]", s.v + ".weight");
+  w("wo", "[d_model, heads * d_head]", s.o + ".weight");
+  std::string bq, bk, bv;
+  if (s.qkvBias) {
+    w("bq", "[heads * d_head]", s.q + ".bias");
+    w("bk", "[kv_heads * d_head]", s.k + ".bias");
+    w("bv", "[kv_heads * d_head]", s.v + ".bias");
+    bq = ", bq";
+    bk = ", bk";
+    bv = ", bv";
+  }
+  o << "  q = rope(split_heads(linear(x, wq" << bq << "), heads), "
+    << ropeArgs(s) << ")\n"
+    << "  k = rope(split_heads(linear(x, wk" << bk << "), kv_heads), "
+    << ropeArgs(s) << ")\n"
+    << "  v = split_heads(linear(x, wv" << bv << "), kv_heads)\n"
+    << "  a = attention(q, k, v, causal = true)\n"
+    << "  return linear(merge_heads(a), wo)\n}\n\n";
+  o << "# SwiGLU: down(silu(gate(x)) * up(x)).\n"
+    << "block mlp(x: [batch, seq, d_model], l: int) {\n";
+  w("w_gate", "[d_ff, d_model]", s.gate + ".weight");
+  w("w_up", "[d_ff, d_model]", s.up + ".weight");
+  w("w_down", "[d_model, d_ff]", s.down + ".weight");
+  o << "  return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)\n"
+    << "}\n\n";
+  o << "block layer(x: [batch, seq, d_model], l: int) {\n";
+  w("norm1", "[d_model]", s.attnNorm + ".weight");
+  w("norm2", "[d_model]", s.ffnNorm + ".weight");
+  o << "  x = x + attention_block(rms_norm(x, norm1, eps = eps), l)\n"
+    << "  x = x + mlp(rms_norm(x, norm2, eps = eps), l)\n"
+    << "  return x\n}\n\n";
+  o << "# Next-token logits for every position.\n"
+    << "entry forward(input_ids: i64[batch, seq]) {\n";
+  w("embed_tokens", "[vocab, d_model]", s.embed);
+  w("final_norm", "[d_model]", s.finalNorm);
+  bool tied = s.lmHead == s.embed;
+  if (!tied)
+    w("lm_head", "[vocab, d_model]", s.lmHead);
+  o << "\n  x = embed(embed_tokens, input_ids)\n"
+    << "  for l in 0..layers {\n    x = layer(x, l)\n  }\n"
+    << "  logits = linear(rms_norm(x, final_norm, eps = eps), "
+    << (tied ? "embed_tokens)   # the LM head is tied to the embedding"
+             : "lm_head)")
+    << "\n  return logits\n}\n";
+  tfm = o.str();
+
+  int64_t qd = s.heads * s.headDim, kd = s.kvHeads * s.headDim;
+  uses.push_back({s.embed, {s.vocab, s.dModel}});
+  uses.push_back({s.finalNorm, {s.dModel}});
+  if (!tied)
+    uses.push_back({s.lmHead, {s.vocab, s.dModel}});
+  for (int64_t l = 0; l < s.layers; ++l) {
+    auto n = [&](const std::string &t, const char *suffix) {
+      return subst(t, "l", std::to_string(l)) + suffix;
+    };
+    uses.push_back({n(s.q, ".weight"), {qd, s.dModel}});
+    uses.push_back({n(s.k, ".weight"), {kd, s.dModel}});
+    uses.push_back({n(s.v, ".weight"), {kd, s.dModel}});
+    uses.push_back({n(s.o, ".weight"), {s.dModel, qd}});
+    if (s.qkvBias) {
+      uses.push_back({n(s.q, ".bias"), {qd}});
+      uses.push_back({n(s.k, ".bias"), {kd}});
+      uses.push_back({n(s.v, ".bias"), {kd}});
+    }
+    uses.push_back({n(s.gate, ".weight"), {s.dFF, s.dModel}});
+    uses.push_back({n(s.up, ".weight"), {s.dFF, s.dModel}});
+    uses.push_back({n(s.down, ".weight"), {s.dModel, s.dFF}});
+    uses.push_back({n(s.attnNorm, ".weight"), {s.dModel}});
+    uses.push_back({n(s.ffnNorm, ".weight"), {s.dModel}});
+  }
+}
+
+bool checkDecoder(DecoderSpec &s, const std::string &file, std::string &error) {
+  if (s.heads % s.kvHeads != 0) {
+    error = file + ": the number of attention heads (" +
+            std::to_string(s.heads) + ") is not a multiple of the key/value "
+            "heads (" + std::to_string(s.kvHeads) + ")";
+    return false;
+  }
+  if (s.rotaryDim % 2 != 0 || s.rotaryDim > s.headDim) {
+    error = file + ": the rotary dimension " + std::to_string(s.rotaryDim) +
+            " must be even and at most the head size " +
+            std::to_string(s.headDim);
+    return false;
+  }
+  return true;
+}
+
+/// rope_scaling as transformers defines it (none, linear, llama3).
+bool readRopeScaling(const Json &config, const std::string &file,
+                     RopeScaling &out, std::string &error) {
+  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null())
+    return true;
+  const Json &rs = config["rope_scaling"];
+  if (!rs.is_object()) {
+    error = file + ": key 'rope_scaling' should be an object or null, found " +
+            jsonKind(rs);
+    return false;
+  }
+  ConfigReader r(file + " rope_scaling", rs);
+  out.type = r.has("rope_type") ? r.string("rope_type") : r.string("type");
+  if (out.type == "default") {
+    out.type.clear();
+    return r.ok() || (error = r.message(), false);
+  }
+  if (out.type == "linear") {
+    out.factor = r.number("factor");
+  } else if (out.type == "llama3") {
+    out.factor = r.number("factor");
+    out.lowFreqFactor = r.number("low_freq_factor");
+    out.highFreqFactor = r.number("high_freq_factor");
+    out.originalContext = r.positive("original_max_position_embeddings");
+    if (r.ok() && !(out.highFreqFactor > out.lowFreqFactor))
+      r.fail("high_freq_factor must be larger than low_freq_factor");
+  } else if (r.ok()) {
+    error = file + ": rope_scaling type '" + out.type +
+            "' is not supported (supported: none, \"linear\", \"llama3\")";
+    return false;
+  }
+  if (r.ok() && !(out.factor > 0 && std::isfinite(out.factor)))
+    r.fail("factor must be a positive number");
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Hugging Face directories
+//===----------------------------------------------------------------------===//
+
+struct HfCheckpoint {
+  std::string dir, configPath;
+  Json config;
+  std::unique_ptr<tfc::rt::WeightSource> weights;
+  std::string header;
+
+  bool hasTensor(const std::string &n) const {
+    return weights->findTensor(n) != nullptr;
+  }
+};
+
+std::string hfHeader(const HfCheckpoint &c, const std::string &what,
+                     const std::vector<std::string> &keys) {
+  std::string h = "# " + what + ", imported by tfc-import from\n#   " + c.dir +
+                  "\n# Hyper-parameters from config.json";
+  if (!keys.empty()) {
+    h += ":";
+    size_t col = 80;
+    for (const std::string &k : keys) {
+      if (!c.config.contains(k))
+        continue;
+      std::string item = " " + k + "=" + c.config[k].dump();
+      if (col + item.size() > 78) {
+        h += "\n#  ";
+        col = 3;
+      }
+      h += item;
+      col += item.size();
+    }
+  }
+  h += "\n# Tensor names are the checkpoint's own.\n";
+  return h;
+}
+
+bool importLlamaLike(HfCheckpoint &c, const std::string &type,
+                     ImportedModel &out, std::string &error) {
+  ConfigReader r(c.configPath, c.config);
+  DecoderSpec s;
+  s.vocab = r.positive("vocab_size");
+  s.dModel = r.positive("hidden_size");
+  s.layers = r.positive("num_hidden_layers");
+  s.heads = r.positive("num_attention_heads");
+  s.kvHeads = r.positiveOr("num_key_value_heads", s.heads);
+  s.dFF = r.positive("intermediate_size");
+  s.ctx = r.positive("max_position_embeddings");
+  s.eps = r.positiveNumberOr("rms_norm_eps", 1e-6);
+  s.ropeBase = r.positiveNumberOr("rope_theta", 10000.0);
+  s.headDim = r.positiveOr("head_dim", s.dModel / std::max<int64_t>(s.heads, 1));
+  std::string act = r.stringOr("hidden_act", "silu");
+  // transformers' default for all three families is untied.
+  bool tied = r.boolOr("tie_word_embeddings", false);
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  if (act != "silu") {
+    error = c.configPath + ": hidden_act '" + act +
+            "' is not supported for " + type + " (supported: \"silu\")";
+    return false;
+  }
+  if (type == "llama" && r.boolOr("attention_bias", false)) {
+    error = c.configPath + ": attention_bias = true is not supported for "
+                           "llama (q/k/v biases are supported for qwen2)";
+    return false;
+  }
+  if (type == "llama" && r.boolOr("mlp_bias", false)) {
+    error = c.configPath + ": mlp_bias = true is not supported";
+    return false;
+  }
+  if (!readRopeScaling(c.config, c.configPath, s.scaling, error))
+    return false;
+  std::string note;
+  if (type == "mistral" || type == "qwen2") {
+    bool windowed = type == "mistral" ? r.has("sliding_window")
+                                      : r.boolOr("use_sliding_window", false) &&
+                                            r.has("sliding_window");
+    if (windowed) {
+      int64_t w = r.positive("sliding_window");
+      if (!r.ok()) {
+        error = r.message();
+        return false;
+      }
+      if (w < s.ctx) {
+        // Full causal attention is exact while the sequence fits the
+        // window: limit the context to it.
+        note = "# sliding_window=" + std::to_string(w) +
+               ": windowed attention is not supported yet, so sequences are "
+               "limited\n# to the window (n_ctx), where full attention is "
+               "exact.\n";
+        s.ctx = w;
+      }
+    }
+  }
+  s.qkvBias = type == "qwen2";
+  s.rotaryDim = s.headDim;
+  s.name = identifier(baseName(c.dir));
+  s.header = hfHeader(c,
+                      type == "llama"     ? "LlamaForCausalLM"
+                      : type == "mistral" ? "MistralForCausalLM"
+                                          : "Qwen2ForCausalLM",
+                      {"model_type", "vocab_size", "hidden_size",
+                       "num_hidden_layers", "num_attention_heads",
+                       "num_key_value_heads", "head_dim", "intermediate_size",
+                       "max_position_embeddings", "rms_norm_eps", "rope_theta",
+                       "rope_scaling", "tie_word_embeddings",
+                       "sliding_window"}) +
+             note;
+  s.embed = "model.embed_tokens.weight";
+  s.finalNorm = "model.norm.weight";
+  s.lmHead = tied ? s.embed : "lm_head.weight";
+  if (!tied && !c.hasTensor("lm_head.weight")) {
+    error = c.dir + ": tie_word_embeddings is false but the checkpoint has no "
+                    "'lm_head.weight'";
+    return false;
+  }
+  std::string p = "model.layers.{l}";
+  s.q = p + ".self_attn.q_proj";
+  s.k = p + ".self_attn.k_proj";
+  s.v = p + ".self_attn.v_proj";
+  s.o = p + ".self_attn.o_proj";
+  s.gate = p + ".mlp.gate_proj";
+  s.up = p + ".mlp.up_proj";
+  s.down = p + ".mlp.down_proj";
+  s.attnNorm = p + ".input_layernorm";
+  s.ffnNorm = p + ".post_attention_layernorm";
+  if (!checkDecoder(s, c.configPath, error))
+    return false;
+  std::vector<Use> uses;
+  writeDecoder(s, out.tfm, uses);
+  return checkUses(*c.weights, uses, c.configPath, error);
+}
+
+bool importGpt2(HfCheckpoint &c, ImportedModel &out, std::string &error) {
+  ConfigReader r(c.configPath, c.config);
+  int64_t vocab = r.positive("vocab_size");
+  int64_t d = r.positive("n_embd");
+  int64_t layers = r.positive("n_layer");
+  int64_t heads = r.positive("n_head");
+  int64_t ctx = r.positive("n_positions");
+  int64_t inner = r.positiveOr("n_inner", 4 * d);
+  double eps = r.positiveNumberOr("layer_norm_epsilon", 1e-5);
+  std::string act = r.stringOr("activation_function", "gelu_new");
+  bool tied = r.boolOr("tie_word_embeddings", true);
+  if (r.ok() && r.boolOr("scale_attn_by_inverse_layer_idx", false))
+    r.fail("scale_attn_by_inverse_layer_idx = true is not supported");
+  if (r.ok() && r.boolOr("reorder_and_upcast_attn", false))
+    r.fail("reorder_and_upcast_attn = true is not supported");
+  if (r.ok() && !r.boolOr("scale_attn_weights", true))
+    r.fail("scale_attn_weights = false is not supported");
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  if (d % heads != 0) {
+    error = c.configPath + ": n_embd " + std::to_string(d) +
+            " is not a multiple of n_head " + std::to_string(heads);
+    return false;
+  }
+  std::string gelu;
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
+    gelu = "gelu(h, approximate = \"tanh\")";
+  else if (act == "gelu")
+    gelu = "gelu(h)";
+  else if (act == "relu")
+    gelu = "relu(h)";
+  else {
+    error = c.configPath + ": activation_function '" + act +
+            "' is not supported (supported: gelu_new, gelu_pytorch_tanh, "
+            "gelu_fast, gelu, relu)";
+    return false;
+  }
+  std::string pre = c.hasTensor("transformer.wte.weight") ? "transformer." : "";
+  std::string lmHead = pre + "wte.weight";
+  if (!tied) {
+    if (!c.hasTensor("lm_head.weight")) {
+      error = c.dir + ": tie_word_embeddings is false but the checkpoint has "
+                      "no 'lm_head.weight'";
+      return false;
+    }
+    lmHead = "lm_head.weight";
+  }
+  std::ostringstream o;
+  o << hfHeader(c, "GPT2LMHeadModel",
+                {"model_type", "vocab_size", "n_embd", "n_layer", "n_head",
+                 "n_positions", "n_inner", "layer_norm_epsilon",
+                 "activation_function", "tie_word_embeddings"})
+    << "# Conv1D weights are [in, out] and applied with '@'.\n"
+    << "\nmodel " << identifier(baseName(c.dir)) << "\n\n"
+    << "const vocab = " << vocab << "\nconst n_ctx = " << ctx
+    << "\nconst d_model = " << d << "\nconst heads = " << heads
+    << "\nconst layers = " << layers << "\nconst d_ff = " << inner
+    << "\nconst eps = " << fmtFloat(eps) << "\n\ndim batch\ndim seq <= n_ctx\n\n"
+    << "block attn(x: [batch, seq, d_model], l: int) {\n"
+    << "  weight w_qkv: [d_model, 3 * d_model] = \"" << pre
+    << "h.{l}.attn.c_attn.weight\"\n"
+    << "  weight b_qkv: [3 * d_model] = \"" << pre << "h.{l}.attn.c_attn.bias\"\n"
+    << "  weight w_out: [d_model, d_model] = \"" << pre
+    << "h.{l}.attn.c_proj.weight\"\n"
+    << "  weight b_out: [d_model] = \"" << pre << "h.{l}.attn.c_proj.bias\"\n"
+    << "  q, k, v = split(x @ w_qkv + b_qkv, 3)\n"
+    << "  a = attention(q, k, v, heads = heads, causal = true)\n"
+    << "  return a @ w_out + b_out\n}\n\n"
+    << "block mlp(x: [batch, seq, d_model], l: int) {\n"
+    << "  weight w_fc: [d_model, d_ff] = \"" << pre << "h.{l}.mlp.c_fc.weight\"\n"
+    << "  weight b_fc: [d_ff] = \"" << pre << "h.{l}.mlp.c_fc.bias\"\n"
+    << "  weight w_proj: [d_ff, d_model] = \"" << pre
+    << "h.{l}.mlp.c_proj.weight\"\n"
+    << "  weight b_proj: [d_model] = \"" << pre << "h.{l}.mlp.c_proj.bias\"\n"
+    << "  h = x @ w_fc + b_fc\n"
+    << "  h = " << gelu << "\n"
+    << "  return h @ w_proj + b_proj\n}\n\n"
+    << "block layer(x: [batch, seq, d_model], l: int) {\n"
+    << "  weight ln1_g: [d_model] = \"" << pre << "h.{l}.ln_1.weight\"\n"
+    << "  weight ln1_b: [d_model] = \"" << pre << "h.{l}.ln_1.bias\"\n"
+    << "  weight ln2_g: [d_model] = \"" << pre << "h.{l}.ln_2.weight\"\n"
+    << "  weight ln2_b: [d_model] = \"" << pre << "h.{l}.ln_2.bias\"\n"
+    << "  x = x + attn(layer_norm(x, ln1_g, ln1_b, eps = eps), l)\n"
+    << "  x = x + mlp(layer_norm(x, ln2_g, ln2_b, eps = eps), l)\n"
+    << "  return x\n}\n\n"
+    << "# Next-token logits for every position.\n"
+    << "entry forward(input_ids: i64[batch, seq]) {\n"
+    << "  weight wte: [vocab, d_model] = \"" << pre << "wte.weight\"\n"
+    << "  weight wpe: [n_ctx, d_model] = \"" << pre << "wpe.weight\"\n"
+    << "  weight lnf_g: [d_model] = \"" << pre << "ln_f.weight\"\n"
+    << "  weight lnf_b: [d_model] = \"" << pre << "ln_f.bias\"\n";
+  if (!tied)
+    o << "  weight lm_head: [vocab, d_model] = \"lm_head.weight\"\n";
+  o << "\n  x = embed(wte, input_ids) + embed(wpe, arange(seq))\n"
+    << "  for l in 0..layers {\n    x = layer(x, l)\n  }\n"
+    << "  x = layer_norm(x, lnf_g, lnf_b, eps = eps)\n"
+    << "  logits = linear(x, " << (tied ? "wte)   # tied LM head" : "lm_head)")
+    << "\n  return logits\n}\n";
+  out.tfm = o.str();
+
+  std::vector<Use> uses = {{pre + "wte.weight", {vocab, d}},
+                           {pre + "wpe.weight", {ctx, d}},
+                           {pre + "ln_f.weight", {d}},
+                           {pre + "ln_f.bias", {d}}};
+  if (!tied)
+    uses.push_back({"lm_head.weight", {vocab, d}});
+  for (int64_t l = 0; l < layers; ++l) {
+    std::string p = pre + "h." + std::to_string(l) + ".";
+    uses.push_back({p + "attn.c_attn.weight", {d, 3 * d}});
+    uses.push_back({p + "attn.c_attn.bias", {3 * d}});
+    uses.push_back({p + "attn.c_proj.weight", {d, d}});
+    uses.push_back({p + "attn.c_proj.bias", {d}});
+    uses.push_back({p + "mlp.c_fc.weight", {d, inner}});
+    uses.push_back({p + "mlp.c_fc.bias", {inner}});
+    uses.push_back({p + "mlp.c_proj.weight", {inner, d}});
+    uses.push_back({p + "mlp.c_proj.bias", {d}});
+    for (const char *n : {"ln_1.weight", "ln_1.bias", "ln_2.weight", "ln_2.bias"})
+      uses.push_back({p + n, {d}});
+  }
+  return checkUses(*c.weights, uses, c.configPath, error);
+}
+
+/// sentence-transformers' modules.json + 1_Pooling/config.json, if present.
+struct Pooling {
+  bool present = false;
+  std::string mode; // "mean", "cls", "max"
+  bool normalize = false;
+  int64_t maxSeqLength = 0;
+};
+
+bool readPooling(const std::string &dir, Pooling &p, std::string &error) {
+  std::string modulesPath = dir + "/modules.json";
+  if (!isRegularFile(modulesPath))
+    return true;
+  std::string text;
+  if (!readText(modulesPath, text, error))
+    return false;
+  Json modules;
+  try {
+    modules = Json::parse(text);
+  } catch (const Json::exception &e) {
+    error = modulesPath + ": invalid JSON: " + e.what();
+    return false;
+  }
+  if (!modules.is_array()) {
+    error = modulesPath + ": expected an array of modules";
+    return false;
+  }
+  std::string poolingDir;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const Json &m = modules[i];
+    if (!m.is_object() || !m.contains("type") || !m["type"].is_string()) {
+      error = modulesPath + ": module " + std::to_string(i) +
+              " should be an object with a string 'type'";
+      return false;
+    }
+    std::string type = m["type"].get<std::string>();
+    std::string path = m.contains("path") && m["path"].is_string()
+                           ? m["path"].get<std::string>()
+                           : "";
+    if (type == "sentence_transformers.models.Transformer")
+      continue;
+    if (type == "sentence_transformers.models.Pooling") {
+      p.present = true;
+      poolingDir = path;
+    } else if (type == "sentence_transformers.models.Normalize") {
+      p.normalize = true;
+    } else {
+      error = modulesPath + ": module type '" + type +
+              "' is not supported (supported: Transformer, Pooling, "
+              "Normalize)";
+      return false;
+    }
+  }
+  if (!p.present)
+    return true;
+  if (poolingDir.find("..") != std::string::npos) {
+    error = modulesPath + ": the Pooling module's path must be inside the "
+                          "directory";
+    return false;
+  }
+  std::string poolConfig = dir + "/" + poolingDir + "/config.json";
+  Json pc;
+  if (!parseJsonFile(poolConfig, pc, error))
+    return false;
+  ConfigReader r(poolConfig, pc);
+  int modes = 0;
+  if (r.boolOr("pooling_mode_mean_tokens", false))
+    p.mode = "mean", ++modes;
+  if (r.boolOr("pooling_mode_cls_token", false))
+    p.mode = "cls", ++modes;
+  if (r.boolOr("pooling_mode_max_tokens", false))
+    p.mode = "max", ++modes;
+  for (const char *k : {"pooling_mode_mean_sqrt_len_tokens",
+                        "pooling_mode_weightedmean_tokens",
+                        "pooling_mode_lasttoken"})
+    if (r.boolOr(k, false))
+      r.fail(std::string("key '") + k +
+             "' is not supported (supported: mean, cls, max)");
+  if (r.ok() && modes != 1)
+    r.fail("exactly one of pooling_mode_mean_tokens, pooling_mode_cls_token "
+           "and pooling_mode_max_tokens must be true");
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  std::string sbert = dir + "/sentence_bert_config.json";
+  if (isRegularFile(sbert)) {
+    Json sc;
+    if (!parseJsonFile(sbert, sc, error))
+      return false;
+    ConfigReader sr(sbert, sc);
+    p.maxSeqLength = sr.positiveOr("max_seq_length", 0);
+    if (!sr.ok()) {
+      error = sr.message();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool importBert(HfCheckpoint &c, ImportedModel &out, std::string &error) {
+  ConfigReader r(c.configPath, c.config);
+  int64_t vocab = r.positive("vocab_size");
+  int64_t d = r.positive("hidden_size");
+  int64_t layers = r.positive("num_hidden_layers");
+  int64_t heads = r.positive("num_attention_heads");
+  int64_t dFF = r.positive("intermediate_size");
+  int64_t maxPos = r.positive("max_position_embeddings");
+  int64_t types = r.positiveOr("type_vocab_size", 2);
+  double eps = r.positiveNumberOr("layer_norm_eps", 1e-12);
+  std::string act = r.stringOr("hidden_act", "gelu");
+  std::string posType = r.stringOr("position_embedding_type", "absolute");
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  if (posType != "absolute") {
+    error = c.configPath + ": position_embedding_type '" + posType +
+            "' is not supported (supported: \"absolute\")";
+    return false;
+  }
+  std::string actCall;
+  if (act == "gelu")
+    actCall = "gelu(h)";
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh")
+    actCall = "gelu(h, approximate = \"tanh\")";
+  else if (act == "relu")
+    actCall = "relu(h)";
+  else {
+    error = c.configPath + ": hidden_act '" + act +
+            "' is not supported (supported: gelu, gelu_new, "
+            "gelu_pytorch_tanh, relu)";
+    return false;
+  }
+  if (d % heads != 0) {
+    error = c.configPath + ": hidden_size " + std::to_string(d) +
+            " is not a multiple of num_attention_heads " + std::to_string(heads);
+    return false;
+  }
+  Pooling pool;
+  if (!readPooling(c.dir, pool, error))
+    return false;
+  std::string pre =
+      c.hasTensor("bert.embeddings.word_embeddings.weight") ? "bert." : "";
+  bool pooler = c.hasTensor(pre + "pooler.dense.weight");
+
+  std::ostringstream o;
+  o << hfHeader(c, "BertModel",
+                {"model_type", "vocab_size", "hidden_size", "num_hidden_layers",
+                 "num_attention_heads", "intermediate_size",
+                 "max_position_embeddings", "type_vocab_size",
+                 "layer_norm_eps", "hidden_act"});
+  if (pool.present)
+    o << "# sentence-transformers: " << pool.mode << " pooling"
+      << (pool.normalize ? ", L2-normalised" : "") << " (modules.json)"
+      << (pool.maxSeqLength
+              ? ", max_seq_length " + std::to_string(pool.maxSeqLength)
+              : "")
+      << ": entry encode.\n";
+  o << "\nmodel " << identifier(baseName(c.dir)) << "\n\n"
+    << "const vocab = " << vocab << "\nconst max_positions = " << maxPos
+    << "\nconst type_vocab = " << types << "\nconst d_model = " << d
+    << "\nconst heads = " << heads << "\nconst layers = " << layers
+    << "\nconst d_ff = " << dFF << "\nconst eps = " << fmtFloat(eps)
+    << "\n\ndim batch\ndim seq <= max_positions\n\n"
+    << "block norm(x: [batch, seq, d_model], p: str) {\n"
+    << "  weight g: [d_model] = \"{p}.LayerNorm.weight\"\n"
+    << "  weight b: [d_model] = \"{p}.LayerNorm.bias\"\n"
+    << "  return layer_norm(x, g, b, eps = eps)\n}\n\n"
+    << "block dense(x, p: str, d_out: int, d_in: int) {\n"
+    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n"
+    << "  weight b: [d_out] = \"{p}.bias\"\n"
+    << "  return linear(x, w, b)\n}\n\n"
+    << "block layer(x: [batch, seq, d_model], mask: i64[batch, seq], l: int) {\n"
+    << "  p = \"" << pre << "encoder.layer.{l}\"\n"
+    << "  q = dense(x, \"{p}.attention.self.query\", d_model, d_model)\n"
+    << "  k = dense(x, \"{p}.attention.self.key\", d_model, d_model)\n"
+    << "  v = dense(x, \"{p}.attention.self.value\", d_model, d_model)\n"
+    << "  a = attention(q, k, v, heads = heads, mask = mask)\n"
+    << "  a = dense(a, \"{p}.attention.output.dense\", d_model, d_model)\n"
+    << "  x = norm(x + a, \"{p}.attention.output\")\n"
+    << "  h = dense(x, \"{p}.intermediate.dense\", d_ff, d_model)\n"
+    << "  h = " << actCall << "\n"
+    << "  h = dense(h, \"{p}.output.dense\", d_model, d_ff)\n"
+    << "  return norm(x + h, \"{p}.output\")\n}\n\n"
+    << "block encoder(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
+       "seq],\n              attention_mask: i64[batch, seq]) {\n"
+    << "  weight word: [vocab, d_model] = \"" << pre
+    << "embeddings.word_embeddings.weight\"\n"
+    << "  weight position: [max_positions, d_model] = \"" << pre
+    << "embeddings.position_embeddings.weight\"\n"
+    << "  weight token_type: [type_vocab, d_model] = \"" << pre
+    << "embeddings.token_type_embeddings.weight\"\n"
+    << "  x = (embed(word, input_ids) + embed(position, arange(seq)) +\n"
+    << "       embed(token_type, token_type_ids))\n"
+    << "  x = norm(x, \"" << pre << "embeddings\")\n"
+    << "  for l in 0..layers {\n    x = layer(x, attention_mask, l)\n  }\n"
+    << "  return x\n}\n\n"
+    << "# The last hidden states" << (pooler ? " and the pooler output" : "")
+    << ".\n"
+    << "entry forward(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
+       "seq],\n              attention_mask: i64[batch, seq]) {\n"
+    << "  hidden = encoder(input_ids, token_type_ids, attention_mask)\n";
+  if (pooler)
+    o << "  first = reshape(slice(hidden, 0, 1, axis = 1), [batch, d_model])\n"
+      << "  pooled = tanh(dense(first, \"" << pre
+      << "pooler.dense\", d_model, d_model))\n"
+      << "  return hidden, pooled\n}\n";
+  else
+    o << "  return hidden\n}\n";
+  if (pool.present) {
+    o << "\n# Sentence embeddings as sentence-transformers computes them.\n"
+      << "entry encode(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
+         "seq],\n             attention_mask: i64[batch, seq]) {\n"
+      << "  hidden = encoder(input_ids, token_type_ids, attention_mask)\n";
+    if (pool.mode == "mean")
+      o << "  m = reshape(cast(attention_mask, f32), [batch, seq, 1])\n"
+        << "  sentence_embedding = (sum(hidden * m, axis = 1) /\n"
+        << "                        maximum(sum(m, axis = 1), 1e-9))\n";
+    else if (pool.mode == "cls")
+      o << "  sentence_embedding = reshape(slice(hidden, 0, 1, axis = 1), "
+           "[batch, d_model])\n";
+    else
+      o << "  m = reshape(cast(attention_mask, f32), [batch, seq, 1])\n"
+        << "  sentence_embedding = max(hidden + (m - 1.0) * 1e9, axis = 1)\n";
+    if (pool.normalize)
+      o << "  e = sentence_embedding\n"
+        << "  sentence_embedding = e / maximum(sqrt(sum(e * e, keepdim = true)),"
+           " 1e-12)\n";
+    o << "  return sentence_embedding\n}\n";
+  }
+  out.tfm = o.str();
+
+  std::vector<Use> uses = {
+      {pre + "embeddings.word_embeddings.weight", {vocab, d}},
+      {pre + "embeddings.position_embeddings.weight", {maxPos, d}},
+      {pre + "embeddings.token_type_embeddings.weight", {types, d}},
+      {pre + "embeddings.LayerNorm.weight", {d}},
+      {pre + "embeddings.LayerNorm.bias", {d}}};
+  if (pooler) {
+    uses.push_back({pre + "pooler.dense.weight", {d, d}});
+    uses.push_back({pre + "pooler.dense.bias", {d}});
+  }
+  for (int64_t l = 0; l < layers; ++l) {
+    std::string p = pre + "encoder.layer." + std::to_string(l) + ".";
+    for (const char *n : {"attention.self.query", "attention.self.key",
+                          "attention.self.value", "attention.output.dense"}) {
+      uses.push_back({p + n + ".weight", {d, d}});
+      uses.push_back({p + n + ".bias", {d}});
+    }
+    uses.push_back({p + "intermediate.dense.weight", {dFF, d}});
+    uses.push_back({p + "intermediate.dense.bias", {dFF}});
+    uses.push_back({p + "output.dense.weight", {d, dFF}});
+    uses.push_back({p + "output.dense.bias", {d}});
+    for (const char *n : {"attention.output.LayerNorm", "output.LayerNorm"}) {
+      uses.push_back({p + n + ".weight", {d}});
+      uses.push_back({p + n + ".bias", {d}});
+    }
+  }
+  return checkUses(*c.weights, uses, c.configPath, error);
+}
+
+bool importHuggingFace(const std::string &dir, ImportedModel &out,
+                       std::string &error) {
+  HfCheckpoint c;
+  c.dir = dir;
+  c.configPath = dir + "/config.json";
+  if (!isRegularFile(c.configPath)) {
+    error = dir + ": not a checkpoint directory: it has no config.json "
+                  "(supported: " + std::string(kSupported) + ")";
+    return false;
+  }
+  if (!parseJsonFile(c.configPath, c.config, error))
+    return false;
+  ConfigReader r(c.configPath, c.config);
+  std::string type = r.string("model_type");
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  if (type != "bert" && type != "gpt2" && type != "llama" &&
+      type != "mistral" && type != "qwen2") {
+    error = c.configPath + ": model_type '" + type +
+            "' is not supported (supported: bert, gpt2, llama, mistral, "
+            "qwen2)";
+    return false;
+  }
+  c.weights = tfc::rt::openWeights(dir, error);
+  if (!c.weights)
+    return false;
+  out.family = type;
+  out.weights = dir;
+  out.tokenizer =
+      isRegularFile(dir + "/tokenizer.json") ? dir + "/tokenizer.json" : "";
+  if (type == "bert")
+    return importBert(c, out, error);
+  if (type == "gpt2")
+    return importGpt2(c, out, error);
+  return importLlamaLike(c, type, out, error);
+}
+
+//===----------------------------------------------------------------------===//
+// GGUF
+//===----------------------------------------------------------------------===//
+
+bool importGguf(const std::string &path, ImportedModel &out,
+                std::string &error) {
+  std::unique_ptr<tfc::rt::GgufFile> f = tfc::rt::GgufFile::open(path, error);
+  if (!f)
+    return false;
+  std::string arch;
+  if (!f->getString("general.architecture", arch, error))
+    return false;
+  if (arch != "llama") {
+    error = path + ": general.architecture '" + arch +
+            "' is not supported (supported: llama)";
+    return false;
+  }
+  DecoderSpec s;
+  int64_t v;
+  auto need = [&](const char *key, int64_t &dst) {
+    if (!f->getInt(key, v, error))
+      return false;
+    if (v <= 0 || v > (int64_t(1) << 40)) {
+      error = path + ": metadata '" + key + "' should be positive, found " +
+              std::to_string(v);
+      return false;
+    }
+    dst = v;
+    return true;
+  };
+  if (!need("llama.embedding_length", s.dModel) ||
+      !need("llama.block_count", s.layers) ||
+      !need("llama.attention.head_count", s.heads) ||
+      !need("llama.feed_forward_length", s.dFF) ||
+      !need("llama.context_length", s.ctx))
+    return false;
+  s.kvHeads = s.heads;
+  if (f->find("llama.attention.head_count_kv") &&
+      !need("llama.attention.head_count_kv", s.kvHeads))
+    return false;
+  s.headDim = s.dModel / s.heads;
+  if (f->find("llama.attention.key_length") &&
+      !need("llama.attention.key_length", s.headDim))
+    return false;
+  s.rotaryDim = s.headDim;
+  if (f->find("llama.rope.dimension_count") &&
+      !need("llama.rope.dimension_count", s.rotaryDim))
+    return false;
+  if (!f->getFloat("llama.attention.layer_norm_rms_epsilon", s.eps, error))
+    return false;
+  if (f->find("llama.rope.freq_base") &&
+      !f->getFloat("llama.rope.freq_base", s.ropeBase, error))
+    return false;
+  if (!(s.eps > 0) || !(s.ropeBase > 0)) {
+    error = path + ": llama.attention.layer_norm_rms_epsilon and "
+                   "llama.rope.freq_base must be positive";
+    return false;
+  }
+  if (const tfc::rt::GgufValue *st = f->find("llama.rope.scaling.type")) {
+    std::string type;
+    if (!f->getString("llama.rope.scaling.type", type, error))
+      return false;
+    if (type == "linear") {
+      s.scaling.type = "linear";
+      if (!f->getFloat("llama.rope.scaling.factor", s.scaling.factor, error))
+        return false;
+    } else if (type != "none") {
+      error = path + ": llama.rope.scaling.type '" + type +
+              "' is not supported (supported: none, linear)";
+      return false;
+    }
+    (void)st;
+  }
+  const tfc::rt::TensorView *emb = f->findTensor("token_embd.weight");
+  if (!emb || emb->shape.size() != 2) {
+    error = path + ": tensor 'token_embd.weight' is missing or not a matrix";
+    return false;
+  }
+  s.vocab = emb->shape[0];
+  if (f->find("llama.vocab_size") && !need("llama.vocab_size", s.vocab))
+    return false;
+  // llama.cpp's conversion permutes the rows of Q and K so that its RoPE
+  // rotates adjacent pairs: the same rotation as rotate_half on the
+  // original rows, so the weights are used as stored with "adjacent".
+  s.ropeMode = "adjacent";
+  std::string name;
+  if (f->find("general.name"))
+    f->getString("general.name", name, error);
+  s.name = identifier(name.empty() ? baseName(path) : name);
+  s.header = "# GGUF llama model, imported by tfc-import from\n#   " + path +
+             "\n# Hyper-parameters from the llama.* metadata: embedding_length=" +
+             std::to_string(s.dModel) + " block_count=" +
+             std::to_string(s.layers) + "\n#   head_count=" +
+             std::to_string(s.heads) + " head_count_kv=" +
+             std::to_string(s.kvHeads) + " feed_forward_length=" +
+             std::to_string(s.dFF) + " context_length=" + std::to_string(s.ctx) +
+             "\n#   rope.freq_base=" + fmtFloat(s.ropeBase) +
+             " layer_norm_rms_epsilon=" + fmtFloat(s.eps) + " vocab=" +
+             std::to_string(s.vocab) +
+             "\n# GGUF's Q/K rows are permuted for adjacent-pair RoPE; "
+             "tensor names are GGUF's.\n";
+  s.embed = "token_embd.weight";
+  s.finalNorm = "output_norm.weight";
+  s.lmHead = f->findTensor("output.weight") ? "output.weight" : s.embed;
+  std::string p = "blk.{l}";
+  s.q = p + ".attn_q";
+  s.k = p + ".attn_k";
+  s.v = p + ".attn_v";
+  s.o = p + ".attn_output";
+  s.gate = p + ".ffn_gate";
+  s.up = p + ".ffn_up";
+  s.down = p + ".ffn_down";
+  s.attnNorm = p + ".attn_norm";
+  s.ffnNorm = p + ".ffn_norm";
+  s.qkvBias = f->findTensor("blk.0.attn_q.bias") != nullptr;
+  if (!checkDecoder(s, path, error))
+    return false;
+  std::vector<Use> uses;
+  writeDecoder(s, out.tfm, uses);
+  out.family = "gguf:llama";
+  out.weights = path;
+  out.tokenizer = path;
+  return checkUses(*f, uses, "its llama.* metadata", error);
+}
+
+} // namespace
+
+bool tfc::importer::isCheckpoint(const std::string &path) {
+  return isDirectory(path) || tfc::rt::isGgufFile(path);
+}
+
+const char *tfc::importer::supportedFamilies() { return kSupported; }
+
+bool tfc::importer::importCheckpoint(const std::string &pathArg,
+                                     ImportedModel &out, std::string &error) {
+  std::string path = pathArg;
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  try {
+    if (isDirectory(path))
+      return importHuggingFace(path, out, error);
+    if (tfc::rt::isGgufFile(path))
+      return importGguf(path, out, error);
+  } catch (const std::exception &e) {
+    error = path + ": " + e.what();
+    return false;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    error = path + ": cannot open: " + std::strerror(errno);
+  else
+    error = path + ": not a checkpoint (supported: " + kSupported + ")";
+  return false;
+}
