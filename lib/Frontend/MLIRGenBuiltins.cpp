@@ -455,6 +455,59 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                           describe(*x));
     if (!(base > 1.0) || !std::isfinite(base))
       return fail(args.locOf(3), "base must be a finite number > 1");
+    // Context extension: a multiplier of each pair's inverse frequency.
+    std::string scaling = args.getString(5, "none");
+    double factor = args.getFloat(6, 1.0);
+    double lowFactor = args.getFloat(7, 1.0);
+    double highFactor = args.getFloat(8, 4.0);
+    int64_t originalContext = args.getInt(9, 8192);
+    if (!args.ok)
+      return Val::poison();
+    mlir::DenseF64ArrayAttr freqScale;
+    if (scaling != "none") {
+      if (scaling != "linear" && scaling != "llama3")
+        return fail(args.locOf(5), "scaling must be \"none\", \"linear\" or "
+                                   "\"llama3\", got \"" + scaling + "\"");
+      if (!args.has(6) || !(factor > 0.0) || !std::isfinite(factor))
+        return fail(args.has(6) ? args.locOf(6) : at,
+                    "scaling \"" + scaling + "\" needs factor > 0");
+      if (scaling == "llama3" &&
+          (!(lowFactor > 0.0) || !(highFactor > lowFactor) ||
+           !std::isfinite(highFactor) || originalContext <= 0))
+        return fail(at, "scaling \"llama3\" needs 0 < low_freq_factor < "
+                        "high_freq_factor and original_context > 0");
+      int64_t r = args.has(4) ? rotaryDim : d;
+      llvm::SmallVector<double> table;
+      for (int64_t i = 0; i < r / 2; ++i) {
+        if (scaling == "linear") {
+          table.push_back(1.0 / factor); // positions / factor
+          continue;
+        }
+        // Llama 3 (transformers' _compute_llama3_parameters): long
+        // wavelengths are slowed down by `factor`, short ones kept, and
+        // the band between interpolated smoothly.
+        double invFreq = std::pow(base, -2.0 * static_cast<double>(i) / r);
+        double wavelen = 2.0 * M_PI / invFreq;
+        double lowWavelen = originalContext / lowFactor;
+        double highWavelen = originalContext / highFactor;
+        double s;
+        if (wavelen < highWavelen)
+          s = 1.0;
+        else if (wavelen > lowWavelen)
+          s = 1.0 / factor;
+        else {
+          double smooth = (originalContext / wavelen - lowFactor) /
+                          (highFactor - lowFactor);
+          s = (1.0 - smooth) / factor + smooth;
+        }
+        table.push_back(s);
+      }
+      freqScale = builder.getDenseF64ArrayAttr(table);
+    } else if (args.has(6) || args.has(7) || args.has(8) || args.has(9)) {
+      return fail(at, "factor, low_freq_factor, high_freq_factor and "
+                      "original_context need scaling = \"linear\" or "
+                      "\"llama3\"");
+    }
     mlir::Value offset;
     if (args.has(2) && !(offset = indexValue(args.raw(2), args.locOf(2),
                                              args.what(2))))
@@ -464,7 +517,8 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                       tfcir::RopeModeAttr::get(&context, *m),
                       builder.getF64FloatAttr(base),
                       args.has(4) ? builder.getI64IntegerAttr(rotaryDim)
-                                  : mlir::IntegerAttr()),
+                                  : mlir::IntegerAttr(),
+                      freqScale),
                   x->shape);
   }
   case Builtin::SinusoidalPositions: {

@@ -401,18 +401,31 @@ bool checkDecoder(DecoderSpec &s, const std::string &file, std::string &error) {
   return true;
 }
 
-/// rope_scaling as transformers defines it (none, linear, llama3).
-bool readRopeScaling(const Json &config, const std::string &file,
-                     RopeScaling &out, std::string &error) {
-  if (!config.contains("rope_scaling") || config["rope_scaling"].is_null())
+/// RoPE's base and scaling as transformers defines them (none, linear,
+/// llama3): `rope_theta` + `rope_scaling` (transformers 4), or
+/// `rope_parameters` holding both (transformers 5).
+bool readRope(const Json &config, const std::string &file, double &theta,
+              RopeScaling &out, std::string &error) {
+  const char *key = config.contains("rope_parameters") &&
+                            !config["rope_parameters"].is_null()
+                        ? "rope_parameters"
+                        : "rope_scaling";
+  ConfigReader top(file, config);
+  theta = top.positiveNumberOr("rope_theta", 10000.0);
+  if (!top.ok()) {
+    error = top.message();
+    return false;
+  }
+  if (!config.contains(key) || config[key].is_null())
     return true;
-  const Json &rs = config["rope_scaling"];
+  const Json &rs = config[key];
   if (!rs.is_object()) {
-    error = file + ": key 'rope_scaling' should be an object or null, found " +
+    error = file + ": key '" + key + "' should be an object or null, found " +
             jsonKind(rs);
     return false;
   }
-  ConfigReader r(file + " rope_scaling", rs);
+  ConfigReader r(file + " " + key, rs);
+  theta = r.positiveNumberOr("rope_theta", theta);
   out.type = r.has("rope_type") ? r.string("rope_type") : r.string("type");
   if (out.type == "default") {
     out.type.clear();
@@ -491,7 +504,6 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
   s.dFF = r.positive("intermediate_size");
   s.ctx = r.positive("max_position_embeddings");
   s.eps = r.positiveNumberOr("rms_norm_eps", 1e-6);
-  s.ropeBase = r.positiveNumberOr("rope_theta", 10000.0);
   s.headDim = r.positiveOr("head_dim", s.dModel / std::max<int64_t>(s.heads, 1));
   std::string act = r.stringOr("hidden_act", "silu");
   // transformers' default for all three families is untied.
@@ -514,7 +526,7 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
     error = c.configPath + ": mlp_bias = true is not supported";
     return false;
   }
-  if (!readRopeScaling(c.config, c.configPath, s.scaling, error))
+  if (!readRope(c.config, c.configPath, s.ropeBase, s.scaling, error))
     return false;
   std::string note;
   if (type == "mistral" || type == "qwen2") {
@@ -549,7 +561,7 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
                        "num_hidden_layers", "num_attention_heads",
                        "num_key_value_heads", "head_dim", "intermediate_size",
                        "max_position_embeddings", "rms_norm_eps", "rope_theta",
-                       "rope_scaling", "tie_word_embeddings",
+                       "rope_scaling", "rope_parameters", "tie_word_embeddings",
                        "sliding_window"}) +
              note;
   s.embed = "model.embed_tokens.weight";

@@ -714,13 +714,17 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         bool adjacent = r.getMode() == RopeMode::Adjacent;
         Tensor out = x;
         int64_t rows = D ? x.numElements() / D : 0;
+        std::optional<ArrayRef<double>> scale = r.getFreqScale();
+        if (scale && static_cast<int64_t>(scale->size()) != R / 2)
+          return r.emitError("freq_scale does not match rotary_dim");
         for (int64_t row = 0; row < rows; ++row) {
           double pos = static_cast<double>(offset + row % T);
           const double *in = &x.data[row * D];
           double *o = &out.data[row * D];
           for (int64_t i = 0; i < R / 2; ++i) {
             double theta =
-                pos / std::pow(base, static_cast<double>(2 * i) / R);
+                pos / std::pow(base, static_cast<double>(2 * i) / R) *
+                (scale ? (*scale)[i] : 1.0);
             int64_t a = adjacent ? 2 * i : i;
             int64_t b = adjacent ? 2 * i + 1 : i + R / 2;
             double c = std::cos(theta), s = std::sin(theta);

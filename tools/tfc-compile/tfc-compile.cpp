@@ -4,6 +4,8 @@
 //
 //   tfc-compile model.tfm [--emit=ast|tfc|fused] [-o out] [--entry NAME]
 //               [-D name=value ...]
+//   tfc-compile CHECKPOINT -o model.so      (a Hugging Face directory or a
+//                                           .gguf file: see tfc-import)
 //
 // Parses a .tfm model description, checks it, instantiates it into the tfc
 // dialect and writes the requested stage. Errors are reported as
@@ -19,6 +21,7 @@
 #include "tfc/Frontend/MLIRGen.h"
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
+#include "tfc/Import/Importer.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -51,7 +54,8 @@ enum class Emit {
 };
 
 cl::opt<std::string> inputFilename(cl::Positional,
-                                   cl::desc("<model.tfm | model.mlir>"),
+                                   cl::desc("<model.tfm | model.mlir | "
+                                            "checkpoint dir | model.gguf>"),
                                    cl::Required);
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' = stdout)"),
                                     cl::value_desc("file"), cl::init("-"));
@@ -198,7 +202,21 @@ int main(int argc, char **argv) {
                               "tfc-compile: compiles a .tfm transformer model "
                               "description\n");
 
-  auto fileOrErr = MemoryBuffer::getFileOrSTDIN(inputFilename, /*IsText=*/true);
+  // A checkpoint (a Hugging Face directory or a .gguf file) is imported into
+  // a model description first (what tfc-import writes).
+  ErrorOr<std::unique_ptr<MemoryBuffer>> fileOrErr = std::error_code();
+  if (inputFilename != "-" && tfc::importer::isCheckpoint(inputFilename)) {
+    tfc::importer::ImportedModel imported;
+    std::string error;
+    if (!tfc::importer::importCheckpoint(inputFilename, imported, error)) {
+      errs() << "tfc-compile: error: " << error << "\n";
+      return 1;
+    }
+    fileOrErr = MemoryBuffer::getMemBufferCopy(
+        imported.tfm, inputFilename + " (imported).tfm");
+  } else {
+    fileOrErr = MemoryBuffer::getFileOrSTDIN(inputFilename, /*IsText=*/true);
+  }
   if (std::error_code ec = fileOrErr.getError()) {
     errs() << "tfc-compile: error: cannot open '" << inputFilename
            << "': " << ec.message() << "\n";

@@ -269,6 +269,16 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
     double base = op.getBase().convertToDouble();
     Value offset = op.getOffset();
     Type et = type.getElementType();
+    // Per-pair multipliers of the inverse frequency, as a constant table.
+    Value scaleTable;
+    if (std::optional<ArrayRef<double>> scale = op.getFreqScale()) {
+      if (static_cast<int64_t>(scale->size()) != rotary / 2)
+        return rewriter.notifyMatchFailure(op, "freq_scale size mismatch");
+      auto tableType = RankedTensorType::get(
+          {static_cast<int64_t>(scale->size())}, rewriter.getF64Type());
+      scaleTable = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(tableType, *scale));
+    }
     Value r = generate(
         rewriter, loc, type, getDims(rewriter, loc, input), input,
         rewriter.getMultiDimIdentityMap(rank),
@@ -309,9 +319,16 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
           SmallVector<Value> pidx(idx);
           pidx[rank - 1] = partner;
           Value xp = tensor::ExtractOp::create(b, l, input, pidx);
+          Value invFreq = inverseFrequency(b, l, pair, base, rotary);
+          if (scaleTable) {
+            // Outside the rotary part `pair` may run past the table.
+            Value row = arith::SelectOp::create(b, l, inRotary, pair, cst(0));
+            invFreq = arith::MulFOp::create(
+                b, l, invFreq,
+                tensor::ExtractOp::create(b, l, scaleTable, ValueRange{row}));
+          }
           Value angle =
-              arith::MulFOp::create(b, l, indexToF64(b, l, t),
-                                    inverseFrequency(b, l, pair, base, rotary));
+              arith::MulFOp::create(b, l, indexToF64(b, l, t), invFreq);
           auto [s, c] = sinCos(b, l, angle, et);
           Value x = args[0];
           Value xc = arith::MulFOp::create(b, l, x, c);

@@ -708,6 +708,19 @@ LogicalResult RopeOp::verify() {
   if (!(base > 1.0) || !std::isfinite(base))
     return emitOpError() << "base must be finite and > 1, got "
                            << numberString(base);
+  if (std::optional<ArrayRef<double>> scale = getFreqScale()) {
+    int64_t rotary =
+        getRotaryDim() ? static_cast<int64_t>(*getRotaryDim()) : d;
+    if (!isDynamic(rotary) &&
+        static_cast<int64_t>(scale->size()) != rotary / 2)
+      return emitOpError() << "freq_scale has " << scale->size()
+                           << " entries, expected one per rotated pair ("
+                           << rotary / 2 << ")";
+    for (double s : *scale)
+      if (!(s > 0.0) || !std::isfinite(s))
+        return emitOpError() << "freq_scale entries must be finite and > 0, "
+                             << "got " << numberString(s);
+  }
   return success();
 }
 

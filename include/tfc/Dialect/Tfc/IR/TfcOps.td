@@ -320,13 +320,17 @@ def Tfc_RopeOp : Tfc_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
     pass through). `adjacent` pairs features (2i, 2i+1) (RoFormer, GPT-J);
     `rotate_half` pairs i with i + R/2 (GPT-NeoX, LLaMA). `offset` (default
     0) is the position of the first row, e.g. the KV-cache length.
+    `freq_scale` (R/2 positive numbers) multiplies the inverse frequency of
+    each pair: the context-extension schemes (linear position
+    interpolation, Llama 3's frequency-dependent scaling) are tables of it.
   }];
   let arguments = (ins Tfc_FloatTensor:$input,
                        Optional<Index>:$offset,
                        Tfc_RopeMode:$mode,
                        DefaultValuedAttr<F64Attr, "10000.0">:$base,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
-                           $rotary_dim);
+                           $rotary_dim,
+                       OptionalAttr<DenseF64ArrayAttr>:$freq_scale);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
     $mode $input (`offset` `(` $offset^ `)`)? attr-dict `:` type($input)

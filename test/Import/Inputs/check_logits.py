@@ -1,0 +1,34 @@
+"""A causal LM's logits through tfc vs transformers' (reference subset).
+
+    check_logits.py REF_DIR LOGITS.npy
+
+REF_DIR holds, per position of the prompt, transformers' argmax, max |logit|,
+the logits of 2,048 fixed vocabulary columns and of its top 64 tokens
+(scripts/make-references.py). Fails unless tfc's logits (finite, [1, T, V])
+agree with every stored value within 1e-3 x max |logit| of the position,
+and the argmax agrees at every position.
+"""
+import os
+import sys
+
+import numpy as np
+
+ref_dir, path = sys.argv[1:3]
+load = lambda n: np.load(os.path.join(ref_dir, n + ".npy"))
+logits = np.load(path).astype(np.float64)[0]
+T = load("argmax").shape[0]
+if logits.shape[0] != T or not np.isfinite(logits).all():
+    sys.exit(f"logits: shape {logits.shape}, expected {T} positions, or non-finite: MISMATCH")
+scale = load("max_abs").astype(np.float64)
+cols = load("columns")
+err_cols = np.abs(logits[:, cols] - load("column_logits")).max(1)
+top = load("top_ids")
+err_top = np.abs(np.take_along_axis(logits, top, 1) - load("top_logits")).max(1)
+rel = np.maximum(err_cols, err_top) / scale
+same = logits.argmax(1) == load("argmax")
+print(f"{T} positions: max error {rel.max():.3g} x max |logit| (limit 1e-3), "
+      f"argmax agrees at {same.sum()}/{T} positions")
+ok = rel.max() <= 1e-3 and same.all()
+if not ok:
+    print("MISMATCH")
+sys.exit(0 if ok else 1)
