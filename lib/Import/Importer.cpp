@@ -441,7 +441,7 @@ bool readRope(const Json &config, const std::string &file, double &theta,
     if (r.ok() && !(out.highFreqFactor > out.lowFreqFactor))
       r.fail("high_freq_factor must be larger than low_freq_factor");
   } else if (r.ok()) {
-    error = file + ": rope_scaling type '" + out.type +
+    error = file + ": " + key + " type '" + out.type +
             "' is not supported (supported: none, \"linear\", \"llama3\")";
     return false;
   }
@@ -1154,8 +1154,10 @@ bool tfc::importer::importCheckpoint(const std::string &pathArg,
   try {
     if (isDirectory(path))
       return importHuggingFace(path, out, error);
-    if (tfc::rt::isGgufFile(path))
-      return importGguf(path, out, error);
+    if (tfc::rt::isGgufFile(path) ||
+        (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0 &&
+         isRegularFile(path)))
+      return importGguf(path, out, error); // the reader names what is wrong
   } catch (const std::exception &e) {
     error = path + ": " + e.what();
     return false;

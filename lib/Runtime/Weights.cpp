@@ -133,8 +133,7 @@ std::unique_ptr<WeightSource> openShards(const std::string &dir,
       out->byName.emplace(v.name, &v);
     }
   for (auto &[tensor, file] : expected) {
-    const TensorView *v = out->findTensor(tensor);
-    if (!v) {
+    if (!out->shards[shardIndex[file]]->find(tensor)) {
       error = index + ": tensor '" + tensor + "' should be in shard '" + file +
               "', which does not hold it";
       return nullptr;
