@@ -260,6 +260,122 @@ TFC_API tfc_status tfc_model_memory_stats(const tfc_model *model,
 TFC_API tfc_status tfc_model_last_device_ms(const tfc_model *model,
                                             double *out);
 
+/*===-------------------------------------------------------------------===*
+ * Tokenizers
+ *
+ * Hugging Face tokenizer.json files (WordPiece, BPE, WordLevel models with
+ * their normalizers, pre-tokenizers, post-processors and decoders), with the
+ * ids Hugging Face `tokenizers` gives. See docs/runtime.md.
+ *
+ *   tfc_tokenizer *tok;
+ *   if (tfc_tokenizer_load("all-MiniLM-L6-v2/", &tok) != TFC_OK) ...
+ *   size_t n;
+ *   tfc_tokenizer_encode(tok, text, strlen(text), 1, NULL, 0, &n);
+ *   int64_t *ids = malloc(n * sizeof(int64_t));
+ *   tfc_tokenizer_encode(tok, text, strlen(text), 1, ids, n, &n);
+ *
+ * A tokenizer may be used from several threads at once (not while
+ * tfc_tokenizer_set_truncation/_padding runs). A malformed or unsupported
+ * file is TFC_ERR_INVALID_MODEL with a message naming the file, the JSON key
+ * path and what was expected; text that is not UTF-8 and ids outside the
+ * vocabulary are TFC_ERR_INPUT.
+ *===-------------------------------------------------------------------===*/
+
+typedef struct tfc_tokenizer tfc_tokenizer;
+
+/* Loads a tokenizer.json file, or the tokenizer.json of a directory. */
+TFC_API tfc_status tfc_tokenizer_load(const char *path, tfc_tokenizer **out);
+
+/* Frees a tokenizer (null is allowed). Decode streams made from it must be
+ * freed first. */
+TFC_API void tfc_tokenizer_free(tfc_tokenizer *tokenizer);
+
+/* Encodes `len` bytes of UTF-8 `text` (NULL with len 0 is the empty text).
+ * With add_special_tokens the post-processor's tokens are added ([CLS] ...
+ * [SEP], BOS); the file's truncation and padding apply (see
+ * tfc_tokenizer_set_truncation and _padding). *n_out receives the number of
+ * ids. ids_out may be NULL to ask for the size only; otherwise it receives
+ * the ids if cap is enough, and TFC_ERR_INVALID_ARGUMENT (with *n_out set)
+ * says that it is not. */
+TFC_API tfc_status tfc_tokenizer_encode(const tfc_tokenizer *tokenizer,
+                                        const char *text, size_t len,
+                                        int add_special_tokens,
+                                        int64_t *ids_out, size_t cap,
+                                        size_t *n_out);
+
+/* As tfc_tokenizer_encode, and also the type ids (0 for the first sequence,
+ * 1 for the second, as the post-processor sets them) and the attention mask
+ * (1 for tokens, 0 for padding) in arrays of `cap` elements; each of the
+ * three arrays may be NULL. */
+TFC_API tfc_status tfc_tokenizer_encode_with_masks(
+    const tfc_tokenizer *tokenizer, const char *text, size_t len,
+    int add_special_tokens, int64_t *ids_out, int64_t *type_ids_out,
+    int64_t *attention_mask_out, size_t cap, size_t *n_out);
+
+/* Decodes `n` ids to UTF-8 text; special tokens are dropped with
+ * skip_special_tokens. *len_out receives the length in bytes (without the
+ * terminating NUL). text_out may be NULL to ask for the size only;
+ * otherwise it needs len + 1 bytes (cap) and receives NUL-terminated text,
+ * else TFC_ERR_INVALID_ARGUMENT. An id outside the vocabulary is
+ * TFC_ERR_INPUT. */
+TFC_API tfc_status tfc_tokenizer_decode(const tfc_tokenizer *tokenizer,
+                                        const int64_t *ids, size_t n,
+                                        int skip_special_tokens,
+                                        char *text_out, size_t cap,
+                                        size_t *len_out);
+
+/* The id of a token string (NUL-terminated, as stored in the vocabulary:
+ * "##ing", "Ġthe", "<|im_start|>"); TFC_ERR_INVALID_ARGUMENT if absent. */
+TFC_API tfc_status tfc_tokenizer_token_to_id(const tfc_tokenizer *tokenizer,
+                                             const char *token,
+                                             int64_t *id_out);
+
+/* The token string of an id, valid until tfc_tokenizer_free; its length in
+ * *len_out (may be NULL). TFC_ERR_INVALID_ARGUMENT for an unknown id. */
+TFC_API tfc_status tfc_tokenizer_id_to_token(const tfc_tokenizer *tokenizer,
+                                             int64_t id, const char **token_out,
+                                             size_t *len_out);
+
+/* One past the largest id (model vocabulary and added tokens); 0 for NULL. */
+TFC_API size_t tfc_tokenizer_vocab_size(const tfc_tokenizer *tokenizer);
+
+/* Truncation: at most max_length ids per encoding, special tokens included
+ * (the longest-first strategy, from the right); 0 turns it off. Replaces
+ * the file's setting. */
+TFC_API tfc_status tfc_tokenizer_set_truncation(tfc_tokenizer *tokenizer,
+                                                size_t max_length);
+
+/* Padding of each encoding to `length` ids with the pad id (the file's, else
+ * the id of "[PAD]", "<pad>" or 0); 0 turns it off. Replaces the file's
+ * setting. */
+TFC_API tfc_status tfc_tokenizer_set_padding(tfc_tokenizer *tokenizer,
+                                             size_t length);
+
+/* Incremental decoding for streaming generation: feed ids one at a time and
+ * get the text that is final, never a partial UTF-8 character (bytes of an
+ * incomplete character are held until it completes), with the spacing of
+ * tfc_tokenizer_decode. */
+typedef struct tfc_decode_stream tfc_decode_stream;
+
+TFC_API tfc_status tfc_decode_stream_create(const tfc_tokenizer *tokenizer,
+                                            int skip_special_tokens,
+                                            tfc_decode_stream **out);
+
+/* Feeds one id. *text_out receives the new text (possibly "", never NULL on
+ * success), NUL-terminated and valid until the next call on the stream; its
+ * length in *len_out (may be NULL). */
+TFC_API tfc_status tfc_decode_stream_feed(tfc_decode_stream *stream,
+                                          int64_t id, const char **text_out,
+                                          size_t *len_out);
+
+/* Ends the stream: the text still held (an incomplete character comes out
+ * as U+FFFD). The stream can then start again. */
+TFC_API tfc_status tfc_decode_stream_finish(tfc_decode_stream *stream,
+                                            const char **text_out,
+                                            size_t *len_out);
+
+TFC_API void tfc_decode_stream_free(tfc_decode_stream *stream);
+
 #ifdef __cplusplus
 }
 #endif
