@@ -28,7 +28,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights"]
+tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights",
+         "tfc-tokenize"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])

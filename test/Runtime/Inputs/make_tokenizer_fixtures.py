@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Writes the small tokenizer.json fixtures of the tokenizer tests.
+
+    make_tokenizer_fixtures.py OUT_DIR      (needs the `tokenizers` package)
+
+tokenizer_gpt2_pairs.json: a byte-level BPE trained on a fixed text, saved
+with merges as ["a", "b"] pairs, the Llama-3 pre-tokenizer (a Split regex
+with (?i:...) contractions, then ByteLevel without its own regex),
+ignore_merges, a BOS template, and added tokens that exercise lstrip, rstrip,
+single_word and normalized. Deterministic: the same file on every run.
+"""
+import json
+import os
+import sys
+
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers
+from tokenizers import pre_tokenizers, processors, trainers
+
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+          r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+TEXT = """The quick brown fox jumps over the lazy dog. It's 2024 and we've
+been tokenizing text for years; don't you think they'll stop? I'm not sure.
+def hello(name):\n    return f"Hello, {name}!"\n
+Numbers: 1234567890, 3.14159, 2,718,281. Café, naïve, résumé, Zürich.
+東京は日本の首都です。 Привет, мир! مرحبا بالعالم 🤗🚀 emoji!
+"""
+
+
+def main(out_dir):
+    tok = Tokenizer(models.BPE(ignore_merges=True))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, min_frequency=1, show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|begin_of_text|>", "<|end_of_text|>"])
+    tok.train_from_iterator([TEXT] * 4, trainer=trainer)
+    tok.add_special_tokens([
+        AddedToken("<|eot|>", special=True, normalized=False, lstrip=True,
+                   rstrip=True),
+    ])
+    tok.add_tokens([
+        AddedToken("hello world", single_word=True, normalized=True),
+        AddedToken("Ｍａｘ", normalized=True),
+        AddedToken("<tool>", special=False, normalized=False, rstrip=True),
+    ])
+    tok.post_processor = processors.TemplateProcessing(
+        single="<|begin_of_text|> $A",
+        pair="<|begin_of_text|> $A <|begin_of_text|> $B:1",
+        special_tokens=[("<|begin_of_text|>",
+                         tok.token_to_id("<|begin_of_text|>"))])
+    data = json.loads(tok.to_str())
+    # Pairs, as recent versions of `tokenizers` write them.
+    data["model"]["merges"] = [m.split(" ", 1) if isinstance(m, str) else m
+                               for m in data["model"]["merges"]]
+    path = os.path.join(out_dir, "tokenizer_gpt2_pairs.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=1, sort_keys=True)
+        f.write("\n")
+    Tokenizer.from_file(path)  # loads back
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
