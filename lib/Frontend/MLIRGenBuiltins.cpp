@@ -388,6 +388,9 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
       return shapeError(m);
     return result(tfcir::MergeHeadsOp::create(
                       builder, l, tensorType(m.shape, q->elementType), out),
+    if (!args.has(7) && q->shape[3].size == 0)
+      return fail(at, "'attention' needs scale= when the head size is 0 "
+                      "(the default is 1/sqrt(head size))");
                   m.shape);
   }
   case Builtin::Gelu: {

@@ -126,8 +126,17 @@ ShapeResult shape::attention(llvm::ArrayRef<SymDim> q, llvm::ArrayRef<SymDim> k,
   if (q[3] != k[3])
     return ShapeResult::fail("attention q " + shapeStr(q) + " and k " +
                              shapeStr(k) + " have different head sizes");
-  if (q[1].isStatic() && k[1].isStatic() &&
-      (k[1].size == 0 || q[1].size % k[1].size != 0))
+  if ((q[1].isStatic() && q[1].size == 0) ||
+      (k[1].isStatic() && k[1].size == 0))
+    return ShapeResult::fail("attention head counts must be positive: q " +
+                             shapeStr(q) + ", k " + shapeStr(k));
+  // Grouped-query attention needs head counts known at compile time; the
+  // runtime only checks that a symbolic dim has one size everywhere.
+  if (q[1] != k[1] && (!q[1].isStatic() || !k[1].isStatic()))
+    return ShapeResult::fail("query heads " + q[1].str() +
+                             " and key/value heads " + k[1].str() +
+                             " must be the same dim, or both numbers");
+  if (q[1].isStatic() && k[1].isStatic() && q[1].size % k[1].size != 0)
     return ShapeResult::fail("query heads " + q[1].str() +
                              " are not a multiple of key/value heads " +
                              k[1].str());

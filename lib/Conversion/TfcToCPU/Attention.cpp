@@ -81,7 +81,19 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   Value tq = dim(b, loc, query, 2), d = dim(b, loc, query, 3);
   Value kvHeads = dim(b, loc, key, 1), tk = dim(b, loc, key, 2);
   Value dv = dim(b, loc, value, 3);
-  Value group = arith::DivUIOp::create(b, loc, heads, kvHeads);
+  // Run-time head counts are not checked against each other: no division
+  // by 0 and no key/value head past the last; without key/value heads no
+  // task runs (and no key is read).
+  Value group = arith::MaxUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, heads,
+                             arith::MaxUIOp::create(b, loc, kvHeads, one)),
+      one);
+  Value lastKvHead = subI(b, loc, kvHeads, one);
+  Value runHeads = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
+      zero, heads);
   Value shift = subI(b, loc, tk, tq);
   Value blockQ = indexConst(b, loc, kAttentionBlockQ);
   Value blockK = indexConst(b, loc, kAttentionBlockK);
@@ -102,8 +114,8 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
       mask && maskType.getDimSize(maskType.getRank() - 1) == 1;
 
   scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero, zero}, ValueRange{batch, heads, qBlocks},
-      ValueRange{one, one, one},
+      b, loc, ValueRange{zero, zero, zero},
+      ValueRange{batch, runHeads, qBlocks}, ValueRange{one, one, one},
       [&](OpBuilder &b, Location loc, ValueRange ivs) {
         // Scratch lives for one task: stack memory released per iteration.
         auto scope =
@@ -112,7 +124,8 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
           Value bi = ivs[0], h = ivs[1];
-          Value hk = arith::DivUIOp::create(b, loc, h, group);
+          Value hk = arith::MinUIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, h, group), lastKvHead);
           Value q0 = arith::MulIOp::create(b, loc, ivs[2], blockQ);
           Value rows = arith::MinUIOp::create(b, loc, blockQ, subI(b, loc, tq, q0));
           // Keys [0, kEnd) can be seen by some row of the block.

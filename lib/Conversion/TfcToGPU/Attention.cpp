@@ -107,11 +107,24 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   Value tq = memref::DimOp::create(b, loc, query, 2);
   Value kvHeads = memref::DimOp::create(b, loc, key, 1);
   Value tk = memref::DimOp::create(b, loc, key, 2);
-  Value group = arith::DivUIOp::create(b, loc, heads, kvHeads);
+  // Run-time head counts are not checked against each other: no division
+  // by 0 on the host and no key/value head past the last; without key/value
+  // heads no block runs.
+  Value zero = indexConst(b, loc, 0);
+  Value group = arith::MaxUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, heads,
+                             arith::MaxUIOp::create(b, loc, kvHeads, one)),
+      one);
+  Value lastKvHead = arith::SubIOp::create(b, loc, kvHeads, one);
+  Value runHeads = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
+      zero, heads);
   auto maskType = mask ? cast<MemRefType>(mask.getType()) : MemRefType();
 
   launch(
-      b, loc, {ceilDiv(b, loc, tq, kBlockQ), heads, batch}, kThreads,
+      b, loc, {ceilDiv(b, loc, tq, kBlockQ), runHeads, batch}, kThreads,
       {sharedType(ctx, {kBlockQ, headDim}),
        sharedType(ctx, {kBlockK, headDim + 1}),
        sharedType(ctx, {kBlockK, paddedValueDim})},
@@ -122,7 +135,8 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
         Value lane = arith::RemUIOp::create(b, l, t, warpSize);
         Value warp = arith::DivUIOp::create(b, l, t, warpSize);
         Value h = ids.block[1], bi = ids.block[2];
-        Value hk = arith::DivUIOp::create(b, l, h, group);
+        Value hk = arith::MinUIOp::create(
+            b, l, arith::DivUIOp::create(b, l, h, group), lastKvHead);
         Value q0 = mulI(b, l, ids.block[0], indexConst(b, l, kBlockQ));
         Value tqLast = arith::SubIOp::create(b, l, tq, one);
         Value tkLast = arith::SubIOp::create(b, l, tk, one);

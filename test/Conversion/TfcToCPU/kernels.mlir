@@ -133,12 +133,20 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK-DAG: %[[TQ:.*]] = memref.dim %[[Q]], %c2
 // CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
 // CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
-// CHECK-DAG: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]] : index
+// Run-time head counts are not trusted: no division by zero, no key/value
+// head past the last, no task without key/value heads.
+// CHECK-DAG: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index
+// CHECK-DAG: %[[G0:.*]] = arith.divui %[[H]], %[[HKV1]] : index
+// CHECK-DAG: %[[GROUP:.*]] = arith.maxui %[[G0]], %c1{{.*}} : index
+// CHECK-DAG: %[[LASTKV:.*]] = arith.subi %[[HKV]], %c1{{.*}} : index
+// CHECK-DAG: %[[NOKV:.*]] = arith.cmpi eq, %[[HKV]], %c0{{.*}} : index
+// CHECK-DAG: %[[RUNH:.*]] = arith.select %[[NOKV]], %c0{{.*}}, %[[H]] : index
 // CHECK-DAG: %[[SHIFT:.*]] = arith.subi %[[TK]], %[[TQ]] : index
 // CHECK: %[[QB:.*]] = arith.ceildivui %[[TQ]], %c8{{.*}} : index
-// CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %[[QI:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[B]], %[[H]], %[[QB]])
+// CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %[[QI:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[B]], %[[RUNH]], %[[QB]])
 // CHECK-NEXT: memref.alloca_scope {
-// CHECK: %[[HK:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK: %[[HK0:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK: %[[HK:.*]] = arith.minui %[[HK0]], %[[LASTKV]] : index
 // CHECK: %[[LIM:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
 // CHECK: %[[KEND:.*]] = arith.minsi %{{.*}}, %[[TK]] : index
 // CHECK: %[[ACC:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<8x?xf32>
@@ -187,10 +195,13 @@ func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, 
 // CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
 // CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
 // CHECK-DAG: %[[DV:.*]] = memref.dim %[[V]], %c3
-// CHECK: %[[GROUP:.*]] = arith.divui %[[H]], %[[HKV]] : index
+// CHECK: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index
+// CHECK: %[[G0:.*]] = arith.divui %[[H]], %[[HKV1]] : index
+// CHECK: %[[GROUP:.*]] = arith.maxui %[[G0]], %c1{{.*}} : index
 // CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %{{.*}}) =
 // CHECK-NEXT: memref.alloca_scope {
-// CHECK-NEXT: %[[HK:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK-NEXT: %[[HK0:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
+// CHECK-NEXT: %[[HK:.*]] = arith.minui %[[HK0]], %{{.*}} : index
 // CHECK: memref.alloca(%[[DV]]) {alignment = 64 : i64} : memref<8x?xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[TK]] step %c16
 // CHECK: memref.load %[[K]][%[[BI]], %[[HK]],

@@ -185,6 +185,39 @@ func.func @attention_gqa(%q: tensor<1x12x16x64xf32>, %kv: tensor<1x5x16x64xf32>)
 
 // -----
 
+// A head count of 0 is an error, not a division by zero in the verifier.
+func.func @attention_zero_kv_heads(%q: tensor<1x8x16x64xf32>, %kv: tensor<1x0x16x64xf32>) {
+  // expected-error @+1 {{'tfc.attention' op head counts must be positive: query [1, 8, 16, 64], key [1, 0, 16, 64], value [1, 0, 16, 64]}}
+  %0 = tfc.attention %q, %kv, %kv : (tensor<1x8x16x64xf32>, tensor<1x0x16x64xf32>, tensor<1x0x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_zero_heads(%q: tensor<1x0x16x64xf32>, %kv: tensor<1x0x16x64xf32>) {
+  // expected-error @+1 {{'tfc.attention' op head counts must be positive: query [1, 0, 16, 64], key [1, 0, 16, 64], value [1, 0, 16, 64]}}
+  %0 = tfc.attention %q, %kv, %kv : (tensor<1x0x16x64xf32>, tensor<1x0x16x64xf32>, tensor<1x0x16x64xf32>) -> tensor<1x0x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_zero_kv_heads_dynamic_query(%q: tensor<1x?x16x64xf32>, %kv: tensor<1x0x16x64xf32>) {
+  // expected-error @+1 {{head counts must be positive}}
+  %0 = tfc.attention %q, %kv, %kv : (tensor<1x?x16x64xf32>, tensor<1x0x16x64xf32>, tensor<1x0x16x64xf32>) -> tensor<1x?x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_zero_head_size(%q: tensor<1x8x16x0xf32>) {
+  // expected-error @+1 {{'tfc.attention' op needs an explicit scale: the head size of query [1, 8, 16, 0] is 0}}
+  %0 = tfc.attention %q, %q, %q : (tensor<1x8x16x0xf32>, tensor<1x8x16x0xf32>, tensor<1x8x16x0xf32>) -> tensor<1x8x16x0xf32>
+  return
+}
+
+// -----
+
 func.func @attention_kv_length(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<1x8x17x64xf32>) {
   // expected-error @+1 {{key and value lengths differ}}
   %0 = tfc.attention %q, %k, %v : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x17x64xf32>) -> tensor<1x8x16x64xf32>

@@ -299,6 +299,10 @@ FailureOr<RankedTensorType> infer::attention(Type queryType, Type keyType,
   if (!sizesAgree(qs[3], ks[3]))
     return mismatch("query and key head sizes differ");
   int64_t kvHeads = mergeSizes(ks[1], vs[1]);
+  // Static head counts must be positive: GQA maps query head h to key/value
+  // head h / (heads / kv_heads).
+  if (qs[1] == 0 || kvHeads == 0)
+    return mismatch("head counts must be positive");
   if (!isDynamic(qs[1]) && !isDynamic(kvHeads) && qs[1] % kvHeads != 0)
     return mismatch("query heads are not a multiple of key/value heads");
   int64_t batch = mergeSizes(mergeSizes(qs[0], ks[0]), vs[0]);
@@ -649,9 +653,10 @@ LogicalResult AttentionOp::verify() {
     if (!(s > 0.0) || !std::isfinite(s))
       return emitOpError() << "scale must be finite and > 0, got "
                            << numberString(s);
-  } else if (isDynamic(qs[3])) {
+  } else if (isDynamic(qs[3]) || qs[3] == 0) {
     return emitOpError() << "needs an explicit scale: the head size of query "
-                         << shapeString(qs) << " is dynamic";
+                         << shapeString(qs)
+                         << (qs[3] == 0 ? " is 0" : " is dynamic");
   }
   if (Value mask = getMask()) {
     auto mt = cast<RankedTensorType>(mask.getType());
