@@ -128,7 +128,10 @@ bool checkValues(const TensorSpec &spec, const tfc_tensor &t, const void *data,
     return false;
   };
   if (spec.bound >= 0) {
-    std::string range = "values in [0, " + std::to_string(spec.bound) + ")";
+    // A bound of 2 is a 1/0 attention mask or token types.
+    std::string range =
+        spec.bound == 2 ? "0 or 1"
+                        : "values in [0, " + std::to_string(spec.bound) + ")";
     if (t.dtype == TFC_I64) {
       auto *p = static_cast<const int64_t *>(data);
       for (uint64_t i = 0; i < elements; ++i)

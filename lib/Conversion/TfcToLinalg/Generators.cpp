@@ -194,6 +194,12 @@ struct PaddingMaskLowering : OpRewritePattern<PaddingMaskOp> {
     auto type = cast<RankedTensorType>(op.getType());
     Type et = type.getElementType();
     auto flatType = RankedTensorType::get(inType.getShape(), et);
+    // An integer 1/0 mask read straight from an entry input holds only 0 and
+    // 1: the runtime rejects other values (HF transformers treats them
+    // differently across versions) rather than take them as "keep".
+    if (inType.getElementType().isSignlessInteger() &&
+        inType.getElementType().getIntOrFloatBitWidth() > 1)
+      recordIdBound(input, 2);
     SmallVector<OpFoldResult> sizes = getDims(rewriter, loc, input);
     Value flat = generate(
         rewriter, loc, flatType, sizes, input,

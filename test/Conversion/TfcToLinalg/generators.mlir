@@ -89,9 +89,11 @@ func.func @causal_mask(%tq: index, %tk: index) -> tensor<?x?xf32> {
 
 // -----
 
-// [B, T] keep flags (non-zero = keep) -> a [B, 1, 1, T] additive bias.
+// [B, T] keep flags (non-zero = keep) -> a [B, 1, 1, T] additive bias. An
+// integer mask read from an argument must hold 0 or 1: the runtime checks
+// the bound (the metadata's "bound": 2).
 // CHECK-LABEL: func @padding_mask
-// CHECK-SAME: (%[[M:.*]]: tensor<?x?xi64>)
+// CHECK-SAME: (%[[M:.*]]: tensor<?x?xi64> {tfc.id_bound = 2 : i64})
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[IZERO:.*]] = arith.constant 0 : i64
