@@ -303,6 +303,7 @@ void MemoryPlanner::beginRun(const std::string &runSignature) {
   recording.clear();
   recordedEvents.clear();
   recordingBroken = false;
+  failedAllocs = 0;
   live.clear();
   shared.clear();
   runStats = PlannerStats();
@@ -336,14 +337,36 @@ void *MemoryPlanner::heap(uint64_t size, uint64_t align) {
   return p;
 }
 
+void MemoryPlanner::noteFailure(int64_t size) {
+  if (failedAllocs++ == 0)
+    firstFailedSize = size;
+}
+
+bool MemoryPlanner::takeAllocationFailure(int64_t &size) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (failedAllocs == 0)
+    return false;
+  size = firstFailedSize;
+  failedAllocs = 0;
+  return true;
+}
+
 void *MemoryPlanner::allocate(int64_t size, int64_t alignArg) {
-  if (size < 0)
+  if (size < 0) {
+    std::lock_guard<std::mutex> lock(mutex);
+    noteFailure(size);
+    recordingBroken = true;
     return nullptr;
+  }
   uint64_t bytes = static_cast<uint64_t>(size);
   uint64_t align = normalizeAlign(alignArg);
   std::lock_guard<std::mutex> lock(mutex);
-  if (!running)
-    return sourceAlloc(bytes, align);
+  if (!running) {
+    void *p = sourceAlloc(bytes, align);
+    if (!p && bytes)
+      noteFailure(size);
+    return p;
+  }
   uint32_t ordinal = nextOrdinal++;
   uint64_t code = uint64_t(ordinal) * 2;
   void *p = nullptr;
@@ -376,6 +399,10 @@ void *MemoryPlanner::allocate(int64_t size, int64_t alignArg) {
   ++event;
   if (p)
     live[p] = {ordinal, inHeap};
+  else if (bytes) {
+    noteFailure(size);
+    recordingBroken = true;
+  }
   return p;
 }
 
@@ -411,10 +438,14 @@ void MemoryPlanner::deallocate(void *ptr) {
 }
 
 void *MemoryPlanner::allocateShared(int64_t size, int64_t alignArg) {
-  if (size < 0)
-    return nullptr;
-  void *p = sourceAlloc(static_cast<uint64_t>(size), normalizeAlign(alignArg));
+  void *p = size < 0 ? nullptr
+                     : sourceAlloc(static_cast<uint64_t>(size),
+                                   normalizeAlign(alignArg));
   std::lock_guard<std::mutex> lock(mutex);
+  if (!p && size != 0) {
+    noteFailure(size);
+    recordingBroken = true;
+  }
   if (!running || !p)
     return p;
   shared.insert(p);

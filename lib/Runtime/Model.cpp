@@ -511,7 +511,22 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     ready = true;
     return TFC_OK;
   }
-  init(table.data());
+  {
+    // init's allocations go through the planner (heap memory outside runs),
+    // which notes one that fails; init then returns early.
+    MemoryPlanner::Scope scope(&planner);
+    init(table.data());
+  }
+  int64_t failedSize = 0;
+  if (planner.takeAllocationFailure(failedSize)) {
+    ready = false; // the derived constants are incomplete
+    return setError(TFC_ERR_OUT_OF_MEMORY,
+                    "model '" + spec.name +
+                        "': out of memory computing the derived constants "
+                        "(an allocation of " +
+                        std::to_string(failedSize) +
+                        " bytes failed); bind the weights again");
+  }
   ready = true;
   return TFC_OK;
 }

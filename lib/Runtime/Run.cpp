@@ -14,6 +14,7 @@
 
 #include "Model.h"
 
+#include <cstdio>
 #include <cstring>
 
 using namespace tfc::rt;
@@ -151,6 +152,26 @@ bool checkValues(const TensorSpec &spec, const tfc_tensor &t, const void *data,
         return bad(p[i], i, "0 or 1 (a bool)");
   }
   return true;
+}
+
+/// "8.0 GiB (8589934592 bytes)".
+std::string bytesString(int64_t bytes) {
+  if (bytes < 0)
+    return "a size beyond 2^63 bytes";
+  char buf[64];
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int unit = -1;
+  while (v >= 1024 && unit < 4) {
+    v /= 1024;
+    ++unit;
+  }
+  if (unit < 0)
+    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s (%lld bytes)", v, units[unit],
+                  static_cast<long long>(bytes));
+  return buf;
 }
 
 /// Copies a strided array into contiguous row-major `dst`.
@@ -349,6 +370,22 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     if (cuda && !cuda->driver->recordEvent(endEvent, ignored))
       endEvent = nullptr;
   }
+  // An allocation hook that returned null made the entry return early
+  // (tfc-check-allocations): its outputs are undefined.
+  int64_t failedSize = 0;
+  bool outOfMemory = runPlanner.takeAllocationFailure(failedSize);
+  auto outOfMemoryError = [&] {
+    std::string shapes;
+    for (size_t i = 0; i < numInputs; ++i)
+      shapes += (i ? ", " : "") + entry.inputs[i].name + " " +
+                shapeString(inputs[i].shape,
+                            static_cast<size_t>(inputs[i].rank));
+    return setError(TFC_ERR_OUT_OF_MEMORY,
+                    "entry '" + entry.name + "' ran out of " +
+                        (cuda ? "device " : "") + "memory: an allocation of " +
+                        bytesString(failedSize) + " failed (inputs: " +
+                        (shapes.empty() ? "none" : shapes) + ")");
+  };
   if (cuda) {
     CudaState::Scope scope(cuda.get());
     std::string error;
@@ -364,7 +401,8 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     cuda->driver->destroyEvent(endEvent);
     // Each output's span comes back to the host; the code below then
     // copies it out like a CPU model's strided output.
-    for (size_t i = 0; i < numOutputs && cuda->failure.empty(); ++i) {
+    for (size_t i = 0; i < numOutputs && cuda->failure.empty() && !outOfMemory;
+         ++i) {
       tfc_memref &d = outDesc[i];
       int32_t rank = static_cast<int32_t>(entry.outputs[i].shape.size());
       const int64_t *sizes = tfc_memref_sizes(&d);
@@ -408,12 +446,21 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
       if (runPlanner.adopt(p))
         deviceFree(p, cuda.get());
     releaseInputs();
+    if (outOfMemory) {
+      runPlanner.endRun();
+      return outOfMemoryError();
+    }
     if (!cuda->failure.empty()) {
       runPlanner.endRun();
       return setError(TFC_ERR_INTERNAL, "entry '" + entry.name + "' on " +
                                             cuda->driver->description() +
                                             ": " + cuda->failure);
     }
+  }
+
+  if (outOfMemory) {
+    runPlanner.endRun();
+    return outOfMemoryError();
   }
 
   // Outputs: check against the metadata, then adopt or copy.

@@ -337,6 +337,52 @@ TEST(MemoryPlanner, ParallelAllocationsAreTrackedAndLeaksFreed) {
   alignedFree(kept);
 }
 
+// A null allocation is noted (the model returns early, and tfc_run reports
+// TFC_ERR_OUT_OF_MEMORY): in and out of runs, on the planned and the shared
+// path; the run keeps no plan; zero-size requests never count.
+TEST(MemoryPlanner, FailedAllocationsAreNoted) {
+  const int64_t huge = (int64_t(1) << 62) + 1; // beyond what alignedAlloc tries
+  MemoryPlanner planner;
+  int64_t size = 0;
+  EXPECT_FALSE(planner.takeAllocationFailure(size));
+  EXPECT_EQ(planner.allocate(huge, 64), nullptr); // outside a run (init)
+  EXPECT_TRUE(planner.takeAllocationFailure(size));
+  EXPECT_EQ(size, huge);
+  EXPECT_FALSE(planner.takeAllocationFailure(size));
+
+  planner.beginRun("s");
+  {
+    MemoryPlanner::Scope scope(&planner);
+    void *a = hookAlloc(64, 64);
+    ASSERT_NE(a, nullptr);
+    {
+      MemoryPlanner::ParallelScope chunk(&planner);
+      EXPECT_EQ(hookAlloc(huge + 2, 64), nullptr);
+    }
+    EXPECT_EQ(hookAlloc(huge, 64), nullptr);
+    EXPECT_EQ(hookAlloc(-8, 64), nullptr);
+  }
+  EXPECT_TRUE(planner.takeAllocationFailure(size));
+  EXPECT_EQ(size, huge + 2); // the first failure
+  planner.endRun();          // `a` is freed with the run
+  EXPECT_EQ(planner.stats().leakedAllocs, 1u);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_RECORDED);
+
+  // No plan was kept: the next run of the signature records again.
+  std::vector<Op> prog = {A(1, 64), F(1)};
+  play(planner, "s", prog);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_RECORDED);
+  play(planner, "s", prog);
+  EXPECT_EQ(planner.stats().mode, TFC_PLAN_REPLAYED);
+  EXPECT_FALSE(planner.takeAllocationFailure(size));
+
+  // A failure not taken is forgotten by the next run.
+  EXPECT_EQ(planner.allocate(huge, 64), nullptr);
+  planner.beginRun("t");
+  EXPECT_FALSE(planner.takeAllocationFailure(size));
+  planner.endRun();
+}
+
 TEST(MemoryPlanner, HooksWithoutAPlannerUseTheHeap) {
   EXPECT_EQ(MemoryPlanner::current(), nullptr);
   void *p = hookAlloc(10, 256);

@@ -99,6 +99,20 @@ def LowerCpuEntryPoints : Pass<"tfc-cpu-entry-points", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def CheckAllocations : Pass<"tfc-check-allocations", "mlir::ModuleOp"> {
+  let summary = "Returns from a model's functions when an allocation fails";
+  let description = [{
+    Runs on the LLVM dialect, last. After every call of the memref
+    lowering's allocation functions, a null result for a non-zero size
+    branches to a block that returns from the function (a poison result);
+    in a parallel task that block first sets the task's failure flag
+    (`__tfc_failure_flag`, from tfc-outline-parallel-loops), and each
+    `__tfc_fail_if(c)` after a parallel_for becomes `if (c) return`. The
+    runtime reports the failed allocation as TFC_ERR_OUT_OF_MEMORY.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def ApproximateMath : Pass<"tfc-approximate-math", "mlir::ModuleOp"> {
   let summary = "Replaces f32 transcendental math ops by inline polynomials";
   let description = [{

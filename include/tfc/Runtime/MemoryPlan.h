@@ -121,6 +121,13 @@ public:
   /// Ends the run: frees what is still live, records or updates the plan.
   void endRun();
 
+  /// Whether an allocation through this planner (in a run or not, from any
+  /// thread) returned null for a non-zero size since the last call; `size`
+  /// is the first such request. The model library then returned early
+  /// (tfc-check-allocations) and its results are undefined. A run with a
+  /// failure records no plan.
+  bool takeAllocationFailure(int64_t &size);
+
   const PlannerStats &stats() const { return lastStats; }
 
   /// Routes the calling thread's hook allocations to `planner` while alive.
@@ -185,6 +192,9 @@ private:
   Plan *plan = nullptr;
   std::string signature;
   bool recordingBroken = false;
+  uint64_t failedAllocs = 0;
+  int64_t firstFailedSize = 0;
+  void noteFailure(int64_t size);
   uint64_t event = 0;
   uint32_t nextOrdinal = 0;
   std::vector<Lifetime> recording;

@@ -95,3 +95,17 @@ Value tfc::cpu::loadHookFunction(OpBuilder &b, Location loc, Value table,
                                  Hook hook) {
   return loadPointer(b, loc, table, static_cast<int64_t>(hook));
 }
+
+LLVM::LLVMFuncOp tfc::cpu::getOrCreateMarker(OpBuilder &b, ModuleOp module,
+                                             StringRef name) {
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  MLIRContext *ctx = module.getContext();
+  Type param = name == kFailIfMarker ? Type(IntegerType::get(ctx, 1))
+                                     : Type(LLVM::LLVMPointerType::get(ctx));
+  return LLVM::LLVMFuncOp::create(
+      b, module.getLoc(), name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {param}));
+}

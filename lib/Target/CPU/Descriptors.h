@@ -26,6 +26,18 @@ inline constexpr llvm::StringLiteral kEntryPrefix = "tfc_entry_";
 inline constexpr llvm::StringLiteral kImplPrefix = "__tfc_impl_";
 /// The module attribute holding the metadata JSON until it is emitted.
 inline constexpr llvm::StringLiteral kMetadataAttr = "tfc.abi_metadata";
+/// The allocation functions of the memref lowering (defined by
+/// tfc-cpu-entry-points).
+inline constexpr llvm::StringLiteral kAllocFunction =
+    "_mlir_memref_to_llvm_alloc";
+inline constexpr llvm::StringLiteral kAlignedAllocFunction =
+    "_mlir_memref_to_llvm_aligned_alloc";
+/// Markers that tfc-check-allocations replaces (they are never linked):
+/// `__tfc_fail_if(i1)` returns from the enclosing function when its operand
+/// is true; `__tfc_failure_flag(ptr)` names the i32 a parallel task sets
+/// before it returns that way.
+inline constexpr llvm::StringLiteral kFailIfMarker = "__tfc_fail_if";
+inline constexpr llvm::StringLiteral kFailureFlagMarker = "__tfc_failure_flag";
 
 /// Field indices of tfc_rt_hooks.
 enum class Hook : int { Alloc = 0, Free = 1, ParallelFor = 2, Launch = 3 };
@@ -52,6 +64,11 @@ struct HookTable {
 HookTable loadHookTable(OpBuilder &b, Location loc, ModuleOp module);
 /// The function pointer of `hook` in a non-null table.
 Value loadHookFunction(OpBuilder &b, Location loc, Value table, Hook hook);
+
+/// The declaration of marker `name` (kFailIfMarker: i1, kFailureFlagMarker:
+/// ptr), created on first use.
+LLVM::LLVMFuncOp getOrCreateMarker(OpBuilder &b, ModuleOp module,
+                                   llvm::StringRef name);
 
 } // namespace mlir::tfc::cpu
 

@@ -31,6 +31,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -130,6 +131,21 @@ struct OutlineParallelLoopsPass
                << v.getType() << " to a parallel task";
       fieldTypes.push_back(t);
     }
+    // A body that allocates can run out of memory: it then sets an i32 of
+    // the caller's frame, to which the context's last field points, and
+    // returns (tfc-check-allocations); the caller returns after the loop.
+    // (The flag is outside the context, which every chunk loads whole.)
+    bool mayFail = loop.getBody()
+                       ->walk([](Operation *op) {
+                         return isa<memref::AllocOp, memref::ReallocOp>(op)
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       })
+                       .wasInterrupted();
+    auto i32 = IntegerType::get(ctx, 32);
+    int64_t flagField = fieldTypes.size();
+    if (mayFail)
+      fieldTypes.push_back(ptr);
     auto ctxType = LLVM::LLVMStructType::getLiteral(ctx, fieldTypes);
 
     // The task function.
@@ -146,6 +162,12 @@ struct OutlineParallelLoopsPass
     OpBuilder fb = OpBuilder::atBlockBegin(entry);
     Value ctxPtr = entry->getArgument(0);
     Value packed = LLVM::LoadOp::create(fb, loc, ctxType, ctxPtr);
+    if (mayFail)
+      LLVM::CallOp::create(
+          fb, loc, getOrCreateMarker(mb, module, kFailureFlagMarker),
+          ValueRange{LLVM::ExtractValueOp::create(fb, loc, packed,
+                                                  ArrayRef<int64_t>{flagField})
+                         .getResult()});
     IRMapping mapping;
     for (auto [i, v] : llvm::enumerate(captured)) {
       Value field = LLVM::ExtractValueOp::create(fb, loc, packed,
@@ -188,19 +210,28 @@ struct OutlineParallelLoopsPass
     // The context slot is a static alloca in the function's entry block (a
     // frame slot): one in a later block would be a dynamic allocation that
     // grows the stack each time the call site runs.
-    Value slot;
+    Value slot, flagSlot;
     {
       OpBuilder eb = OpBuilder::atBlockBegin(
           &parent.getFunctionBody().front());
       Value one64 =
           LLVM::ConstantOp::create(eb, loc, i64, eb.getI64IntegerAttr(1));
       slot = LLVM::AllocaOp::create(eb, loc, ptr, ctxType, one64);
+      if (mayFail)
+        flagSlot = LLVM::AllocaOp::create(eb, loc, ptr, i32, one64);
     }
     Value ctxValue = LLVM::UndefOp::create(b, loc, ctxType);
     for (auto [i, v] : llvm::enumerate(captured))
       ctxValue = LLVM::InsertValueOp::create(
           b, loc, ctxValue, toTransport(b, loc, v, fieldTypes[i]),
           ArrayRef<int64_t>{(int64_t)i});
+    if (mayFail) {
+      LLVM::StoreOp::create(
+          b, loc, LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0)),
+          flagSlot);
+      ctxValue = LLVM::InsertValueOp::create(b, loc, ctxValue, flagSlot,
+                                             ArrayRef<int64_t>{flagField});
+    }
     LLVM::StoreOp::create(b, loc, ctxValue, slot);
     Value n = arith::IndexCastOp::create(b, loc, i64, total);
     Value fnAddr = LLVM::AddressOfOp::create(b, loc, fn);
@@ -224,6 +255,14 @@ struct OutlineParallelLoopsPass
           LLVM::CallOp::create(eb, l, pfType, ValueRange{pf, n, fnAddr, slot});
           scf::YieldOp::create(eb, l);
         });
+    if (mayFail) {
+      Value flag = LLVM::LoadOp::create(b, loc, i32, flagSlot);
+      Value failed = LLVM::ICmpOp::create(
+          b, loc, LLVM::ICmpPredicate::ne, flag,
+          LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0)));
+      LLVM::CallOp::create(b, loc, getOrCreateMarker(b, module, kFailIfMarker),
+                           ValueRange{failed});
+    }
     loop.erase();
     return success();
   }

@@ -81,6 +81,7 @@ void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCheckAllocations());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -190,3 +190,41 @@ func.func @capture_2d_vector(%m: memref<?x4x4xf32>, %v: vector<4x4xf32>) {
   }
   return
 }
+
+// -----
+
+// A body that allocates can run out of memory (tfc-check-allocations): the
+// caller's frame gets an i32 failure flag, 0 before the loop, to which the
+// context's last field points; the task names it with the __tfc_failure_flag
+// marker (its chunks set it when an allocation fails), and the caller tests
+// it after the loop with __tfc_fail_if (then returns).
+// CHECK-LABEL: func.func @allocating
+// CHECK: %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(i64, i64, i64, ptr)>
+// CHECK-NEXT: %[[FLAG:.*]] = llvm.alloca %{{.*}} x i32
+// CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: llvm.store %[[ZERO]], %[[FLAG]] : i32, !llvm.ptr
+// CHECK-NEXT: %[[PACKED:.*]] = llvm.insertvalue %[[FLAG]], %{{.*}}[3]
+// CHECK-NEXT: llvm.store %[[PACKED]], %[[CTX]]
+// CHECK: scf.if
+// CHECK: llvm.call @allocating__par0
+// CHECK: %[[F:.*]] = llvm.load %[[FLAG]] : !llvm.ptr -> i32
+// CHECK: %[[FAILED:.*]] = llvm.icmp "ne" %[[F]], %{{.*}} : i32
+// CHECK-NEXT: llvm.call @__tfc_fail_if(%[[FAILED]]) : (i1) -> ()
+// CHECK-NEXT: return
+// CHECK: llvm.func internal @allocating__par0(%[[C:.*]]: !llvm.ptr,
+// CHECK-NEXT: %[[LOADED:.*]] = llvm.load %[[C]]
+// CHECK-NEXT: %[[FP:.*]] = llvm.extractvalue %[[LOADED]][3]
+// CHECK-NEXT: llvm.call @__tfc_failure_flag(%[[FP]]) : (!llvm.ptr) -> ()
+// CHECK: memref.alloc
+// CHECK-DAG: llvm.func @__tfc_failure_flag(!llvm.ptr)
+// CHECK-DAG: llvm.func @__tfc_fail_if(i1)
+func.func @allocating(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %m = memref.alloc(%i) : memref<?xf32>
+    memref.dealloc %m : memref<?xf32>
+    scf.reduce
+  }
+  return
+}

@@ -17,6 +17,15 @@
 // CHECK-SAME: \22model\22:\22smoke\22
 // CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22proj.weight\22,\22shape\22:[48,64]},
 // CHECK: llvm.func {{(internal |private )?}}@__tfc_impl_forward(
+// Every allocation is checked: null returns a poison result at once
+// (tfc-check-allocations).
+// CHECK: %[[P:.*]] = llvm.call @_mlir_memref_to_llvm_alloc(%[[SIZE:.*]]) :
+// CHECK-NEXT: %[[NULL:.*]] = llvm.icmp "eq" %[[P]], %{{.*}} : !llvm.ptr
+// CHECK-NEXT: %[[SIZED:.*]] = llvm.icmp "ne" %[[SIZE]], %{{.*}} : i64
+// CHECK-NEXT: %[[FAILED:.*]] = llvm.and %[[NULL]], %[[SIZED]] : i1
+// CHECK-NEXT: llvm.cond_br %[[FAILED]] weights([1, 1048576]), ^[[FAIL:bb[0-9]+]], ^
+// CHECK: ^[[FAIL]]:
+// CHECK-NEXT: llvm.return %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK: llvm.func @tfc_model_init(%{{.*}}: !llvm.ptr) {
 // CHECK: llvm.func @tfc_entry_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) {
 // CHECK: llvm.call @__tfc_impl_forward(
