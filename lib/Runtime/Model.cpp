@@ -14,6 +14,7 @@
 
 #include "Model.h"
 
+#include "ElfCheck.h"
 
 #include "tfc/Runtime/Float16.h"
 #include "tfc/Runtime/ThreadPool.h"
@@ -151,13 +152,18 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
   std::string why = checkElfMachine(path);
   if (!why.empty())
     return setError(TFC_ERR_UNSUPPORTED_HOST, path + ": " + why);
-
   // dlopen dies of SIGBUS on a truncated library and runs the constructors
+  // of any library: read the file first (ElfCheck.h).
+  switch (checkModelLibrary(path, "tfc_model_metadata", why)) {
+  case ElfCheck::Ok:
     break;
+  case ElfCheck::Malformed:
     return setError(TFC_ERR_INVALID_MODEL,
                     path + ": cannot load the model library: " + why);
+  case ElfCheck::NoSymbol:
     return setError(TFC_ERR_INVALID_MODEL, path + ": not a tfc model: " + why);
   }
+
   std::unique_ptr<tfc_model> model(new tfc_model());
   model->path = path;
   model->runnable = runnable;
@@ -275,14 +281,14 @@ static bool isFloat(tfc_dtype d) {
 
 /// Whether weights stored as `from` can be given to a model wanting `to`.
 static bool convertible(DType from, tfc_dtype to) {
+  if (isQuantized(from))
+    return isFloat(to); // dequantised at bind
   tfc_dtype f;
   if (!modelDType(from, f))
     return false;
   return f == to || (isFloat(f) && isFloat(to)) ||
          (f == TFC_I32 && to == TFC_I64);
 }
-  if (isQuantized(from))
-    return isFloat(to); // dequantised at bind
 
 /// Element `i` of float data of dtype `d` (possibly unaligned).
 static double loadFloat(const uint8_t *p, uint64_t i, DType d) {
@@ -312,12 +318,6 @@ static double loadFloat(const uint8_t *p, uint64_t i, DType d) {
 static void convert(const void *src, DType from, void *dst, tfc_dtype to,
                     uint64_t count) {
   auto *s = static_cast<const uint8_t *>(src);
-  if (from == DType::I32 && to == TFC_I64) {
-    for (uint64_t i = 0; i < count; ++i) {
-      int32_t v;
-      std::memcpy(&v, s + 4 * i, 4);
-      static_cast<int64_t *>(dst)[i] = v;
-    }
   if (isQuantized(from)) {
     if (to == TFC_F32) {
       dequantize(from, src, static_cast<float *>(dst), count);
@@ -328,6 +328,12 @@ static void convert(const void *src, DType from, void *dst, tfc_dtype to,
     convert(tmp.data(), DType::F32, dst, to, count);
     return;
   }
+  if (from == DType::I32 && to == TFC_I64) {
+    for (uint64_t i = 0; i < count; ++i) {
+      int32_t v;
+      std::memcpy(&v, s + 4 * i, 4);
+      static_cast<int64_t *>(dst)[i] = v;
+    }
     return;
   }
   for (uint64_t i = 0; i < count; ++i) {

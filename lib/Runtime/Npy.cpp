@@ -10,6 +10,8 @@
 
 #include "tfc/Runtime/Npy.h"
 
+#include "Files.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -326,17 +328,10 @@ bool tfc::rt::parseNpy(std::string_view bytes, NpyArray &out,
 
 bool tfc::rt::readNpy(const std::string &path, NpyArray &out,
                       std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open: " + std::strerror(errno);
+  // Not an ifstream: a FIFO must be refused, not waited on.
+  std::string bytes;
+  if (!readRegularFile(path, bytes, UINT64_C(1) << 40, error))
     return false;
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = path + ": cannot read";
-    return false;
-  }
   return parseNpy(bytes, out, error, path);
 }
 

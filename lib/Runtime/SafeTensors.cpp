@@ -12,9 +12,10 @@
 
 #include "tfc/Runtime/SafeTensors.h"
 
+#include "Files.h"
 #include "Json.h"
-
 #include "tfc/Runtime/Float16.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -39,10 +40,10 @@ const char *tfc::rt::dtypeName(DType dtype) {
   case DType::I8: return "I8";
   case DType::U8: return "U8";
   case DType::Bool: return "BOOL";
-  }
   case DType::Q8_0: return "Q8_0";
   case DType::Q4_0: return "Q4_0";
   case DType::Q4_1: return "Q4_1";
+  }
   return "?";
 }
 
@@ -52,12 +53,11 @@ size_t tfc::rt::dtypeSize(DType dtype) {
   case DType::F32: case DType::I32: return 4;
   case DType::F16: case DType::BF16: case DType::I16: return 2;
   case DType::I8: case DType::U8: case DType::Bool: return 1;
-  }
   case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: return 0;
+  }
   return 0;
 }
 
-static bool parseDType(std::string_view s, DType &out) {
 void tfc::rt::dtypeBlock(DType dtype, uint64_t &elements, uint64_t &bytes) {
   switch (dtype) {
   case DType::Q8_0: elements = 32; bytes = 34; return;
@@ -128,6 +128,7 @@ std::vector<const TensorView *> SafeTensorsFile::allTensors() const {
   return out;
 }
 
+static bool parseDType(std::string_view s, DType &out) {
   static const DType all[] = {DType::F64, DType::F32, DType::F16, DType::BF16,
                               DType::I64, DType::I32, DType::I16, DType::I8,
                               DType::U8,  DType::Bool};
@@ -157,31 +158,25 @@ SafeTensorsFile::~SafeTensorsFile() {
 
 std::unique_ptr<SafeTensorsFile>
 SafeTensorsFile::open(const std::string &path, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = path + ": cannot open: " + std::strerror(errno);
+  // Never blocks on a FIFO (Files.h).
+  uint64_t fileSize = 0;
+  int fd = openRegularFile(path, fileSize, error);
+  if (fd < 0)
     return nullptr;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
-    ::close(fd);
-    return nullptr;
-  }
   std::unique_ptr<SafeTensorsFile> file(new SafeTensorsFile());
-  file->size = static_cast<size_t>(st.st_size);
+  file->size = static_cast<size_t>(fileSize);
   if (file->size > 0) {
     void *p = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       error = path + ": cannot map: " + std::strerror(errno);
       ::close(fd);
       return nullptr;
-  file->path = path;
     }
     file->base = static_cast<const uint8_t *>(p);
     file->mapped = true;
   }
   ::close(fd);
+  file->path = path;
   if (!file->parse(path, error))
     return nullptr;
   return file;

@@ -29,8 +29,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace tfc::rt;
@@ -269,11 +271,36 @@ void printInfo(tfc_model *model) {
 // Inputs
 //===----------------------------------------------------------------------===//
 
+/// Memory from calloc, whose new elements are not written: a large input
+/// is zero pages that cost nothing until touched (@zeros of gigabytes is
+/// instant and takes no memory).
+template <typename T> struct ZeroedAllocator {
+  using value_type = T;
+  ZeroedAllocator() = default;
+  template <typename U> ZeroedAllocator(const ZeroedAllocator<U> &) {}
+  T *allocate(size_t n) {
+    void *p = std::calloc(n, sizeof(T));
+    if (!p)
+      throw std::bad_alloc();
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, size_t) { std::free(p); }
+  /// Value-initialisation: calloc's memory is zero already.
+  template <typename U> void construct(U *) {}
+  template <typename U, typename... Args>
+  void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+  bool operator==(const ZeroedAllocator &) const { return true; }
+  bool operator!=(const ZeroedAllocator &) const { return false; }
+};
+using Bytes = std::vector<uint8_t, ZeroedAllocator<uint8_t>>;
+
 /// An input being built: its metadata and its data.
 struct Input {
   tfc_tensor_info info;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> data;
+  Bytes data;
   bool given = false;
 
   uint64_t count() const {
@@ -289,7 +316,7 @@ bool isFloatDType(tfc_dtype d) {
 }
 
 /// Stores `v` as element `i` of a buffer of dtype `d`.
-void storeFloat(std::vector<uint8_t> &buf, tfc_dtype d, uint64_t i, double v) {
+void storeFloat(Bytes &buf, tfc_dtype d, uint64_t i, double v) {
   uint8_t *p = buf.data() + i * tfc_dtype_size(d);
   switch (d) {
   case TFC_F32: {
@@ -315,7 +342,7 @@ void storeFloat(std::vector<uint8_t> &buf, tfc_dtype d, uint64_t i, double v) {
   }
 }
 
-void storeInt(std::vector<uint8_t> &buf, tfc_dtype d, uint64_t i, int64_t v) {
+void storeInt(Bytes &buf, tfc_dtype d, uint64_t i, int64_t v) {
   uint8_t *p = buf.data() + i * tfc_dtype_size(d);
   if (d == TFC_I64) {
     std::memcpy(p, &v, 8);
@@ -352,18 +379,39 @@ std::vector<int64_t> parseShape(const std::string &text,
   return shape;
 }
 
-/// Checks the rank and allocates the data.
+/// Checks the rank, the static sizes and the named dims' maxima (before any
+/// memory is spent on data the model would refuse), then allocates the data,
+/// zero-filled.
 void allocate(Input &in, const std::string &where) {
   if (static_cast<int>(in.shape.size()) != in.info.rank)
     fail(where + ": shape has rank " + std::to_string(in.shape.size()) +
          ", but input '" + in.info.name + "' is " + describe(in.info));
   uint64_t n = 1;
-  for (int64_t d : in.shape) {
+  for (size_t k = 0; k < in.shape.size(); ++k) {
+    // The runtime's messages (it checks again).
+    int64_t d = in.shape[k];
+    std::string dim = "input '" + std::string(in.info.name) + "': dim " +
+                      std::to_string(k);
+    if (in.info.dims[k] >= 0 && d != in.info.dims[k])
+      fail(dim + " is " + std::to_string(d) + ", but the model expects " +
+           std::to_string(in.info.dims[k]) + " (shape " +
+           describeShape(in.info) + ")");
+    if (in.info.dim_max[k] >= 0 && d > in.info.dim_max[k])
+      fail(dim + " ('" + in.info.dim_names[k] + "') is " + std::to_string(d) +
+           ", but the model allows at most " +
+           std::to_string(in.info.dim_max[k]));
     if (d != 0 && n > (UINT64_C(1) << 40) / static_cast<uint64_t>(d))
       fail(where + ": the shape is too large");
     n *= static_cast<uint64_t>(d);
   }
-  in.data.assign(n * tfc_dtype_size(in.info.dtype), 0);
+  uint64_t bytes = n * tfc_dtype_size(in.info.dtype);
+  try {
+    in.data = Bytes();
+    in.data.resize(bytes); // zero
+  } catch (const std::bad_alloc &) {
+    fail(where + ": cannot allocate " + std::to_string(bytes) +
+         " bytes for the input");
+  }
 }
 
 void parseValues(Input &in, const std::string &text, bool shapeGiven,
@@ -458,38 +506,45 @@ void generate(Input &in, const std::string &spec, uint64_t seed,
     parseValues(one, parts[2], true, where);
     allocate(in, where);
     size_t size = tfc_dtype_size(in.info.dtype);
-    for (uint64_t i = 0; i < in.count(); ++i)
+    for (uint64_t i = 0, n = in.count(); i < n; ++i)
       std::memcpy(in.data.data() + i * size, one.data.data(), size);
     return;
   }
   allocate(in, where);
+  // One pass over the data per generator, the dtype dispatched once:
+  // millions of elements take milliseconds, not minutes.
   tfc_dtype d = in.info.dtype;
+  uint64_t n = in.count();
+  size_t size = tfc_dtype_size(d);
+  if (kind == "zeros" || n == 0)
+    return; // allocate() zero-filled the data
+  if (kind == "ones") {
+    Bytes one(size);
+    if (isFloatDType(d))
+      storeFloat(one, d, 0, 1.0);
+    else
+      storeInt(one, d, 0, 1);
+    for (uint64_t i = 0; i < n; ++i)
+      std::memcpy(in.data.data() + i * size, one.data(), size);
+    return;
+  }
   std::mt19937_64 rng(weightSeed(in.info.name, seed));
-  int64_t bound = in.info.bound >= 0 ? in.info.bound : 100;
-  for (uint64_t i = 0; i < in.count(); ++i) {
-    if (kind == "zeros" || kind == "ones") {
-      double v = kind == "ones" ? 1 : 0;
-      if (isFloatDType(d))
-        storeFloat(in.data, d, i, v);
-      else
-        storeInt(in.data, d, i, static_cast<int64_t>(v));
-    } else if (kind == "range") {
-      if (isFloatDType(d))
-        storeFloat(in.data, d, i, static_cast<double>(i));
-      else if (d == TFC_BOOL)
-        storeInt(in.data, d, i, static_cast<int64_t>(i % 2));
-      else
-        storeInt(in.data, d, i,
-                 bound > 0 ? static_cast<int64_t>(i % uint64_t(bound)) : 0);
-    } else { // random
-      if (isFloatDType(d))
-        storeFloat(in.data, d, i,
-                   std::uniform_real_distribution<double>(-1, 1)(rng));
-      else if (d == TFC_BOOL)
-        storeInt(in.data, d, i, static_cast<int64_t>(rng() & 1));
-      else
-        storeInt(in.data, d, i,
-                 bound > 0 ? static_cast<int64_t>(rng() % uint64_t(bound)) : 0);
+  uint64_t bound = in.info.bound > 0    ? uint64_t(in.info.bound)
+                   : in.info.bound == 0 ? 0
+                                        : 100;
+  bool isRange = kind == "range";
+  if (isFloatDType(d)) {
+    std::uniform_real_distribution<double> uniform(-1, 1);
+    for (uint64_t i = 0; i < n; ++i)
+      storeFloat(in.data, d, i,
+                 isRange ? static_cast<double>(i) : uniform(rng));
+  } else if (d == TFC_BOOL) {
+    for (uint64_t i = 0; i < n; ++i)
+      in.data[i] = static_cast<uint8_t>(isRange ? i % 2 : rng() & 1);
+  } else {
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t v = bound == 0 ? 0 : (isRange ? i : rng()) % bound;
+      storeInt(in.data, d, i, static_cast<int64_t>(v));
     }
   }
 }
@@ -516,7 +571,7 @@ void loadNpy(Input &in, const std::string &path, const std::string &where) {
   in.shape = a.shape;
   allocate(in, where);
   if (same) {
-    in.data = std::move(a.data);
+    in.data.assign(a.data.begin(), a.data.end());
     return;
   }
   note(where + ": converting " + npyDescr(a.type) + " to " + tfc_dtype_name(d));
@@ -772,7 +827,7 @@ void writeOutput(const std::string &path, const tfc_tensor &t) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   if (o.threads > 0 && tfc_set_num_threads(o.threads) != TFC_OK)
     fail(tfc_last_error());
@@ -964,4 +1019,14 @@ int main(int argc, char **argv) {
   }
   tfc_model_free(model);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  // Memory for inputs and outputs comes from std::vector: running out of
+  // it is an error message, not an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    fail("out of memory");
+  }
 }
