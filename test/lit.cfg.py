@@ -45,6 +45,14 @@ import shutil
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 ptxas = os.path.join(cuda_home, "bin", "ptxas")
 if not os.path.exists(ptxas):
+# Every fuzz target in the tools dir (tools/tfc-*-fuzzer, built with the
+# frontend's): a substitution and a feature named after it (the smoke tests
+# say REQUIRES: fuzzer).
+if os.path.isdir(config.tfc_tools_dir):
+    for _fuzzer in sorted(os.listdir(config.tfc_tools_dir)):
+        if _fuzzer.startswith("tfc-") and _fuzzer.endswith("-fuzzer"):
+            config.available_features.add(_fuzzer)
+            llvm_config.add_tool_substitutions([_fuzzer], [config.tfc_tools_dir])
     ptxas = shutil.which("ptxas") or ""
 if ptxas:
     config.available_features.add("ptxas")
