@@ -602,5 +602,9 @@ void Tokenizer::setTruncation(std::optional<TruncationParams> params) {
 }
 
 void Tokenizer::setPadding(std::optional<PaddingParams> params) {
+  if (params) {
+    params->length = std::min(params->length, kMaxPadding);
+    params->padToMultipleOf = std::min(params->padToMultipleOf, kMaxPadding);
+  }
   impl_->padding = std::move(params);
 }

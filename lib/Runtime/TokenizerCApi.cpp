@@ -232,6 +232,10 @@ tfc_status tfc_tokenizer_set_padding(tfc_tokenizer *tokenizer, size_t length) {
       t.setPadding(std::nullopt);
       return TFC_OK;
     }
+    if (length > kMaxPadding)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "padding to " + std::to_string(length) +
+                          " ids: at most " + std::to_string(kMaxPadding));
     PaddingParams p;
     if (t.padding()) {
       p = *t.padding();

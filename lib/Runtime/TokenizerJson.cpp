@@ -924,7 +924,7 @@ struct Loader {
       p.strategy = PaddingParams::Strategy::BatchLongest;
     } else if (s->is_object() && s->size() == 1 && s->contains("Fixed")) {
       uint64_t n;
-      if (!integer(s->at("Fixed"), key(sp, "Fixed"), SIZE_MAX, n))
+      if (!integer(s->at("Fixed"), key(sp, "Fixed"), kMaxPadding, n))
         return false;
       p.strategy = PaddingParams::Strategy::Fixed;
       p.length = static_cast<size_t>(n);
@@ -937,7 +937,7 @@ struct Loader {
     uint64_t multiple = 0, padId = 0, padTypeId = 0;
     if (!optString(v, path, "direction", direction) ||
         !optString(v, path, "pad_token", token) ||
-        !optInteger(v, path, "pad_to_multiple_of", SIZE_MAX, multiple) ||
+        !optInteger(v, path, "pad_to_multiple_of", kMaxPadding, multiple) ||
         !optInteger(v, path, "pad_id", INT32_MAX - 1, padId) ||
         !optInteger(v, path, "pad_type_id", INT32_MAX, padTypeId))
       return false;

@@ -991,6 +991,10 @@ TEST(TokenizerErrors, MalformedFilesNameTheKey) {
        "t.json: padding.strategy.Fixed: expected a non-negative integer, "
        "found a string"},
       {R"({"model": {"type": "WordLevel", "vocab": {}, "unk_token": "u"},
+           "padding": {"strategy": {"Fixed": 2097152}}})",
+       "t.json: padding.strategy.Fixed: the integer 2097152 is too large (at "
+       "most 1048576)"},
+      {R"({"model": {"type": "WordLevel", "vocab": {}, "unk_token": "u"},
            "added_tokens": [{"content": "x"}]})",
        "t.json: added_tokens[0].id: missing"},
       {R"({"model": {"type": "WordLevel", "vocab": {}, "unk_token": "u"},
@@ -1115,6 +1119,8 @@ TEST(TokenizerCApi, EncodeDecodeAndErrors) {
                                  ids.size(), &n),
             TFC_OK);
   EXPECT_EQ(ids, (Ids{1, 5, 6, 2, 3, 3, 3, 3, 3, 3}));
+  EXPECT_EQ(tfc_tokenizer_set_padding(tok, size_t(1) << 21),
+            TFC_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(tfc_tokenizer_set_padding(tok, 0), TFC_OK);
   ASSERT_EQ(tfc_tokenizer_set_truncation(tok, 0), TFC_OK);
 

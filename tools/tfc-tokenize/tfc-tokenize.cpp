@@ -276,6 +276,8 @@ int main(int argc, char **argv) {
       padLongest = true;
     } else if (arg == "--pad-to") {
       padTo = parseSize("--pad-to", value());
+      if (*padTo > kMaxPadding)
+        die("--pad-to: at most " + std::to_string(kMaxPadding));
     } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
       die("unknown option " + arg + " (see --help)");
     } else if (path.empty()) {

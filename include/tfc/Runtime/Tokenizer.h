@@ -97,6 +97,10 @@ struct TruncationParams {
   size_t stride = 0;
 };
 
+/// The longest padding a file or a caller may ask for (Fixed lengths and
+/// multiples), so that a bad file cannot make encodings of any size.
+constexpr size_t kMaxPadding = size_t(1) << 20;
+
 struct PaddingParams {
   enum class Strategy { BatchLongest, Fixed };
   enum class Direction { Right, Left };
@@ -177,7 +181,8 @@ public:
 
   const std::optional<TruncationParams> &truncation() const;
   const std::optional<PaddingParams> &padding() const;
-  /// Not thread safe with respect to concurrent encodes.
+  /// Not thread safe with respect to concurrent encodes. Padding lengths
+  /// are capped at kMaxPadding.
   void setTruncation(std::optional<TruncationParams> params);
   void setPadding(std::optional<PaddingParams> params);
 

@@ -345,9 +345,9 @@ TFC_API size_t tfc_tokenizer_vocab_size(const tfc_tokenizer *tokenizer);
 TFC_API tfc_status tfc_tokenizer_set_truncation(tfc_tokenizer *tokenizer,
                                                 size_t max_length);
 
-/* Padding of each encoding to `length` ids with the pad id (the file's, else
- * the id of "[PAD]", "<pad>" or 0); 0 turns it off. Replaces the file's
- * setting. */
+/* Padding of each encoding to `length` ids (at most 2^20) with the pad id
+ * (the file's, else the id of "[PAD]", "<pad>" or 0); 0 turns it off.
+ * Replaces the file's setting. */
 TFC_API tfc_status tfc_tokenizer_set_padding(tfc_tokenizer *tokenizer,
                                              size_t length);
 
