@@ -20,6 +20,9 @@ The real checkpoints come from scripts/setup-test-data.sh's cache. Writes:
   test/Import/Inputs/hf/<model>/   tiny random-weight checkpoints written by
                                    save_pretrained (f32 and bf16) and their
                                    transformers outputs
+  test/Import/Inputs/generate/     greedy generate() token ids (64 new
+                                   tokens): SmolLM2 on three chat prompts,
+                                   the random GPT-2, LLaMA and Qwen2
 Every file records the versions that made it (versions.json).
 """
 import json
@@ -201,10 +204,62 @@ def tiny_models():
             print(name, dtype, {k: tuple(v.shape) for k, v in inputs.items()})
 
 
+PROMPTS = [
+    [{"role": "user", "content": "What is the capital of France?"}],
+    [{"role": "user", "content": "Write a haiku about compilers."}],
+    [{"role": "system", "content": "You answer in one sentence."},
+     {"role": "user", "content": "Why is the sky blue?"}],
+]
+
+
+def generation():
+    """Greedy generation (do_sample=False), 64 new tokens: SmolLM2 from the
+    .gguf on three chat prompts, and the random-weight GPT-2 and LLaMA
+    checkpoints of test/Import/Inputs/hf on fixed ids (56 new tokens: their
+    context is 64)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    out = os.path.join(out_root, "generate")
+    os.makedirs(out, exist_ok=True)
+    gdir = os.path.join(cache, "models", "smollm2")
+    gfile = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    tok = AutoTokenizer.from_pretrained(gdir, gguf_file=gfile)
+    model = AutoModelForCausalLM.from_pretrained(gdir, gguf_file=gfile,
+                                                 torch_dtype=torch.float32).eval()
+    cases = []
+    for messages in PROMPTS:
+        text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        ids = tok(text, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            g = model.generate(ids, do_sample=False, max_new_tokens=64)
+        new = g[0, ids.shape[1]:].tolist()
+        cases.append({"prompt": text, "prompt_ids": ids[0].tolist(), "generated_ids": new,
+                      "text": tok.decode(new, skip_special_tokens=True)})
+        print("smollm2:", repr(cases[-1]["text"]))
+    with open(os.path.join(out, "smollm2.json"), "w") as f:
+        json.dump({"eos_token_id": model.generation_config.eos_token_id, "cases": cases}, f,
+                  indent=1, ensure_ascii=False)
+    rng = np.random.default_rng(2)
+    for name in ("gpt2-f32", "llama-f32", "qwen2-f32"):
+        d = os.path.join(out_root, "hf", name)
+        m = AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.float32).eval()
+        ids = torch.tensor([rng.integers(0, 128, size=7).tolist()])
+        with torch.no_grad():
+            g = m.generate(ids, do_sample=False, max_new_tokens=56, min_new_tokens=56,
+                           pad_token_id=0)
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump({"prompt_ids": ids[0].tolist(),
+                       "generated_ids": g[0, ids.shape[1]:].tolist()}, f)
+        print(name, g[0, ids.shape[1]:].tolist()[:10])
+
+
 if __name__ == "__main__":
+    if sys.argv[2:] == ["generation"]:  # only the generation references
+        generation()
+        sys.exit(0)
     minilm()
     smollm2()
     tiny_models()
+    generation()
     with open(os.path.join(out_root, "versions.json"), "w") as f:
         json.dump(versions(), f, indent=1)
         f.write("\n")

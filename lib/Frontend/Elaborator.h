@@ -131,6 +131,33 @@ public:
   mlir::OpBuilder builder;
   DiagnosticEngine &diags;
 
+  /// While a cached entry (MLIRGenOptions::kvCache) is generated: positions
+  /// along `seqDim` start at `past`, and each causal self-attention over
+  /// `seqDim` reads and extends a key/value cache held in state arguments.
+  struct CacheMode {
+    std::string seqDim;
+    mlir::Value past; // index
+    mlir::Block *block = nullptr;
+    struct State {
+      mlir::Value arg, updated;
+      std::string name;
+      SymShape shape;
+    };
+    llvm::SmallVector<State> states;
+    /// Why the entry cannot be cached, if it cannot.
+    std::string unsupported;
+  };
+  /// "line:col" of a location in the description, for messages.
+  std::string describeLoc(llvm::SMLoc l);
+  std::optional<CacheMode> cache;
+  /// In a cached entry, whether an attention over q, k (with their [B, H,
+  /// T, D] shapes) is a causal self-attention over the cached sequence.
+  bool isCachedSelfAttention(const Val &q, const Val &k, bool causal) const;
+  /// Writes k, v [B, Hkv, seq, D] at positions [past, past + seq) of the
+  /// next layer's cache and replaces them with the cache's first past + seq
+  /// rows. False after an error.
+  bool appendToCache(Val &k, Val &v, llvm::SMLoc at);
+
 private:
   using Env = llvm::StringMap<Val>;
 
@@ -144,7 +171,8 @@ private:
   bool evaluateConsts();
   std::optional<Val> parseDefine(llvm::StringRef name, llvm::StringRef text,
                                  const Val &original);
-  void generateEntry(const ast::FuncDecl &func);
+  /// With `cached`, the entry's cached form `<name>_cached` (CacheMode).
+  void generateEntry(const ast::FuncDecl &func, bool cached = false);
 
   // Statements and expressions.
   void execBody(const ast::Body &body);

@@ -85,6 +85,11 @@ Val Elaborator::fail(llvm::SMLoc l, const llvm::Twine &message) {
   return Val::poison();
 }
 
+std::string Elaborator::describeLoc(llvm::SMLoc l) {
+  auto [line, col] = diags.getSourceMgr().getLineAndColumn(l);
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
 mlir::Location Elaborator::loc(llvm::SMLoc l) {
   auto [line, col] = diags.getSourceMgr().getLineAndColumn(l);
   mlir::Location fileLoc = mlir::FileLineColLoc::get(&context, filename, line, col);
@@ -979,7 +984,7 @@ Val Elaborator::callBlock(const FuncDecl &block, const CallExpr &call) {
 // Entries and the module
 //===----------------------------------------------------------------------===//
 
-void Elaborator::generateEntry(const FuncDecl &func) {
+void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
   unsigned before = diags.getNumErrors();
   llvm::SmallVector<mlir::Type> argTypes;
   llvm::SmallVector<SymShape> argShapes;
@@ -1005,9 +1010,26 @@ void Elaborator::generateEntry(const FuncDecl &func) {
   if (!paramsOk || diags.getNumErrors() != before)
     return;
 
+  // The cached form follows the sequence dim of the token input: the second
+  // axis of the first integer [batch, seq] parameter.
+  std::string seqDim;
+  if (cached) {
+    for (auto [i, p] : llvm::enumerate(func.params))
+      if (argShapes[i].size() == 2 && !argShapes[i][1].isStatic() &&
+          mlir::isa<mlir::IntegerType>(
+              mlir::cast<mlir::RankedTensorType>(argTypes[i])
+                  .getElementType())) {
+        seqDim = argShapes[i][1].name;
+        break;
+      }
+    if (seqDim.empty())
+      return; // nothing to cache
+  }
+
   builder.setInsertionPointToEnd(moduleOp.getBody());
   auto funcOp = mlir::func::FuncOp::create(
-      builder, loc(func.name.loc), func.name.name,
+      builder, loc(func.name.loc),
+      cached ? func.name.name + "_cached" : func.name.name,
       builder.getFunctionType(argTypes, {}));
   mlir::Block *entryBlock = funcOp.addEntryBlock();
   builder.setInsertionPointToStart(entryBlock);
@@ -1034,6 +1056,21 @@ void Elaborator::generateEntry(const FuncDecl &func) {
     }
     funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(p.name.name));
     funcOp.setArgAttr(i, "tfc.dims", builder.getArrayAttr(dimAttrs));
+  }
+  if (cached) {
+    // `past`: the tokens already in the cache (a scalar i64 input).
+    auto pastType = mlir::RankedTensorType::get({}, builder.getI64Type());
+    unsigned pastIndex = funcOp.getNumArguments();
+    (void)funcOp.insertArgument(pastIndex, pastType, {}, loc(func.name.loc));
+    mlir::Value pastArg = funcOp.getArgument(pastIndex);
+    mlir::Location l = loc(func.name.loc);
+    mlir::Value p = mlir::tensor::ExtractOp::create(builder, l, pastArg,
+                                                    mlir::ValueRange{});
+    cache.emplace();
+    cache->seqDim = seqDim;
+    cache->past = mlir::arith::IndexCastOp::create(
+        builder, l, builder.getIndexType(), p);
+    cache->block = entryBlock;
   }
   frames.push_back(std::move(frame));
   execBody(func.body);
@@ -1080,16 +1117,56 @@ void Elaborator::generateEntry(const FuncDecl &func) {
       resultNames.push_back(name);
     }
   }
-  if (diags.getNumErrors() != before) {
+  std::optional<CacheMode> cacheMode = std::move(cache);
+  cache.reset();
+  if (cacheMode && !cacheMode->states.empty() &&
+      !cacheMode->unsupported.empty())
+    fail(func.name.loc, "entry '" + func.name.name +
+                            "' has no cached form (--kv-cache): it has " +
+                            cacheMode->unsupported);
+  if (diags.getNumErrors() != before ||
+      (cacheMode && (cacheMode->states.empty() ||
+                     !cacheMode->unsupported.empty()))) {
+    // A cached form without a cached attention is just the entry again.
     funcOp.erase();
     currentEntry = nullptr;
     return;
   }
+  // The updated caches are results too: `tfc.state_for` names the state
+  // argument each one is written back to (in place, by the model ABI).
+  llvm::SmallVector<std::pair<unsigned, unsigned>> stateResults;
+  if (cacheMode)
+    for (const CacheMode::State &s : cacheMode->states) {
+      stateResults.push_back(
+          {static_cast<unsigned>(results.size()),
+           mlir::cast<mlir::BlockArgument>(s.arg).getArgNumber()});
+      results.push_back(s.updated);
+      resultNames.push_back(s.name);
+    }
   mlir::func::ReturnOp::create(builder, loc(func.endLoc), results);
   funcOp.setFunctionType(builder.getFunctionType(
-      argTypes, mlir::ValueRange(results).getTypes()));
+      entryBlock->getArgumentTypes(), mlir::ValueRange(results).getTypes()));
   for (auto [i, name] : llvm::enumerate(resultNames))
     funcOp.setResultAttr(i, "tfc.name", builder.getStringAttr(name));
+  if (cacheMode) {
+    unsigned pastIndex = func.params.size();
+    funcOp.setArgAttr(pastIndex, "tfc.name", builder.getStringAttr("past"));
+    funcOp.setArgAttr(pastIndex, "tfc.dims", builder.getArrayAttr({}));
+    for (const CacheMode::State &s : cacheMode->states) {
+      unsigned i = mlir::cast<mlir::BlockArgument>(s.arg).getArgNumber();
+      llvm::SmallVector<mlir::Attribute> dimAttrs;
+      for (const SymDim &d : s.shape)
+        dimAttrs.push_back(d.isStatic()
+                               ? mlir::Attribute(builder.getI64IntegerAttr(d.size))
+                               : mlir::Attribute(builder.getStringAttr(d.name)));
+      funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(s.name));
+      funcOp.setArgAttr(i, "tfc.dims", builder.getArrayAttr(dimAttrs));
+      funcOp.setArgAttr(i, "tfc.state", builder.getUnitAttr());
+    }
+    for (auto [result, arg] : stateResults)
+      funcOp.setResultAttr(result, "tfc.state_for",
+                           builder.getI64IntegerAttr(arg));
+  }
   // Drop the dim queries nothing used.
   for (auto &entry : dimValues) {
     if (!entry.second.use_empty())
@@ -1140,6 +1217,11 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run() {
     generateEntry(f);
     if (tooLarge)
       break;
+    if (options.kvCache) {
+      generateEntry(f, /*cached=*/true);
+      if (tooLarge)
+        break;
+    }
   }
   if (!found) {
     std::vector<std::string> names;

@@ -367,6 +367,21 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                                        dtypeName(q->elementType));
       }
     }
+    if (cache && isCachedSelfAttention(*q, *k, causal) && !mask) {
+      if (!appendToCache(*k, *v, at))
+        return Val::poison();
+    } else if (cache && q->shape.size() == 4 &&
+               q->shape[2] == SymDim::named(cache->seqDim) &&
+               k->shape[2] == SymDim::named(cache->seqDim) &&
+               cache->unsupported.empty()) {
+      // Bidirectional or masked self-attention cannot be cached: the entry
+      // gets no cached form (an error only if another attention was cached).
+      cache->unsupported = mask ? "an attention mask over '" + cache->seqDim +
+                                      "' (at " + describeLoc(at) + ")"
+                                : "non-causal attention over '" +
+                                      cache->seqDim + "' (at " +
+                                      describeLoc(at) + ")";
+    }
     ShapeResult r = shape::attention(q->shape, k->shape, v->shape,
                                      mask ? &mask->shape : nullptr);
     if (!r.ok())
@@ -376,6 +391,9 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (!args.has(7) && !q->shape[3].isStatic())
       return fail(at, "'attention' needs scale= when the head size " +
                           q->shape[3].str() + " is symbolic");
+    if (!args.has(7) && q->shape[3].size == 0)
+      return fail(at, "'attention' needs scale= when the head size is 0 "
+                      "(the default is 1/sqrt(head size))");
     mlir::Value out = tfcir::AttentionOp::create(
         builder, l, tensorType(r.shape, q->elementType), q->value, k->value,
         v->value, mask ? mask->value : mlir::Value(),
@@ -388,9 +406,6 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
       return shapeError(m);
     return result(tfcir::MergeHeadsOp::create(
                       builder, l, tensorType(m.shape, q->elementType), out),
-    if (!args.has(7) && q->shape[3].size == 0)
-      return fail(at, "'attention' needs scale= when the head size is 0 "
-                      "(the default is 1/sqrt(head size))");
                   m.shape);
   }
   case Builtin::Gelu: {
@@ -515,6 +530,9 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (args.has(2) && !(offset = indexValue(args.raw(2), args.locOf(2),
                                              args.what(2))))
       return Val::poison();
+    if (cache && !args.has(2) &&
+        x->shape[x->shape.size() - 2] == SymDim::named(cache->seqDim))
+      offset = cache->past;
     return result(tfcir::RopeOp::create(
                       builder, l, x->value.getType(), x->value, offset,
                       tfcir::RopeModeAttr::get(&context, *m),
@@ -813,6 +831,10 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                                                          args.locOf(1),
                                                          args.what(1)))))
       return Val::poison();
+    // In a cached entry the positions of the sequence start at `past`.
+    if (cache && !args.has(1) && args.raw(0).kind == Val::Kind::Dim &&
+        args.raw(0).dim == SymDim::named(cache->seqDim))
+      offset = cache->past;
     SymShape s = {args.raw(0).kind == Val::Kind::Int
                       ? SymDim::of(args.raw(0).i)
                       : args.raw(0).dim};
@@ -841,4 +863,67 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
   }
   }
   return Val::poison();
+}
+
+//===----------------------------------------------------------------------===//
+// Cached entries (MLIRGenOptions::kvCache)
+//===----------------------------------------------------------------------===//
+
+bool Elaborator::isCachedSelfAttention(const Val &q, const Val &k,
+                                       bool causal) const {
+  SymDim seq = SymDim::named(cache->seqDim);
+  return causal && q.shape.size() == 4 && k.shape.size() == 4 &&
+         q.shape[2] == seq && k.shape[2] == seq;
+}
+
+bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
+  mlir::Location l = loc(at);
+  unsigned layer = cache->states.size() / 2;
+  for (auto [t, what] : {std::pair{&k, "k"}, std::pair{&v, "v"}}) {
+    // [batch, kv_heads, seq, d] -> a state [batch, kv_heads, context, d].
+    const SymShape &s = t->shape;
+    if (!s[1].isStatic() || !s[3].isStatic()) {
+      fail(at, "a cached entry (--kv-cache) needs static head counts and "
+               "head sizes, got " + shapeStr(s));
+      return false;
+    }
+    SymShape stateShape = {s[0], s[1], SymDim::named("context"), s[3]};
+    auto elementType =
+        mlir::cast<mlir::RankedTensorType>(t->value.getType()).getElementType();
+    unsigned index = currentEntry.getNumArguments();
+    (void)currentEntry.insertArgument(
+        index, tensorType(stateShape, elementType), {}, l);
+    mlir::Value arg = currentEntry.getArgument(index);
+    auto dim = [&](mlir::Value x, int64_t axis) -> mlir::OpFoldResult {
+      auto type = mlir::cast<mlir::RankedTensorType>(x.getType());
+      if (!type.isDynamicDim(axis))
+        return builder.getIndexAttr(type.getDimSize(axis));
+      return mlir::tensor::DimOp::create(builder, l, x, axis).getResult();
+    };
+    mlir::OpFoldResult zero = builder.getIndexAttr(0),
+                       one = builder.getIndexAttr(1);
+    mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, t->value, 2);
+    // The new rows at [past, past + seq).
+    mlir::Value updated = mlir::tensor::InsertSliceOp::create(
+        builder, l, t->value, arg,
+        llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, cache->past, zero},
+        llvm::ArrayRef<mlir::OpFoldResult>{dim(t->value, 0), dim(t->value, 1),
+                                           seqLen, dim(t->value, 3)},
+        llvm::ArrayRef<mlir::OpFoldResult>{one, one, one, one});
+    // Attention reads rows [0, past + seq).
+    mlir::Value total =
+        mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
+    SymShape readShape = {s[0], s[1], SymDim::named("kv_len"), s[3]};
+    mlir::Value read = mlir::tensor::ExtractSliceOp::create(
+        builder, l, tensorType(readShape, elementType), updated,
+        llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, zero, zero},
+        llvm::ArrayRef<mlir::OpFoldResult>{dim(t->value, 0), dim(t->value, 1),
+                                           total, dim(t->value, 3)},
+        llvm::ArrayRef<mlir::OpFoldResult>{one, one, one, one});
+    cache->states.push_back({arg, updated,
+                             "cache." + std::to_string(layer) + "." + what,
+                             stateShape});
+    *t = Val::ofTensor(read, readShape);
+  }
+  return true;
 }

@@ -181,6 +181,11 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
       return fail(where, "\"bound\" must be a non-negative integer");
     out.bound = static_cast<int64_t>(bound->integer);
   }
+  if (const Value *state = v.get("state")) {
+    if (!isInput || state->kind != Value::Bool)
+      return fail(where, "\"state\" must be true or false, on inputs only");
+    out.state = state->boolean;
+  }
   return true;
 }
 

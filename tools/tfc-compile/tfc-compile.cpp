@@ -110,6 +110,13 @@ cl::opt<std::string> entry("entry",
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override a hyper-parameter"),
                               cl::value_desc("name=value"));
+cl::opt<bool> kvCache(
+    "kv-cache",
+    cl::desc("Also generate <entry>_cached for generation: the tokens at "
+             "positions [past, past + seq) with every layer's key/value "
+             "cache as state buffers updated in place (docs/abi.md)"),
+    cl::init(false));
+
 cl::opt<bool> remarks("fusion-remarks",
                       cl::desc("Report what the fusion passes fused and why "
                                "they did not fuse a candidate"),
@@ -296,6 +303,7 @@ int main(int argc, char **argv) {
     }
   }
   options.entry = entry;
+  options.kvCache = kvCache;
 
   tfc::loadFrontendDialects(context);
   mlir::SourceMgrDiagnosticHandler mlirDiags(sourceMgr, &context);

@@ -35,6 +35,11 @@ struct MLIRGenOptions {
   std::string entry;
   /// Refuse to unroll models larger than this many ops.
   unsigned maxOps = 2'000'000;
+  /// Also generate, for each entry with causal self-attention, the cached
+  /// entry `<entry>_cached` for generation: it takes the tokens at positions
+  /// [past, past + seq) and the key/value cache of every layer as state
+  /// buffers it updates in place (see docs/abi.md).
+  bool kvCache = false;
 
   /// Adds one `-D name=value` override; false (nothing added) when `text`
   /// has no '=' or an empty name.

@@ -40,6 +40,9 @@ struct TensorSpec {
   std::vector<DimSpec> shape;
   /// Integer inputs: values must be in [0, bound); -1 if unbounded.
   int64_t bound = -1;
+  /// A state input ("state": true): a buffer the entry updates in place,
+  /// owned by a session (the key/value caches of a cached entry).
+  bool state = false;
 
   /// "[batch, seq, 50257]" ("?" for an unnamed dynamic dim).
   std::string shapeString() const;

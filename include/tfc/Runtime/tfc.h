@@ -253,6 +253,57 @@ typedef struct tfc_memory_stats {
 TFC_API tfc_status tfc_model_memory_stats(const tfc_model *model,
                                           tfc_memory_stats *out);
 
+/*===-------------------------------------------------------------------===*
+ * Sessions: per-sequence state for generation (docs/abi.md)
+ *===-------------------------------------------------------------------===*/
+
+/* A session runs a cached entry (tfc-compile --kv-cache makes
+ * `<entry>_cached`: its inputs are the entry's inputs, the scalar `past` and
+ * state inputs, the key/value cache of every layer) over one batch of
+ * sequences: it owns the caches, sized [batch, kv_heads, context,
+ * head_size], and the position, the number of tokens of each sequence
+ * already in them. Each tfc_session_run appends the tokens it is given at
+ * that position and advances it; the caches are written in place (no copy
+ * of the cache, no allocation per token). A session is used by one thread
+ * at a time; several sessions may share one model. Free sessions before
+ * their model. */
+typedef struct tfc_session tfc_session;
+
+/* Creates a session on `entry` (a cached entry) for `batch` sequences of at
+ * most `context` tokens (prompt and generated). TFC_ERR_INVALID_ARGUMENT if
+ * the entry has no state inputs (compile with --kv-cache) or the sizes are
+ * not positive or exceed the entry's sequence bound; TFC_ERR_OUT_OF_MEMORY
+ * if the caches cannot be allocated. CPU models only for now. */
+TFC_API tfc_status tfc_session_create(tfc_model *model, const char *entry,
+                                      int64_t batch, int64_t context,
+                                      tfc_session **out);
+
+/* The entry's inputs other than `past` and the states, in the entry's order
+ * (tfc_session_num_inputs / tfc_session_input_name), e.g. input_ids
+ * [batch, seq]: the tokens at positions [position, position + seq). The
+ * outputs are as tfc_run's. A run that would pass `context` tokens is
+ * TFC_ERR_INPUT and changes nothing. */
+TFC_API tfc_status tfc_session_run(tfc_session *session,
+                                   const tfc_tensor *inputs, size_t num_inputs,
+                                   tfc_tensor *outputs, size_t num_outputs);
+TFC_API size_t tfc_session_num_inputs(const tfc_session *session);
+TFC_API const char *tfc_session_input_name(const tfc_session *session,
+                                           size_t index);
+
+/* Tokens in the caches; the capacity given at creation. */
+TFC_API int64_t tfc_session_position(const tfc_session *session);
+TFC_API int64_t tfc_session_context(const tfc_session *session);
+
+/* Moves the position back to `position` (0 starts a new sequence; a smaller
+ * value drops the last tokens, e.g. to regenerate them). Rows past the
+ * position are never read, so nothing is cleared. */
+TFC_API tfc_status tfc_session_rewind(tfc_session *session, int64_t position);
+
+/* Bytes of state (the caches) the session holds. */
+TFC_API uint64_t tfc_session_state_bytes(const tfc_session *session);
+
+TFC_API void tfc_session_free(tfc_session *session);
+
 /* Models compiled with --target=cuda: the GPU time of the last run's entry
  * point in milliseconds (CUDA events around its kernels; the copies of
  * inputs and outputs are not included). TFC_ERR_INVALID_ARGUMENT for a CPU

@@ -130,6 +130,7 @@ struct LowerCpuModelABIPass
           return signalPassFailure();
         }
       entryJson.push_back(describeEntry(module, entry));
+      lowerStates(entry);
       // The names and dims now live in the metadata.
       entry.removeArgAttrsAttr();
       entry.removeResAttrsAttr();
@@ -147,6 +148,53 @@ struct LowerCpuModelABIPass
 
     module->setAttr(kMetadataAttr,
                     b.getStringAttr(metadata(module, std::move(entryJson))));
+  }
+
+  /// State arguments (`tfc.state`, the key/value caches of a cached entry)
+  /// are buffers the runtime owns and the entry updates in place: the
+  /// argument becomes a memref read through a writable to_tensor, and the
+  /// result that carries its new value (`tfc.state_for`) is materialised
+  /// into it instead of being returned. Bufferisation then writes the new
+  /// rows straight into the caller's buffer (no copy of the cache).
+  void lowerStates(func::FuncOp entry) {
+    auto ret = cast<func::ReturnOp>(entry.front().getTerminator());
+    llvm::SmallDenseMap<unsigned, Value> stateMemref;
+    OpBuilder b(entry.getContext());
+    b.setInsertionPointToStart(&entry.front());
+    for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+      if (!entry.getArgAttr(i, "tfc.state"))
+        continue;
+      BlockArgument arg = entry.getArgument(i);
+      auto type = cast<RankedTensorType>(arg.getType());
+      arg.setType(MemRefType::get(type.getShape(), type.getElementType()));
+      Value t = bufferization::ToTensorOp::create(b, arg.getLoc(), type, arg,
+                                                  /*restrict=*/true,
+                                                  /*writable=*/true);
+      arg.replaceAllUsesExcept(t, t.getDefiningOp());
+      stateMemref[i] = arg;
+    }
+    if (stateMemref.empty())
+      return;
+    SmallVector<Value> kept;
+    llvm::BitVector erase(entry.getNumResults());
+    b.setInsertionPoint(ret);
+    for (unsigned r = 0; r < entry.getNumResults(); ++r) {
+      auto stateFor = entry.getResultAttrOfType<IntegerAttr>(r, "tfc.state_for");
+      if (!stateFor) {
+        kept.push_back(ret.getOperand(r));
+        continue;
+      }
+      bufferization::MaterializeInDestinationOp::create(
+          b, ret.getLoc(), TypeRange{}, ret.getOperand(r),
+          stateMemref.lookup(stateFor.getInt()), /*restrict=*/true,
+          /*writable=*/true);
+      erase.set(r);
+    }
+    ret->setOperands(kept);
+    (void)entry.eraseResults(erase);
+    SmallVector<Type> argTypes(entry.front().getArgumentTypes());
+    entry.setFunctionType(FunctionType::get(
+        entry.getContext(), argTypes, ValueRange(kept).getTypes()));
   }
 
   LogicalResult collectWeights(ModuleOp module) {
@@ -317,9 +365,13 @@ struct LowerCpuModelABIPass
            dimsOf(type, entry.getArgAttrOfType<ArrayAttr>(i, "tfc.dims"))}};
       if (auto bound = entry.getArgAttrOfType<IntegerAttr>(i, "tfc.id_bound"))
         in["bound"] = bound.getInt();
+      if (entry.getArgAttr(i, "tfc.state"))
+        in["state"] = true;
       inputs.push_back(std::move(in));
     }
     for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+      if (entry.getResultAttr(i, "tfc.state_for"))
+        continue; // written into its state input, not returned
       auto type = cast<RankedTensorType>(entry.getResultTypes()[i]);
       auto name = entry.getResultAttrOfType<StringAttr>(i, "tfc.name");
       outputs.push_back(llvm::json::Object{

@@ -169,3 +169,27 @@ module {
     return
   }
 }
+
+// -----
+
+// State arguments (tfc.state, the key/value caches of a cached entry) are
+// buffers the entry updates in place: the argument becomes a memref read
+// through a writable to_tensor, the result tied to it (tfc.state_for) is
+// materialised into it instead of being returned, and the metadata marks
+// the input "state": true and lists no output for it.
+// CHECK: \22name\22:\22cache\22,\22shape\22:[\22batch\22,2],\22state\22:true}],\22name\22:\22step\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[null,4]}]
+// CHECK-LABEL: func.func private @__tfc_impl_step
+// CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %[[IDS:.*]]: tensor<?x4xf32>, %[[C:.*]]: memref<?x2xf32>) -> tensor<?x4xf32>
+// CHECK: %[[CT:.*]] = bufferization.to_tensor %[[C]] restrict writable : memref<?x2xf32> to tensor<?x2xf32>
+// CHECK: %[[U:.*]] = tensor.insert_slice %{{.*}} into %[[CT]]
+// CHECK: bufferization.materialize_in_destination %[[U]] in restrict writable %[[C]] : (tensor<?x2xf32>, memref<?x2xf32>) -> ()
+// CHECK: return %{{.*}} : tensor<?x4xf32>
+module attributes {tfc.model = "stateful"} {
+  func.func @step(%x: tensor<?x4xf32> {tfc.name = "x", tfc.dims = ["batch", 4]},
+                  %c: tensor<?x2xf32> {tfc.name = "cache", tfc.dims = ["batch", 2], tfc.state})
+      -> (tensor<?x4xf32> {tfc.name = "y"}, tensor<?x2xf32> {tfc.name = "cache", tfc.state_for = 1 : i64}) {
+    %s = tensor.extract_slice %x[0, 0] [1, 2] [1, 1] : tensor<?x4xf32> to tensor<1x2xf32>
+    %u = tensor.insert_slice %s into %c[0, 0] [1, 2] [1, 1] : tensor<1x2xf32> into tensor<?x2xf32>
+    return %x, %u : tensor<?x4xf32>, tensor<?x2xf32>
+  }
+}

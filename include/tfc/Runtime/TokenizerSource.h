@@ -1,0 +1,36 @@
+//===- TokenizerSource.h - The tokenizer of a checkpoint ---------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Where a checkpoint keeps its tokenizer: a tokenizer.json file, a Hugging
+// Face directory holding one, or the `tokenizer.ggml.*` metadata of a .gguf
+// file (recognised by its magic).
+//
+// Plain C++17 with no LLVM dependency: this is part of libtfcrt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_TOKENIZERSOURCE_H
+#define TFC_RUNTIME_TOKENIZERSOURCE_H
+
+#include "tfc/Runtime/Tokenizer.h"
+
+#include <memory>
+#include <string>
+
+namespace tfc::rt {
+
+class GgufFile;
+
+/// Reads the tokenizer.ggml.* keys of a GGUF file. Fails (naming the file
+/// and key) when the tokens are missing or a key has the wrong type, or the
+/// per-token arrays disagree in length.
+bool readGgufVocab(const GgufFile &file, GgufVocab &out, std::string &error);
+
+/// Opens the tokenizer at `path` (see above). Returns null and sets `error`.
+std::unique_ptr<Tokenizer> openTokenizer(const std::string &path,
+                                         std::string &error);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_TOKENIZERSOURCE_H
