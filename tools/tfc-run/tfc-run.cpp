@@ -18,6 +18,8 @@
 
 #include "tfc/Runtime/Float16.h"
 #include "tfc/Runtime/Npy.h"
+#include "tfc/Runtime/Tokenizer.h"
+#include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/WeightInit.h"
 #include "tfc/Runtime/tfc.h"
 
@@ -28,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <new>
 #include <random>
@@ -58,6 +61,17 @@ options:
                             modulo the input's bound), @random (floats in
                             [-1, 1), ints in [0, bound) or [0, 100), bools);
                             @fill:SHAPE:VALUE
+  -t, --text TEXT         an input text (repeatable: a batch), tokenised with
+                          the checkpoint's tokenizer into the entry's
+                          input_ids (and attention_mask, token_type_ids when
+                          it has them), padded to the longest, truncated to
+                          the entry's sequence bound
+      --text-file FILE    one input text per line (a batch)
+      --tokenizer PATH    tokenizer.json, a directory holding one, or a .gguf
+                          (default: the --weights path when it has one)
+      --tokens            print each text's ids and token pieces
+      --max-length N      truncate texts to N tokens (special tokens
+                          included)
   -o, --output SPEC       write outputs as .npy: FILE.npy when the entry has
                           one output, else NAME=FILE.npy (repeatable)
       --time N            after the run, time N more runs; print the median
@@ -88,8 +102,10 @@ void note(const std::string &message) {
 }
 
 struct Options {
-  std::string model, weights, entry, device;
-  std::vector<std::string> inputs, outputs;
+  std::string model, weights, entry, device, tokenizer;
+  std::vector<std::string> inputs, outputs, texts;
+  bool tokens = false;
+  int64_t maxLength = 0;
   int64_t timeRuns = 0;
   int threads = 0;
   uint64_t seed = 0;
@@ -147,6 +163,28 @@ Options parseOptions(int argc, char **argv) {
       o.inputs.push_back(next());
     else if (arg == "-o" || arg == "--output")
       o.outputs.push_back(next());
+    else if (arg == "-t" || arg == "--text")
+      o.texts.push_back(next());
+    else if (arg == "--text-file") {
+      std::string file = next();
+      std::ifstream in(file, std::ios::binary);
+      if (!in)
+        fail("--text-file " + file + ": cannot open: " + std::strerror(errno));
+      std::string line;
+      size_t before = o.texts.size();
+      while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r')
+          line.pop_back();
+        o.texts.push_back(line);
+      }
+      if (o.texts.size() == before)
+        fail("--text-file " + file + ": no lines");
+    } else if (arg == "--tokenizer")
+      o.tokenizer = next();
+    else if (arg == "--tokens" && !inlineValue)
+      o.tokens = true;
+    else if (arg == "--max-length")
+      o.maxLength = number(1);
     else if (arg == "--time")
       o.timeRuns = number(1);
     else if (arg == "--threads") {
@@ -611,14 +649,147 @@ void loadNpy(Input &in, const std::string &path, const std::string &where) {
   }
 }
 
+/// An input made from texts (--text): its name, shape and i64 values.
+struct TextInput {
+  std::string name;
+  std::vector<int64_t> shape, values;
+};
+
+/// The tokenizer of --text, also used to show the argmax tokens of logits.
+std::unique_ptr<tfc::rt::Tokenizer> gTokenizer;
+
+/// Whether `path` holds a tokenizer (a .gguf, a .json, or a directory with
+/// tokenizer.json).
+bool hasTokenizer(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  if (f && f.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0)
+    return true;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
+    return true;
+  return static_cast<bool>(std::ifstream(path + "/tokenizer.json"));
+}
+
+/// Tokenises --text into the entry's input_ids, attention_mask and
+/// token_type_ids (those it has).
+std::vector<TextInput> textInputs(tfc_model *model, size_t entry,
+                                  const Options &o) {
+  if (o.texts.empty()) {
+    if (o.tokens || !o.tokenizer.empty() || o.maxLength)
+      fail("--tokens, --tokenizer and --max-length go with --text");
+    return {};
+  }
+  std::string path = o.tokenizer;
+  if (path.empty() && !o.weights.empty() && hasTokenizer(o.weights))
+    path = o.weights;
+  if (path.empty())
+    fail("--text needs a tokenizer: give --tokenizer PATH (or --weights with "
+         "a tokenizer.json or a .gguf)");
+  std::string error;
+  gTokenizer = tfc::rt::openTokenizer(path, error);
+  if (!gTokenizer)
+    fail(error);
+  // The token input: input_ids, else the first integer [batch, seq] input.
+  size_t n = tfc_entry_num_inputs(model, entry);
+  int64_t ids = -1, bound = -1;
+  std::map<std::string, size_t> byName;
+  for (size_t i = 0; i < n; ++i) {
+    tfc_tensor_info info;
+    tfc_entry_input_info(model, entry, i, &info);
+    byName[info.name] = i;
+    bool tokens = info.rank == 2 && (info.dtype == TFC_I64 || info.dtype == TFC_I32);
+    if (tokens && (ids < 0 || std::string(info.name) == "input_ids")) {
+      ids = static_cast<int64_t>(i);
+      bound = info.dim_max[1];
+    }
+  }
+  if (ids < 0)
+    fail("entry '" + std::string(tfc_model_entry_name(model, entry)) +
+         "' has no integer [batch, seq] input for the token ids of --text");
+  int64_t limit = o.maxLength ? o.maxLength : bound;
+  if (limit > 0) {
+    tfc::rt::TruncationParams tr;
+    if (gTokenizer->truncation())
+      tr = *gTokenizer->truncation();
+    if (o.maxLength || !gTokenizer->truncation() ||
+        static_cast<int64_t>(tr.maxLength) > limit)
+      tr.maxLength = static_cast<size_t>(limit);
+    gTokenizer->setTruncation(tr);
+  }
+  tfc::rt::PaddingParams pad;
+  if (gTokenizer->padding())
+    pad = *gTokenizer->padding();
+  pad.strategy = tfc::rt::PaddingParams::Strategy::BatchLongest;
+  pad.padToMultipleOf = 0;
+  gTokenizer->setPadding(pad);
+  std::vector<tfc::rt::Encoding> enc;
+  if (!gTokenizer->encodeBatch(o.texts, /*addSpecialTokens=*/true, enc, error))
+    fail(error);
+  int64_t batch = static_cast<int64_t>(enc.size());
+  int64_t len = batch ? static_cast<int64_t>(enc[0].ids.size()) : 0;
+  if (len == 0)
+    fail("--text: the texts have no tokens");
+  std::vector<TextInput> out;
+  tfc_tensor_info idsInfo;
+  tfc_entry_input_info(model, entry, ids, &idsInfo);
+  out.push_back({idsInfo.name, {batch, len}, {}});
+  bool haveMask = byName.count("attention_mask"),
+       haveTypes = byName.count("token_type_ids");
+  if (haveMask)
+    out.push_back({"attention_mask", {batch, len}, {}});
+  if (haveTypes)
+    out.push_back({"token_type_ids", {batch, len}, {}});
+  for (const tfc::rt::Encoding &e : enc) {
+    out[0].values.insert(out[0].values.end(), e.ids.begin(), e.ids.end());
+    auto append = [](TextInput &t, const std::vector<int64_t> &v) {
+      t.values.insert(t.values.end(), v.begin(), v.end());
+    };
+    if (haveMask)
+      append(out[1], e.attentionMask);
+    if (haveTypes)
+      append(out[haveMask ? 2 : 1], e.typeIds);
+  }
+  if (o.tokens)
+    for (size_t b = 0; b < enc.size(); ++b) {
+      size_t real = enc[b].ids.size();
+      if (!enc[b].attentionMask.empty())
+        real = std::count(enc[b].attentionMask.begin(),
+                          enc[b].attentionMask.end(), 1);
+      std::printf("text %zu: %zu tokens:", b, real);
+      for (size_t k = 0; k < enc[b].ids.size(); ++k) {
+        if (!enc[b].attentionMask.empty() && !enc[b].attentionMask[k])
+          continue; // padding
+        std::optional<std::string> piece = gTokenizer->idToToken(enc[b].ids[k]);
+        std::printf(" %lld '%s'", static_cast<long long>(enc[b].ids[k]),
+                    piece ? piece->c_str() : "?");
+      }
+      std::printf("\n");
+    }
+  return out;
+}
+
 std::vector<Input> buildInputs(tfc_model *model, size_t entry,
-                               const Options &o) {
+                               const Options &o,
+                               const std::vector<TextInput> &fromText) {
   std::vector<Input> inputs(tfc_entry_num_inputs(model, entry));
   std::string names;
   for (size_t i = 0; i < inputs.size(); ++i) {
     tfc_entry_input_info(model, entry, i, &inputs[i].info);
     names += (i ? ", " : "") + std::string(inputs[i].info.name);
   }
+  for (const TextInput &t : fromText)
+    for (Input &in : inputs) {
+      if (t.name != in.info.name)
+        continue;
+      if (in.info.dtype != TFC_I64 && in.info.dtype != TFC_I32)
+        fail("input '" + t.name + "' is not an integer input: it cannot take "
+                                  "token ids from --text");
+      in.given = true;
+      in.shape = t.shape;
+      in.data.resize(t.values.size() * tfc_dtype_size(in.info.dtype));
+      for (size_t k = 0; k < t.values.size(); ++k)
+        storeInt(in.data, in.info.dtype, k, t.values[k]);
+    }
   for (const std::string &spec : o.inputs) {
     std::string where = "--input " + spec;
     size_t eq = spec.find('=');
@@ -642,7 +813,8 @@ std::vector<Input> buildInputs(tfc_model *model, size_t entry,
            "' has no input '" + name +
            "' (inputs: " + (names.empty() ? "none" : names) + ")");
     if (it->given)
-      fail(where + ": given twice");
+      fail(where + (o.texts.empty() ? ": given twice"
+                                    : ": given twice (--text fills it)"));
     it->given = true;
     bool isNpy = value.size() > 4 && value.substr(value.size() - 4) == ".npy";
     if (shapeGiven && (isNpy || (!value.empty() && value[0] == '@')))
@@ -773,9 +945,17 @@ void printOutput(const char *name, const tfc_tensor &t) {
           best = v;
         }
       }
+      std::string piece;
+      if (gTokenizer) {
+        std::string decoded, error;
+        if (gTokenizer->decode({static_cast<int64_t>(best)}, false, decoded,
+                               error))
+          piece = " '" + decoded + "'";
+      }
       text += (b ? ", " : "") +
               (batches > 1 ? "[" + std::to_string(b) + "] " : std::string()) +
-              std::to_string(best) + " (" + formatValue(t, bestValue) + ")";
+              std::to_string(best) + piece + " (" +
+              formatValue(t, bestValue) + ")";
     }
     std::printf("  argmax at the last position: %s%s\n", text.c_str(),
                 batches > 4 ? ", ..." : "");
@@ -911,7 +1091,8 @@ int run(int argc, char **argv) {
   }
   const char *entryName = tfc_model_entry_name(model, entry);
 
-  std::vector<Input> inputs = buildInputs(model, entry, o);
+  std::vector<Input> inputs =
+      buildInputs(model, entry, o, textInputs(model, entry, o));
   std::vector<tfc_tensor> in(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     in[i].dtype = inputs[i].info.dtype;
