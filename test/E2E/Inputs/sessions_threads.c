@@ -1,0 +1,198 @@
+/* Sessions from several threads on one model, through the C API only:
+ *
+ *   sessions_threads model.so weights threads steps
+ *
+ * Each of `threads` sessions greedily generates `steps` tokens from its own
+ * prompt (prefill, then one token per run), first alone, one session after
+ * the other, then all at once from `threads` threads sharing the model. Every
+ * concurrent run must give exactly the solo run's tokens. Also checked:
+ * running a full session is TFC_ERR_INPUT and leaves it usable, and rewind.
+ * Prints one line per thread; exit status 1 on any failure.
+ *
+ *   sessions_threads model.so weights split
+ *
+ * checks that the cached entry computes what the whole-sequence entry
+ * `forward` computes: 8 tokens given as 5 then 3 (the second run at past 5,
+ * reading the cache) give the logits of positions 5..7 of one forward run
+ * over all 8. */
+#include "tfc/Runtime/tfc.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kMaxThreads = 8, kMaxSteps = 64, kPrompt = 5 };
+
+static tfc_model *model;
+static int steps;
+static const char *entry;
+
+typedef struct Job {
+  int index;
+  int64_t tokens[kMaxSteps];
+  int ok;
+} Job;
+
+static int64_t argmax_last(const tfc_tensor *t) {
+  int64_t vocab = t->shape[t->rank - 1];
+  const float *row = (const float *)t->data + (t->shape[1] - 1) * vocab;
+  int64_t best = 0;
+  for (int64_t v = 1; v < vocab; ++v)
+    if (row[v] > row[best])
+      best = v;
+  return best;
+}
+
+static void *generate(void *arg) {
+  Job *job = (Job *)arg;
+  job->ok = 0;
+  tfc_session *s = NULL;
+  if (tfc_session_create(model, entry, 1, kPrompt + steps, &s) != TFC_OK) {
+    fprintf(stderr, "thread %d: %s\n", job->index, tfc_last_error());
+    return NULL;
+  }
+  int64_t feed[kPrompt];
+  for (int k = 0; k < kPrompt; ++k)
+    feed[k] = (job->index * 13 + k * 7 + 1) % 50;
+  int64_t n = kPrompt;
+  for (int step = 0; step < steps; ++step) {
+    tfc_tensor in = {TFC_I64, 2, {1, n}, feed, NULL};
+    tfc_tensor out;
+    if (tfc_session_run(s, &in, 1, &out, 1) != TFC_OK) {
+      fprintf(stderr, "thread %d step %d: %s\n", job->index, step,
+              tfc_last_error());
+      tfc_session_free(s);
+      return NULL;
+    }
+    job->tokens[step] = argmax_last(&out);
+    tfc_tensor_release(&out);
+    feed[0] = job->tokens[step];
+    n = 1;
+  }
+  /* The context is full now: one more token is refused, and changes
+   * nothing. */
+  tfc_tensor in = {TFC_I64, 2, {1, 1}, feed, NULL};
+  tfc_tensor out;
+  if (tfc_session_position(s) != kPrompt + steps - 1) {
+    fprintf(stderr, "thread %d: position %lld\n", job->index,
+            (long long)tfc_session_position(s));
+    tfc_session_free(s);
+    return NULL;
+  }
+  if (tfc_session_run(s, &in, 1, &out, 1) != TFC_OK) {
+    fprintf(stderr, "thread %d: the last token does not fit: %s\n",
+            job->index, tfc_last_error());
+    tfc_session_free(s);
+    return NULL;
+  }
+  tfc_tensor_release(&out);
+  if (tfc_session_run(s, &in, 1, &out, 1) != TFC_ERR_INPUT ||
+      strstr(tfc_last_error(), "context is full") == NULL) {
+    fprintf(stderr, "thread %d: a full session was not refused\n", job->index);
+    tfc_session_free(s);
+    return NULL;
+  }
+  if (tfc_session_rewind(s, 0) != TFC_OK || tfc_session_position(s) != 0) {
+    fprintf(stderr, "thread %d: rewind failed\n", job->index);
+    tfc_session_free(s);
+    return NULL;
+  }
+  tfc_session_free(s);
+  job->ok = 1;
+  return NULL;
+}
+
+static int split(const char *cached) {
+  int64_t ids[8] = {3, 14, 15, 9, 26, 5, 35, 8};
+  tfc_tensor in = {TFC_I64, 2, {1, 8}, ids, NULL}, whole;
+  if (tfc_run(model, "forward", &in, 1, &whole, 1) != TFC_OK) {
+    fprintf(stderr, "%s\n", tfc_last_error());
+    return 1;
+  }
+  tfc_session *s = NULL;
+  tfc_tensor first, second;
+  tfc_tensor a = {TFC_I64, 2, {1, 5}, ids, NULL};
+  tfc_tensor b = {TFC_I64, 2, {1, 3}, ids + 5, NULL};
+  if (tfc_session_create(model, cached, 1, 8, &s) != TFC_OK ||
+      tfc_session_run(s, &a, 1, &first, 1) != TFC_OK ||
+      tfc_session_run(s, &b, 1, &second, 1) != TFC_OK) {
+    fprintf(stderr, "%s\n", tfc_last_error());
+    return 1;
+  }
+  int64_t vocab = whole.shape[2];
+  const float *w = (const float *)whole.data, *f = (const float *)first.data,
+              *g = (const float *)second.data;
+  double err = 0, scale = 0;
+  for (int64_t k = 0; k < 5 * vocab; ++k) {
+    double d = f[k] - w[k];
+    err = d < 0 ? (-d > err ? -d : err) : (d > err ? d : err);
+  }
+  for (int64_t k = 0; k < 3 * vocab; ++k) {
+    double d = g[k] - w[5 * vocab + k];
+    err = d < 0 ? (-d > err ? -d : err) : (d > err ? d : err);
+    double m = w[5 * vocab + k] < 0 ? -w[5 * vocab + k] : w[5 * vocab + k];
+    scale = m > scale ? m : scale;
+  }
+  int ok = err <= 1e-5 * (scale > 1 ? scale : 1);
+  printf("cached logits vs forward: max abs error %.3g (scale %.3g) %s\n", err,
+         scale, ok ? "OK" : "MISMATCH");
+  tfc_tensor_release(&whole);
+  tfc_tensor_release(&first);
+  tfc_tensor_release(&second);
+  tfc_session_free(s);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[4], "split") == 0) {
+    if (tfc_model_load(argv[1], &model) != TFC_OK ||
+        tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+      fprintf(stderr, "%s\n", tfc_last_error());
+      return 1;
+    }
+    int status = split(argv[3]);
+    tfc_model_free(model);
+    return status;
+  }
+  if (argc != 6) {
+    fprintf(stderr, "usage: sessions_threads model.so weights entry threads steps\n");
+    return 1;
+  }
+  entry = argv[3];
+  int threads = atoi(argv[4]);
+  steps = atoi(argv[5]);
+  if (threads < 1 || threads > kMaxThreads || steps < 1 || steps > kMaxSteps)
+    return 1;
+  if (tfc_model_load(argv[1], &model) != TFC_OK ||
+      tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+    fprintf(stderr, "%s\n", tfc_last_error());
+    return 1;
+  }
+  Job solo[kMaxThreads], together[kMaxThreads];
+  for (int t = 0; t < threads; ++t) {
+    solo[t].index = together[t].index = t;
+    generate(&solo[t]);
+    if (!solo[t].ok)
+      return 1;
+  }
+  pthread_t ids[kMaxThreads];
+  for (int t = 0; t < threads; ++t)
+    pthread_create(&ids[t], NULL, generate, &together[t]);
+  for (int t = 0; t < threads; ++t)
+    pthread_join(ids[t], NULL);
+  int failures = 0;
+  for (int t = 0; t < threads; ++t) {
+    int same = together[t].ok &&
+               memcmp(solo[t].tokens, together[t].tokens,
+                      sizeof(int64_t) * steps) == 0;
+    printf("session %d: %d tokens, %s solo:", t, steps,
+           same ? "same as" : "DIFFERENT FROM");
+    for (int k = 0; k < steps && k < 8; ++k)
+      printf(" %lld", (long long)together[t].tokens[k]);
+    printf("\n");
+    failures += !same;
+  }
+  tfc_model_free(model);
+  return failures ? 1 : 0;
+}
