@@ -7,7 +7,15 @@ tokenizer_gpt2_pairs.json: a byte-level BPE trained on a fixed text, saved
 with merges as ["a", "b"] pairs, the Llama-3 pre-tokenizer (a Split regex
 with (?i:...) contractions, then ByteLevel without its own regex),
 ignore_merges, a BOS template, and added tokens that exercise lstrip, rstrip,
-single_word and normalized. Deterministic: the same file on every run.
+single_word and normalized.
+
+tokenizer_sentencepiece_bpe.json and tokenizer_metaspace_bpe.json: BPEs in
+the SentencePiece style of Llama-2 and Mistral files: "▁" for spaces
+(a Prepend and Replace normalizer, or the Metaspace pre-tokenizer with
+prepend_scheme "first"), byte_fallback to <0xAB> tokens, fuse_unk, a BOS
+template and the Replace/ByteFallback/Fuse/Strip decoder.
+
+Deterministic: the same files on every run.
 """
 import json
 import os
@@ -27,7 +35,42 @@ Numbers: 1234567890, 3.14159, 2,718,281. Café, naïve, résumé, Zürich.
 """
 
 
+def sentencepiece_bpe(out_dir, name, metaspace):
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True,
+                               byte_fallback=True))
+    if metaspace:
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(
+            replacement="\u2581", prepend_scheme="first", split=False)
+    else:
+        tok.normalizer = normalizers.Sequence([
+            normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, min_frequency=1, show_progress=False,
+        special_tokens=["<unk>", "<s>", "</s>"])
+    tok.train_from_iterator([TEXT] * 4, trainer=trainer)
+    tok.decoder = decoders.Sequence([
+        decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+        decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B:1",
+        special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    data = json.loads(tok.to_str())
+    # The 256 byte tokens of SentencePiece vocabularies, after the others.
+    vocab = data["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    data["model"]["merges"] = [m.split(" ", 1) if isinstance(m, str) else m
+                               for m in data["model"]["merges"]]
+    path = os.path.join(out_dir, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=1, sort_keys=True)
+        f.write("\n")
+    Tokenizer.from_file(path)
+
+
 def main(out_dir):
+    sentencepiece_bpe(out_dir, "tokenizer_sentencepiece_bpe.json", False)
+    sentencepiece_bpe(out_dir, "tokenizer_metaspace_bpe.json", True)
     tok = Tokenizer(models.BPE(ignore_merges=True))
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Sequence([

@@ -22,7 +22,9 @@ since, so that every library agrees on its properties), and compares, string by 
     (the .gguf given to tfc-tokenize) and against tfc's tokenizer.json path
     on the reference written as tokenizer.json;
   - a small GPT-2 style tokenizer.json with ["a", "b"] merges and the
-    Llama-3 Split regex;
+    Llama-3 Split regex, and two small SentencePiece-style BPEs (byte
+    fallback, Prepend/Replace or Metaspace, the Strip decoder) from
+    make_tokenizer_fixtures.py;
 
 and decode(ids) with and without skip_special_tokens, and the incremental
 decoder against decode. The other assigned characters (newer than Unicode
@@ -432,6 +434,20 @@ def main():
     out = run_tfc(args.tool, args.gpt2_style, main_set, j("gpt2-style.jsonl"))
     failures += compare("gpt2-style bpe (pair merges, llama-3 split)", small,
                         out, main_set)
+
+    # SentencePiece-style BPEs (byte fallback, "\u2581" for spaces), next to
+    # the GPT-2 style file.
+    inputs = os.path.dirname(os.path.abspath(args.gpt2_style))
+    for name, file in [("sentencepiece bpe (prepend/replace, byte fallback)",
+                        "tokenizer_sentencepiece_bpe.json"),
+                       ("sentencepiece bpe (metaspace, byte fallback)",
+                        "tokenizer_metaspace_bpe.json")]:
+        path = os.path.join(inputs, file)
+        sp = Tokenizer.from_file(path)
+        out = run_tfc(args.tool, path, main_set, j(file + ".jsonl"))
+        failures += compare(name, sp, out, main_set)
+    failures += check_stream(args.tool, path, sp, texts[:40],
+                             "sentencepiece incremental decode")
 
     out = run_tfc(args.tool, args.gpt2_style, texts, j("gpt2-nospecial.jsonl"),
                   ["--no-special"])
