@@ -96,6 +96,8 @@ struct LowerCpuModelABIPass
   SmallVector<Weight> weights;
   llvm::StringMap<unsigned> weightIndex;
   SmallVector<int64_t> constantBytes;
+  /// Derived constants by what they compute (structuralKey): their slot.
+  llvm::StringMap<int64_t> constantSlots;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -265,11 +267,28 @@ struct LowerCpuModelABIPass
     if (roots.empty())
       return;
 
-    // Clone the backward slices of the roots into init, in program order.
+    // A root computed the same way as one of an earlier entry (the same
+    // weights through the same ops: e.g. `forward` and `forward_cached`
+    // packing the same matrix) reads that entry's slot: every derived
+    // constant is computed and held once.
+    llvm::DenseMap<Operation *, std::string> keys;
+    SmallVector<int64_t> rootSlots;
+    for (Value root : roots) {
+      std::string key = structuralKey(root, keys);
+      auto it = constantSlots.find(key);
+      rootSlots.push_back(it == constantSlots.end() ? -1 : it->second);
+      if (it == constantSlots.end())
+        constantSlots[key] = weights.size() + constantBytes.size() +
+                             llvm::count(rootSlots, -1) - 1;
+    }
+
+    // Clone the backward slices of the new roots into init, in program
+    // order.
     llvm::DenseSet<Operation *> needed;
     SmallVector<Operation *> worklist;
-    for (Value root : roots)
-      worklist.push_back(root.getDefiningOp());
+    for (auto [root, slot] : llvm::zip(roots, rootSlots))
+      if (slot < 0)
+        worklist.push_back(root.getDefiningOp());
     while (!worklist.empty()) {
       Operation *op = worklist.pop_back_val();
       if (!needed.insert(op).second)
@@ -286,19 +305,23 @@ struct LowerCpuModelABIPass
         b.clone(op, mapping);
 
     Value initTable = init.getArgument(0);
-    for (Value root : roots) {
+    for (auto [rootRef, shared] : llvm::zip(roots, rootSlots)) {
+      Value root = rootRef;
       auto type = cast<RankedTensorType>(root.getType());
-      int64_t slot = weights.size() + constantBytes.size();
-      constantBytes.push_back(type.getNumElements() *
-                              byteSize(type.getElementType()));
       auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
       Location loc = root.getLoc();
-      // init: compute and store into the slot.
-      Value dst = memrefFromPointer(b, loc, loadPointer(b, loc, initTable, slot),
-                                    memrefType, {});
-      bufferization::MaterializeInDestinationOp::create(
-          b, loc, TypeRange{}, mapping.lookup(root), dst, /*restrict=*/true,
-          /*writable=*/true);
+      int64_t slot = shared;
+      if (slot < 0) {
+        slot = weights.size() + constantBytes.size();
+        constantBytes.push_back(type.getNumElements() *
+                                byteSize(type.getElementType()));
+        // init: compute and store into the slot.
+        Value dst = memrefFromPointer(
+            b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
+        bufferization::MaterializeInDestinationOp::create(
+            b, loc, TypeRange{}, mapping.lookup(root), dst, /*restrict=*/true,
+            /*writable=*/true);
+      }
       // entry: read the slot.
       OpBuilder eb(root.getContext());
       eb.setInsertionPointAfterValue(root);
@@ -314,6 +337,40 @@ struct LowerCpuModelABIPass
       if (constant.contains(&op) && !isa<WeightOp>(op) &&
           isOpTriviallyDead(&op))
         op.erase();
+  }
+
+  /// What a weight-only value computes, independently of where: its op's
+  /// name, attributes and result types and, recursively, the keys of its
+  /// operands; a weight is its name and type. Ops with regions are not
+  /// compared (each is its own key).
+  std::string structuralKey(Value v,
+                            llvm::DenseMap<Operation *, std::string> &memo) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return "<argument>";
+    std::string suffix = "#" + std::to_string(
+                                   cast<OpResult>(v).getResultNumber());
+    auto it = memo.find(op);
+    if (it != memo.end())
+      return it->second + suffix;
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    if (auto w = dyn_cast<WeightOp>(op)) {
+      os << "weight(" << w.getName() << ":" << w.getType() << ")";
+    } else if (op->getNumRegions() != 0) {
+      // Not compared structurally: unique.
+      os << "op@" << static_cast<const void *>(op);
+    } else {
+      os << op->getName() << op->getAttrDictionary() << "(";
+      for (Value operand : op->getOperands())
+        os << structuralKey(operand, memo) << ",";
+      os << ")->(";
+      for (Type t : op->getResultTypes())
+        os << t << ",";
+      os << ")";
+    }
+    memo[op] = key;
+    return key + suffix;
   }
 
   /// tfc.weight -> a read-only tensor over table slot i.

@@ -227,9 +227,9 @@ func.func @rope_adjacent(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
 // CHECK-NEXT: %[[P:.*]] = arith.select %[[SECOND]], %[[PAIR]], %[[DP]] : index
 // CHECK-NEXT: %[[PS:.*]] = arith.select %[[INROT]], %[[P]], %[[D]] : index
 // CHECK-NEXT: tensor.extract %[[X]][%{{.*}}, %{{.*}}, %[[T]], %[[PS]]]
-// CHECK-NEXT: %[[TI:.*]] = arith.index_cast %[[TO]] : index to i64
-// CHECK: %[[PI:.*]] = arith.index_cast %[[PAIR]] : index to i64
+// CHECK-NEXT: %[[PI:.*]] = arith.index_cast %[[PAIR]] : index to i64
 // CHECK: arith.mulf %{{.*}}, %[[K]] : f64
+// CHECK: %[[TI:.*]] = arith.index_cast %[[TO]] : index to i64
 // CHECK: arith.select %[[SECOND]]
 // CHECK-NEXT: arith.select %[[INROT]]
 func.func @rope_rotate_half(%x: tensor<?x2x?x8xf32>, %p: index) -> tensor<?x2x?x8xf32> {
@@ -245,4 +245,21 @@ func.func @rope_dynamic_head_size(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32
   // expected-error @+1 {{no lowering for 'tfc.rope' with these operand types}}
   %0 = tfc.rope adjacent %x : tensor<?x2x?x?xf32>
   return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// freq_scale (RoPE context scaling): the inverse frequency of pair i is
+// multiplied by entry i of a constant table, read at pair 0 outside the
+// rotary part.
+// CHECK-LABEL: func.func @rope_scaled
+// CHECK-DAG: %[[TABLE:.*]] = arith.constant dense<[1.250000e-01, 5.000000e-01]> : tensor<2xf64>
+// CHECK: linalg.generic
+// CHECK: %[[INROT:.*]] = arith.cmpi ult, %{{.*}}, %c4
+// CHECK: %[[ROW:.*]] = arith.select %[[INROT]], %{{.*}}, %c0 : index
+// CHECK: %[[S:.*]] = tensor.extract %[[TABLE]][%[[ROW]]] : tensor<2xf64>
+// CHECK: arith.mulf %{{.*}}, %[[S]] : f64
+func.func @rope_scaled(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
+  %0 = tfc.rope rotate_half %x {rotary_dim = 4, freq_scale = array<f64: 0.125, 0.5>} : tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
 }

@@ -655,3 +655,19 @@ func.func @norm_residual(%x: tensor<2x8xf32>, %r: tensor<2x4xf32>) {
   %0 = tfc.layer_norm %x residual(%r) : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
   return
 }
+
+// -----
+
+func.func @rope_freq_scale_size(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op freq_scale has 3 entries, expected one per rotated pair (4)}}
+  %0 = tfc.rope rotate_half %x {freq_scale = array<f64: 1.0, 0.5, 0.25>} : tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+func.func @rope_freq_scale_value(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
+  // expected-error @+1 {{'tfc.rope' op freq_scale entries must be finite and > 0, got 0}}
+  %0 = tfc.rope rotate_half %x {rotary_dim = 4, freq_scale = array<f64: 1.0, 0.0>} : tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}

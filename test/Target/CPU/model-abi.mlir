@@ -193,3 +193,36 @@ module attributes {tfc.model = "stateful"} {
     return %x, %u : tensor<?x4xf32>, tensor<?x2xf32>
   }
 }
+
+// -----
+
+// The same derived constant in two entries (e.g. `forward` and its cached
+// form packing the same matrix) is computed once, into one slot both read;
+// a different computation on the same weight gets its own.
+// CHECK: \22constants\22:[{\22align\22:64,\22bytes\22:16384},{\22align\22:64,\22bytes\22:10240}]
+// CHECK-LABEL: func.func private @__tfc_impl_a
+// CHECK: llvm.getelementptr %{{.*}}[1]
+// CHECK: tfc_cpu.gemm
+// CHECK-LABEL: func.func private @__tfc_impl_b
+// CHECK: llvm.getelementptr %{{.*}}[1]
+// CHECK: tfc_cpu.gemm
+// CHECK: llvm.getelementptr %{{.*}}[2]
+// CHECK-LABEL: func.func @tfc_model_init
+// CHECK-COUNT-1: tfc_cpu.pack %{{.*}} : tensor<40x64xf32> -> tensor<2x64x32xf32>
+// CHECK: tfc.transpose
+// CHECK-NOT: tfc_cpu.pack
+module attributes {tfc.model = "shared"} {
+  func.func @a(%x: tensor<?x64xf32> {tfc.name = "x", tfc.dims = ["n", 64]}) -> (tensor<?x40xf32> {tfc.name = "y"}) {
+    %w = tfc.weight "w" : tensor<40x64xf32>
+    %p = tfc_cpu.pack %w : tensor<40x64xf32> -> tensor<2x64x32xf32>
+    %y = tfc_cpu.gemm %x, %p : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+    return %y : tensor<?x40xf32>
+  }
+  func.func @b(%x: tensor<?x64xf32> {tfc.name = "x", tfc.dims = ["n", 64]}) -> (tensor<?x40xf32> {tfc.name = "y"}, tensor<64x40xf32> {tfc.name = "t"}) {
+    %w = tfc.weight "w" : tensor<40x64xf32>
+    %p = tfc_cpu.pack %w : tensor<40x64xf32> -> tensor<2x64x32xf32>
+    %y = tfc_cpu.gemm %x, %p : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+    %t = tfc.transpose %w [1, 0] : tensor<40x64xf32> -> tensor<64x40xf32>
+    return %y, %t : tensor<?x40xf32>, tensor<64x40xf32>
+  }
+}
