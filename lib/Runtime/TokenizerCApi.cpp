@@ -12,6 +12,7 @@
 #include "TokenizerInternal.h"
 
 #include "tfc/Runtime/Tokenizer.h"
+#include "tfc/Runtime/TokenizerSource.h"
 
 #include <cerrno>
 #include <cstring>
@@ -106,7 +107,7 @@ tfc_status tfc_tokenizer_load(const char *path, tfc_tokenizer **out) {
       return setError(TFC_ERR_IO, std::string(path) +
                                       ": cannot open: " + std::strerror(errno));
     std::string error;
-    std::unique_ptr<Tokenizer> t = Tokenizer::fromFile(path, error);
+    std::unique_ptr<Tokenizer> t = openTokenizer(path, error);
     if (!t)
       return setError(S_ISDIR(st.st_mode) &&
                               error.find("without tokenizer.json") !=

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Gguf.h"
 #include "tfc/Runtime/Tokenizer.h"
+#include "tfc/Runtime/TokenizerSource.h"
 
 #include <nlohmann/json.hpp>
 
@@ -68,66 +68,6 @@ exit status: 0 on success, 1 on any error.
 [[noreturn]] void die(const std::string &message) {
   std::fprintf(stderr, "tfc-tokenize: error: %s\n", message.c_str());
   std::exit(1);
-}
-
-/// The tokenizer metadata of a GGUF file.
-bool readGgufVocab(const std::string &path, GgufVocab &v, std::string &error) {
-  std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
-  if (!file)
-    return false;
-  auto optInt = [&](const char *key, std::optional<int64_t> &out) {
-    if (!file->find(key))
-      return true;
-    int64_t n;
-    if (!file->getInt(key, n, error))
-      return false;
-    out = n;
-    return true;
-  };
-  auto optBool = [&](const char *key, std::optional<bool> &out) {
-    if (!file->find(key))
-      return true;
-    bool b;
-    if (!file->getBool(key, b, error))
-      return false;
-    out = b;
-    return true;
-  };
-  if (!file->getString("tokenizer.ggml.model", v.model, error) ||
-      !file->getStringArray("tokenizer.ggml.tokens", v.tokens, error))
-    return false;
-  if (file->find("tokenizer.ggml.pre") &&
-      !file->getString("tokenizer.ggml.pre", v.pre, error))
-    return false;
-  if (file->find("tokenizer.ggml.merges") &&
-      !file->getStringArray("tokenizer.ggml.merges", v.merges, error))
-    return false;
-  if (file->find("tokenizer.ggml.token_type")) {
-    std::vector<int64_t> types;
-    if (!file->getIntArray("tokenizer.ggml.token_type", types, error))
-      return false;
-    v.tokenTypes.assign(types.begin(), types.end());
-  }
-  return optInt("tokenizer.ggml.bos_token_id", v.bos) &&
-         optInt("tokenizer.ggml.eos_token_id", v.eos) &&
-         optInt("tokenizer.ggml.unknown_token_id", v.unk) &&
-         optInt("tokenizer.ggml.padding_token_id", v.pad) &&
-         optBool("tokenizer.ggml.add_bos_token", v.addBos) &&
-         optBool("tokenizer.ggml.add_eos_token", v.addEos);
-}
-
-std::unique_ptr<Tokenizer> loadTokenizer(const std::string &path,
-                                         std::string &error) {
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".gguf") == 0) {
-    GgufVocab vocab;
-    if (!readGgufVocab(path, vocab, error))
-      return nullptr;
-    std::unique_ptr<Tokenizer> t = Tokenizer::fromGguf(vocab, error);
-    if (!t)
-      error = path + ": " + error;
-    return t;
-  }
-  return Tokenizer::fromFile(path, error);
 }
 
 std::string readFile(const std::string &path) {
@@ -296,7 +236,7 @@ int main(int argc, char **argv) {
     die("--pair needs exactly one --text");
 
   std::string error;
-  std::unique_ptr<Tokenizer> tok = loadTokenizer(path, error);
+  std::unique_ptr<Tokenizer> tok = openTokenizer(path, error);
   if (!tok)
     die(error);
 

@@ -334,7 +334,8 @@ TFC_API tfc_status tfc_model_last_device_ms(const tfc_model *model,
 
 typedef struct tfc_tokenizer tfc_tokenizer;
 
-/* Loads a tokenizer.json file, or the tokenizer.json of a directory. */
+/* Loads a tokenizer.json file, the tokenizer.json of a directory, or the
+ * tokenizer.ggml.* metadata of a .gguf file (recognised by its magic). */
 TFC_API tfc_status tfc_tokenizer_load(const char *path, tfc_tokenizer **out);
 
 /* Frees a tokenizer (null is allowed). Decode streams made from it must be
