@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -733,6 +734,39 @@ TEST(TokenizerFile, PairMergesAndLlama3Split) {
   ASSERT_TRUE(t->encodePair("abc", "d\u00e9f", true, e, error));
   EXPECT_EQ(e.ids, (Ids{0, 66, 67, 68, 0, 69, 265, 71}));
   EXPECT_EQ(e.typeIds, (Ids{0, 0, 0, 0, 0, 1, 1, 1}));
+}
+
+TEST(TokenizerFile, ConcurrentEncodesAgree) {
+  // One tokenizer, several threads: the BPE word cache and the regex match
+  // data are shared or per thread; every thread sees the same ids.
+  std::string error;
+  auto t = Tokenizer::fromFile(
+      TFC_TOKENIZER_INPUTS "/tokenizer_gpt2_pairs.json", error);
+  ASSERT_TRUE(t) << error;
+  std::vector<std::string> texts;
+  for (int k = 0; k < 200; ++k)
+    texts.push_back("word" + std::to_string(k * 7919 % 1000) + " caf\u00e9 " +
+                    std::string(k % 13, 'x') + " It's <|eot|> " +
+                    std::to_string(k));
+  std::vector<Ids> expected;
+  for (const std::string &text : texts)
+    expected.push_back(encode(*t, text));
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] {
+      for (int round = 0; round < 5; ++round)
+        for (size_t k = 0; k < texts.size(); ++k) {
+          Encoding e;
+          std::string message;
+          size_t i = (k * (w + 3) + round) % texts.size();
+          if (!t->encode(texts[i], true, e, message) || e.ids != expected[i])
+            ++mismatches[w];
+        }
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(mismatches, (std::vector<int>{0, 0, 0, 0}));
 }
 
 //===----------------------------------------------------------------------===//
