@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -1028,11 +1029,8 @@ double interp::maxAbsDifference(const Tensor &a, const Tensor &b) {
   double worst = 0.0;
   for (size_t i = 0; i < a.data.size(); ++i) {
     double x = a.data[i], y = b.data[i];
-    if (std::isnan(x) || std::isnan(y)) {
-      if (std::isnan(x) != std::isnan(y))
-        return NAN;
-      continue;
-    }
+    if (std::isnan(x) || std::isnan(y))
+      return NAN;
     if (std::isinf(x) || std::isinf(y)) {
       if (x != y)
         return kInf;
@@ -1049,4 +1047,49 @@ double interp::maxAbs(const Tensor &t) {
     if (std::isfinite(x))
       m = std::max(m, std::abs(x));
   return m;
+}
+
+interp::ElementwiseAgreement interp::compareElementwise(const Tensor &want,
+                                                        const Tensor &got) {
+  ElementwiseAgreement a;
+  auto fail = [&](std::string problem) {
+    a.worst = NAN;
+    a.problem = std::move(problem);
+    return a;
+  };
+  if (want.shape != got.shape)
+    return fail("the shapes differ");
+  if (want.data.empty())
+    return fail("no elements");
+  auto countNonFinite = [](const Tensor &t) {
+    return llvm::count_if(t.data, [](double x) { return !std::isfinite(x); });
+  };
+  if (int64_t n = countNonFinite(got))
+    return fail(std::to_string(n) + " non-finite values (NaN or inf) in the "
+                                    "result");
+  if (int64_t n = countNonFinite(want))
+    return fail(std::to_string(n) + " non-finite values (NaN or inf) in the "
+                                    "reference");
+  auto isConstant = [](const Tensor &t) {
+    return t.data.size() > 1 &&
+           llvm::all_of(t.data, [&](double x) { return x == t.data[0]; });
+  };
+  if (isConstant(want))
+    return fail("the reference is constant");
+  if (isConstant(got))
+    return fail("the result is constant");
+  double sumSquares = 0.0;
+  for (double x : want.data)
+    sumSquares += x * x;
+  a.floor = std::sqrt(sumSquares / static_cast<double>(want.data.size()));
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    double err = std::abs(got.data[i] - want.data[i]);
+    double rel = err / std::max(std::abs(want.data[i]), a.floor);
+    a.maxAbsError = std::max(a.maxAbsError, err);
+    if (a.worstIndex < 0 || rel > a.worst) {
+      a.worst = rel;
+      a.worstIndex = static_cast<int64_t>(i);
+    }
+  }
+  return a;
 }

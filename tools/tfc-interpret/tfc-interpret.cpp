@@ -20,6 +20,8 @@
 // --weights reads the weights from a .safetensors file (as tfc-run does),
 // --save-inputs writes the generated inputs as .npy files for tfc-run, and
 // --compare-npy compares the results with .npy files (tfc-run's outputs).
+// --elementwise makes either comparison element by element (the end-to-end
+// tests' criterion, interp::compareElementwise).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,7 @@
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Interpreter/Interpreter.h"
+#include "tfc/Runtime/Float16.h"
 #include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/SafeTensors.h"
 
@@ -82,6 +85,12 @@ cl::opt<bool> relative(
     "relative",
     cl::desc("Scale the tolerance by the result's largest |value| (when "
              "above 1): for inputs that are not O(1), e.g. raw weights"),
+    cl::init(false));
+cl::opt<bool> elementwise(
+    "elementwise",
+    cl::desc("Compare element by element: |got - want| <= tolerance x "
+             "max(|want|, rms(want)) at every element, every value finite, "
+             "neither side constant (the end-to-end tests' criterion)"),
     cl::init(false));
 cl::opt<std::string> weightsFile(
     "weights",
@@ -180,6 +189,34 @@ SmallVector<OwningOpRef<ModuleOp>> load(StringRef path, MLIRContext &context,
           ::tfc::generateModule(*ast, context, diags, options))
     modules.push_back(std::move(m));
   return modules;
+}
+
+/// Prints the elementwise agreement of `got` with `want` (--elementwise) on
+/// one line, ending in MISMATCH when it fails; returns whether it passed.
+bool reportElementwise(const Twine &what, const interp::Tensor &want,
+                       const interp::Tensor &got) {
+  interp::ElementwiseAgreement a = interp::compareElementwise(want, got);
+  bool good = a.within(tolerance);
+  outs() << what << ": ";
+  if (!a.problem.empty()) {
+    outs() << a.problem << " MISMATCH\n";
+    return false;
+  }
+  // The multi-index of the worst element.
+  SmallVector<int64_t> at(want.shape.size());
+  for (int64_t d = want.rank() - 1, rest = a.worstIndex; d >= 0; --d) {
+    at[d] = want.shape[d] ? rest % want.shape[d] : 0;
+    rest = want.shape[d] ? rest / want.shape[d] : 0;
+  }
+  outs() << "max abs error " << format("%.2g", a.maxAbsError) << ", max error "
+         << format("%.2g", a.worst) << " x max(|ref|, rms "
+         << format("%.3g", a.floor) << ") at [";
+  llvm::interleaveComma(at, outs());
+  outs() << "] (got " << format("%.7g", got.data[a.worstIndex]) << ", want "
+         << format("%.7g", want.data[a.worstIndex]) << "; tolerance "
+         << format("%.3g", tolerance.getValue()) << ")"
+         << (good ? "" : " MISMATCH") << "\n";
+  return good;
 }
 
 void describe(const interp::Tensor &t, raw_ostream &os) {
@@ -300,6 +337,12 @@ FailureOr<interp::Tensor> readTensor(const std::string &path,
     case NpyType::F64:
       std::memcpy(&t.data[i], p + 8 * i, 8);
       break;
+    case NpyType::F16: { // tfc-run's f16 outputs (GPU models)
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      t.data[i] = ::tfc::rt::halfToFloat(h);
+      break;
+    }
     case NpyType::I64: {
       int64_t x;
       std::memcpy(&x, p + 8 * i, 8);
@@ -422,6 +465,14 @@ int main(int argc, char **argv) {
           continue;
         }
         got->elementType = want.elementType;
+        if (elementwise) {
+          bool good = reportElementwise(
+              "@" + func.getName() + " result #" + Twine(i) + " vs '" +
+                  sys::path::filename(compareNpy[i]) + "'",
+              want, *got);
+          ok &= good;
+          continue;
+        }
         double err = interp::maxAbsDifference(want, *got);
         double scale = interp::maxAbs(want);
         double allowed = tolerance * (relative ? std::max(1.0, scale) : 1.0);
@@ -457,6 +508,11 @@ int main(int argc, char **argv) {
                   Twine(peerResults->size()) + " in '" + compareFilename +
                   "'");
     for (size_t i = 0; i < results->size(); ++i) {
+      if (elementwise) {
+        ok &= reportElementwise("@" + func.getName() + " result #" + Twine(i),
+                                (*results)[i], (*peerResults)[i]);
+        continue;
+      }
       double err =
           interp::maxAbsDifference((*results)[i], (*peerResults)[i]);
       double scale = interp::maxAbs((*results)[i]);

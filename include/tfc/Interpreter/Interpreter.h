@@ -82,12 +82,43 @@ FailureOr<SmallVector<Tensor>> randomInputs(func::FuncOp func,
                                             const ShapeChoice &choice,
                                             uint64_t seed);
 
-/// The largest |a - b| over two tensors of the same shape (NaN if either has
-/// a NaN where the other does not; infinities must match exactly).
+/// The largest |a - b| over two tensors of the same shape: NaN if either has
+/// a NaN anywhere (two NaNs do not agree, so no tolerance accepts it);
+/// infinities must match exactly; +inf when the shapes differ.
 double maxAbsDifference(const Tensor &a, const Tensor &b);
 
-/// The largest |x| of a tensor (its scale, for relative tolerances).
+/// The largest |x| of the finite elements of a tensor (its scale, for
+/// relative tolerances).
 double maxAbs(const Tensor &t);
+
+/// How a result agrees with its reference, element by element (the criterion
+/// of the end-to-end tests, tfc-interpret --elementwise):
+///
+///   |got_i - want_i| <= tolerance * max(|want_i|, rms(want))
+///
+/// for every element i, where rms(want) = sqrt(mean(want_i^2)) over the whole
+/// tensor: relative to the element itself, floored at the tensor's typical
+/// magnitude (an element near zero carries the rounding error of the O(rms)
+/// terms that cancelled in it). Fails regardless of the tolerance when the
+/// shapes differ, any element of either side is not finite (NaN or inf), or
+/// either side is constant (all elements equal, with more than one element).
+struct ElementwiseAgreement {
+  /// max_i |got_i - want_i| / max(|want_i|, floor); NaN if `problem` is set.
+  double worst = 0.0;
+  /// rms(want).
+  double floor = 0.0;
+  /// max_i |got_i - want_i|.
+  double maxAbsError = 0.0;
+  /// The row-major index of the worst element (-1 if none).
+  int64_t worstIndex = -1;
+  /// Why the tensors disagree whatever the tolerance; empty if they may agree.
+  std::string problem;
+
+  bool within(double tolerance) const {
+    return problem.empty() && worst <= tolerance;
+  }
+};
+ElementwiseAgreement compareElementwise(const Tensor &want, const Tensor &got);
 
 } // namespace mlir::tfc::interp
 

@@ -6,6 +6,9 @@
 #              [tfc-interpret options: -D ..., --dim ..., --seed ...]
 #
 # OUTPUTS is the space-separated list of the entry's output names, in order.
+# TOLERANCE is per element (tfc-interpret --elementwise): every output must
+# satisfy |out_i - ref_i| <= TOLERANCE x max(|ref_i|, rms(ref)) at every
+# element, be finite everywhere and not constant (interp::compareElementwise).
 # Tools come from PATH (lit puts the build's bin first).
 set -euo pipefail
 work=$1 model=$2 lib=$3 weights=$4 entry=$5 outputs=$6 tolerance=$7
@@ -26,4 +29,4 @@ for o in $outputs; do
 done
 tfc-run "$lib" --weights "$weights" --entry "$entry" "${run_args[@]}" > "$work/run.log"
 tfc-interpret "$model" --entry "$entry" --weights "$weights" "$@" \
-  "${compare_args[@]}" --relative --tolerance "$tolerance"
+  "${compare_args[@]}" --elementwise --tolerance "$tolerance"
