@@ -20,7 +20,14 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfc_src_root", config.tfc_src_root))
 # The shared libtfcrt and a C compiler, for programs that use the C API.
 config.substitutions.append(("%tfc_lib_dir", os.path.join(config.tfc_obj_root, "lib")))
-config.substitutions.append(("%cc", config.tfc_c_compiler))
+# In a sanitizer build (TFC_SANITIZE, scripts/test-sanitizers.sh) libtfcrt.so
+# needs the sanitizer runtime: C programs get the same -fsanitize.
+_sanitize = getattr(config, "tfc_sanitize", "")
+if _sanitize:
+    config.available_features.add("sanitizer")
+config.substitutions.append(
+    ("%cc", config.tfc_c_compiler +
+     (" -fsanitize=" + _sanitize if _sanitize else "")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -39,13 +46,6 @@ llvm_config.add_tool_substitutions(["not", "split-file", "count"],
 if os.path.exists(os.path.join(config.tfc_tools_dir, "tfc-frontend-fuzzer")):
     config.available_features.add("fuzzer")
     llvm_config.add_tool_substitutions(["tfc-frontend-fuzzer"], [config.tfc_tools_dir])
-
-# ptxas assembles the PTX of every GPU-lowered test (CUDA toolkit; CUDA_HOME
-# or /usr/local/cuda, else PATH). Tests that need it say REQUIRES: ptxas.
-import shutil
-cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-ptxas = os.path.join(cuda_home, "bin", "ptxas")
-if not os.path.exists(ptxas):
 # Every fuzz target in the tools dir (tools/tfc-*-fuzzer, built with the
 # frontend's): a substitution and a feature named after it (the smoke tests
 # say REQUIRES: fuzzer).
@@ -54,6 +54,13 @@ if os.path.isdir(config.tfc_tools_dir):
         if _fuzzer.startswith("tfc-") and _fuzzer.endswith("-fuzzer"):
             config.available_features.add(_fuzzer)
             llvm_config.add_tool_substitutions([_fuzzer], [config.tfc_tools_dir])
+
+# ptxas assembles the PTX of every GPU-lowered test (CUDA toolkit; CUDA_HOME
+# or /usr/local/cuda, else PATH). Tests that need it say REQUIRES: ptxas.
+import shutil
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if not os.path.exists(ptxas):
     ptxas = shutil.which("ptxas") or ""
 if ptxas:
     config.available_features.add("ptxas")
