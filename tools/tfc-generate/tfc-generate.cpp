@@ -4,30 +4,45 @@
 //
 //   tfc-generate MODEL.so --weights CHECKPOINT (--prompt TEXT | --ids 1,2,3)
 //                [--max-new-tokens N] [--context N] [--eos ID,...]
+//                [--chat [--system TEXT] [--messages FILE]]
+//                [--temperature T --top-k K --top-p P --min-p P
+//                 --repetition-penalty R --seed S]
 //
 // Runs the model's cached entry (tfc-compile --kv-cache) in a session: the
 // prompt in one run (prefill), then one token per run (decode), each step
-// reading and extending the key/value caches. Greedy decoding; the text is
-// streamed as it is generated (never a partial UTF-8 character) with the
-// checkpoint's tokenizer. Reports time to first token and tokens per second.
+// reading and extending the key/value caches. Greedy decoding by default,
+// sampling with --temperature (Sampler.h); with --chat the prompt is a user
+// message rendered with the checkpoint's chat template (ChatTemplate.h). The
+// text is streamed as it is generated (never a partial UTF-8 character)
+// with the checkpoint's tokenizer. Reports time to first token and tokens
+// per second.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Runtime/ChatTemplate.h"
+#include "tfc/Runtime/Sampler.h"
 #include "tfc/Runtime/Tokenizer.h"
 #include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/tfc.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
-const char *const kUsage = R"(usage: tfc-generate MODEL.so --weights CHECKPOINT [options]
+const char *const kUsage =
+    R"(usage: tfc-generate MODEL.so --weights CHECKPOINT [options]
 
 Generates text with a model compiled by `tfc-compile --kv-cache`.
 
@@ -42,7 +57,35 @@ options:
       --context N          the session's context, prompt included (default:
                            prompt + max new tokens, within the model's bound)
       --eos ID,...         stop at any of these ids (default: the
-                           tokenizer's end-of-sequence token, if known)
+                           tokenizer's end-of-sequence token, if known; with
+                           --chat also the template's end of turn)
+
+chat:
+      --chat               render the prompt as a user message with the
+                           checkpoint's chat template (tokenizer.chat_template
+                           of a .gguf, tokenizer_config.json or
+                           chat_template.jinja of a directory) and
+                           add_generation_prompt; print only the reply
+      --system TEXT        a system message before it
+      --messages FILE      the conversation so far: a JSON list of
+                           {"role", "content"} (or an object of template
+                           variables with "messages"); --prompt is appended
+      --chat-template FILE a Jinja template to use instead
+      --print-prompt       print the prompt as JSON {"text", "ids"} and stop
+                           (no model needed)
+
+sampling (default: greedy):
+      --temperature T      0: greedy; otherwise sample from softmax(l / T)
+      --top-k K            keep the K most probable tokens (0: all)
+      --top-p P            keep the most probable tokens until their
+                           probability reaches P, in (0, 1] (1: all)
+      --min-p P            keep tokens at least P times as probable as the
+                           most probable one, in [0, 1) (0: all)
+      --repetition-penalty R
+                           divide positive logits of tokens seen so far
+                           (prompt included) by R, multiply negative ones
+                           (1: off; applies to greedy decoding too)
+      --seed S             the random seed (default: random, printed)
       --entry NAME         the cached entry (default: the one entry with
                            state inputs)
       --threads N          threads (default: TFC_NUM_THREADS or all)
@@ -89,15 +132,34 @@ bool hasTokenizer(const std::string &path) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (f) {
     char magic[4] = {};
-    bool gguf = std::fread(magic, 1, 4, f) == 4 && !std::memcmp(magic, "GGUF", 4);
+    bool gguf =
+        std::fread(magic, 1, 4, f) == 4 && !std::memcmp(magic, "GGUF", 4);
     std::fclose(f);
-    if (gguf || path.size() >= 5 && path.substr(path.size() - 5) == ".json")
+    if (gguf || (path.size() >= 5 && path.substr(path.size() - 5) == ".json"))
       return true;
   }
   FILE *t = std::fopen((path + "/tokenizer.json").c_str(), "rb");
   if (t)
     std::fclose(t);
   return t != nullptr;
+}
+
+bool parseDouble(const std::string &s, double &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(s.c_str(), &end);
+  return !errno && !*end;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 double msSince(std::chrono::steady_clock::time_point t) {
@@ -110,14 +172,34 @@ double msSince(std::chrono::steady_clock::time_point t) {
 
 int main(int argc, char **argv) {
   std::string model, weights, tokenizerPath, prompt, idsText, entry, eosText;
+  std::string system, messagesPath, templatePath;
   int64_t maxNew = 64, context = 0, threads = 0;
   bool printIds = false, quiet = false, havePrompt = false;
+  bool chat = false, haveSystem = false, printPrompt = false;
+  tfc::rt::SamplingParams sampling;
+  bool haveSeed = false, samplingFlags = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc)
         fail("option '" + a + "' needs a value");
       return argv[++i];
+    };
+    auto real = [&]() {
+      std::string v = next();
+      double d;
+      if (!parseDouble(v, d))
+        fail("option '" + a + "' needs a number, not '" + v + "'");
+      samplingFlags = true;
+      return d;
+    };
+    auto integer = [&]() {
+      std::string v = next();
+      int64_t n;
+      if (!parseInt(v, n))
+        fail("option '" + a + "' needs an integer, not '" + v + "'");
+      samplingFlags = true;
+      return n;
     };
     auto number = [&](int64_t min) {
       std::string v = next();
@@ -151,7 +233,37 @@ int main(int argc, char **argv) {
       threads = number(1);
     else if (a == "--print-ids")
       printIds = true;
-    else if (a == "--quiet")
+    else if (a == "--chat")
+      chat = true;
+    else if (a == "--system") {
+      system = next();
+      haveSystem = true;
+    } else if (a == "--messages")
+      messagesPath = next();
+    else if (a == "--chat-template")
+      templatePath = next();
+    else if (a == "--print-prompt")
+      printPrompt = true;
+    else if (a == "--temperature")
+      sampling.temperature = real();
+    else if (a == "--top-k")
+      sampling.topK = integer();
+    else if (a == "--top-p")
+      sampling.topP = real();
+    else if (a == "--min-p")
+      sampling.minP = real();
+    else if (a == "--repetition-penalty")
+      sampling.repetitionPenalty = real();
+    else if (a == "--seed") {
+      std::string v = next();
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long seed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || *end || errno)
+        fail("option '--seed' needs a non-negative integer, not '" + v + "'");
+      sampling.seed = seed;
+      haveSeed = true;
+    } else if (a == "--quiet")
       quiet = true;
     else if (!a.empty() && a[0] == '-')
       fail("unknown option '" + a + "' (see --help)");
@@ -160,10 +272,29 @@ int main(int argc, char **argv) {
     else
       fail("unexpected argument '" + a + "'");
   }
-  if (model.empty())
+  if (model.empty() && !printPrompt)
     fail("no model given\n" + std::string(kUsage));
-  if (havePrompt == !idsText.empty())
-    fail("give the prompt with exactly one of --prompt and --ids");
+  {
+    std::string error;
+    if (!tfc::rt::validateSamplingParams(sampling, error))
+      fail(error);
+  }
+  bool sample = sampling.temperature > 0;
+  if (samplingFlags && !sample &&
+      (sampling.topK != 0 || sampling.topP != 1 || sampling.minP != 0))
+    std::fprintf(stderr, "tfc-generate: note: --top-k, --top-p and --min-p "
+                         "have no effect at temperature 0 (greedy)\n");
+  if (sample && !haveSeed)
+    sampling.seed =
+        (uint64_t(std::random_device()()) << 32) ^ std::random_device()();
+  if (!chat && (haveSystem || !messagesPath.empty() || !templatePath.empty()))
+    fail("--system, --messages and --chat-template need --chat");
+  if (chat && !idsText.empty())
+    fail("--chat renders text: give --prompt or --messages, not --ids");
+  if (chat ? (!havePrompt && messagesPath.empty())
+           : havePrompt == !idsText.empty())
+    fail(chat ? "--chat needs --prompt or --messages"
+              : "give the prompt with exactly one of --prompt and --ids");
   if (threads > 0 && tfc_set_num_threads(static_cast<int>(threads)) != TFC_OK)
     fail(tfc_last_error());
 
@@ -179,8 +310,89 @@ int main(int argc, char **argv) {
   } else if (havePrompt) {
     fail("--prompt needs a tokenizer: give --tokenizer, or --ids");
   }
+  if (chat && !tokenizer)
+    fail("--chat needs a tokenizer: give --tokenizer");
   std::vector<int64_t> promptIds;
-  if (havePrompt) {
+  std::string promptText = prompt;
+  std::vector<int64_t> endOfTurn;
+  if (chat) {
+    // The conversation: --messages, then --system first and --prompt last.
+    std::string error;
+    std::unique_ptr<tfc::rt::ChatTemplate> tpl;
+    if (!templatePath.empty()) {
+      tfc::rt::ChatTemplateSource source;
+      std::string ignored;
+      tfc::rt::readChatTemplate(tokenizerPath, source, ignored);
+      tpl = tfc::rt::ChatTemplate::parse(readFile(templatePath), error,
+                                         templatePath);
+      if (tpl)
+        tpl->setSpecialTokens(source.bos, source.eos);
+      if (tpl && !source.eos.empty())
+        if (auto id = tokenizer->tokenToId(source.eos))
+          endOfTurn.push_back(*id);
+    } else {
+      tfc::rt::ChatTemplateSource source;
+      if (!tfc::rt::readChatTemplate(tokenizerPath, source, error))
+        fail(error);
+      tpl = tfc::rt::ChatTemplate::parse(source.text, error, source.origin);
+      if (tpl)
+        tpl->setSpecialTokens(source.bos, source.eos);
+      if (!source.eos.empty())
+        if (auto id = tokenizer->tokenToId(source.eos))
+          endOfTurn.push_back(*id);
+    }
+    if (!tpl)
+      fail(error);
+    nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
+    if (!messagesPath.empty()) {
+      nlohmann::ordered_json file;
+      try {
+        file = nlohmann::ordered_json::parse(readFile(messagesPath));
+      } catch (const std::exception &e) {
+        fail(messagesPath + ": not valid JSON: " + e.what());
+      }
+      if (file.is_array())
+        ctx["messages"] = file;
+      else if (file.is_object() && file.contains("messages") &&
+               file["messages"].is_array())
+        ctx = file;
+      else
+        fail(messagesPath + ": expected a list of messages or an object with "
+                            "a \"messages\" list");
+    } else {
+      ctx["messages"] = nlohmann::ordered_json::array();
+    }
+    auto message = [](const char *role, const std::string &content) {
+      nlohmann::ordered_json m = nlohmann::ordered_json::object();
+      m["role"] = role;
+      m["content"] = content;
+      return m;
+    };
+    if (haveSystem)
+      ctx["messages"].insert(ctx["messages"].begin(),
+                             message("system", system));
+    if (havePrompt)
+      ctx["messages"].push_back(message("user", prompt));
+    if (!ctx.contains("add_generation_prompt"))
+      ctx["add_generation_prompt"] = true;
+    if (!tpl->renderJson(ctx.dump(), promptText, error))
+      fail(error);
+    // The rendered text holds the template's special tokens (<|im_start|>,
+    // BOS, ...) as text: the tokenizer matches them as special tokens, and
+    // adds none of its own (transformers' apply_chat_template(tokenize=True)
+    // encodes with add_special_tokens=False).
+    tfc::rt::Encoding enc;
+    if (!tokenizer->encode(promptText, /*addSpecialTokens=*/false, enc, error))
+      fail(error);
+    promptIds = enc.ids;
+    // The end of an assistant turn (SmolLM2: <|im_end|>) when the text after
+    // an assistant message starts with a special token.
+    std::string suffix = tpl->assistantSuffix();
+    if (!suffix.empty() &&
+        tokenizer->encode(suffix, /*addSpecialTokens=*/false, enc, error) &&
+        !enc.ids.empty() && tokenizer->isSpecial(enc.ids[0]))
+      endOfTurn.push_back(enc.ids[0]);
+  } else if (havePrompt) {
     tfc::rt::Encoding enc;
     std::string error;
     if (!tokenizer->encode(prompt, /*addSpecialTokens=*/true, enc, error))
@@ -188,6 +400,14 @@ int main(int argc, char **argv) {
     promptIds = enc.ids;
   } else {
     promptIds = parseIds(idsText, "--ids");
+  }
+  if (printPrompt) {
+    nlohmann::ordered_json j;
+    if (chat || havePrompt)
+      j["text"] = promptText;
+    j["ids"] = promptIds;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
   }
   if (promptIds.empty())
     fail("the prompt has no tokens");
@@ -199,6 +419,10 @@ int main(int argc, char **argv) {
                           "<|end_of_text|>"})
       if (auto id = tokenizer->tokenToId(t))
         eos.push_back(*id);
+  if (eosText.empty())
+    for (int64_t id : endOfTurn)
+      if (std::find(eos.begin(), eos.end(), id) == eos.end())
+        eos.push_back(id);
 
   tfc_model *m = nullptr;
   if (tfc_model_load(model.c_str(), &m) != TFC_OK)
@@ -240,9 +464,16 @@ int main(int argc, char **argv) {
     for (int64_t id : promptIds)
       if (!stream->feed(id, text, error))
         fail(error);
-    std::fputs(text.c_str(), stdout);
+    // In chat mode only the reply is printed (the prompt still primes the
+    // decoder, so the reply's first characters decode in context).
+    if (!chat)
+      std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
   }
+  tfc::rt::Sampler sampler(sampling);
+  // The ids so far, prompt included, for the repetition penalty (as
+  // transformers applies it to input_ids).
+  std::vector<int64_t> history = promptIds;
 
   std::vector<int64_t> generated;
   std::vector<int64_t> feed = promptIds;
@@ -252,25 +483,30 @@ int main(int argc, char **argv) {
   for (int64_t step = 0; step < maxNew; ++step) {
     // The prompt must fit (else the session says why); generation stops
     // when the context is full.
-    if (step > 0 && tfc_session_position(session) + 1 >
-                        tfc_session_context(session)) {
-      std::fprintf(stderr, "tfc-generate: note: the context of %lld tokens "
-                           "is full\n",
+    if (step > 0 &&
+        tfc_session_position(session) + 1 > tfc_session_context(session)) {
+      std::fprintf(stderr,
+                   "tfc-generate: note: the context of %lld tokens "
+                   "is full\n",
                    static_cast<long long>(tfc_session_context(session)));
       break;
     }
     auto t0 = std::chrono::steady_clock::now();
-    tfc_tensor in{TFC_I64, 2, {1, static_cast<int64_t>(feed.size())},
-                  feed.data(), nullptr};
+    tfc_tensor in{TFC_I64,
+                  2,
+                  {1, static_cast<int64_t>(feed.size())},
+                  feed.data(),
+                  nullptr};
     tfc_tensor out;
     if (tfc_session_run(session, &in, 1, &out, 1) != TFC_OK)
       fail(tfc_last_error());
-    // Greedy: the argmax of the last position's logits.
+    // The last position's logits: greedy (the argmax) or sampled.
     int64_t vocab = out.shape[out.rank - 1];
-    const float *row = static_cast<const float *>(out.data) +
-                       (out.shape[1] - 1) * vocab;
-    int64_t next = std::max_element(row, row + vocab) - row;
+    const float *row =
+        static_cast<const float *>(out.data) + (out.shape[1] - 1) * vocab;
+    int64_t next = sampler.sample(row, static_cast<size_t>(vocab), history);
     tfc_tensor_release(&out);
+    history.push_back(next);
     double ms = msSince(t0);
     if (step == 0)
       prefillMs = ms;
@@ -306,10 +542,18 @@ int main(int argc, char **argv) {
                promptIds.size() * 1000.0 / std::max(prefillMs, 1e-9),
                decodeSteps ? decodeSteps * 1000.0 / decodeMs : 0.0,
                static_cast<long long>(decodeSteps), totalMs);
+  if (sample)
+    std::fprintf(stderr,
+                 "tfc-generate: sampled with temperature %g, top-k %lld, "
+                 "top-p %g, min-p %g, repetition penalty %g, seed %llu\n",
+                 sampling.temperature, static_cast<long long>(sampling.topK),
+                 sampling.topP, sampling.minP, sampling.repetitionPenalty,
+                 static_cast<unsigned long long>(sampling.seed));
   if (printIds) {
     std::printf("ids:");
     for (size_t i = 0; i < generated.size(); ++i)
-      std::printf("%s%lld", i ? "," : " ", static_cast<long long>(generated[i]));
+      std::printf("%s%lld", i ? "," : " ",
+                  static_cast<long long>(generated[i]));
     std::printf("\n");
   }
   tfc_session_free(session);
