@@ -29,7 +29,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | 
 out=$root/bench/results/gpu-${gpu:-gpu}.txt
 echo "== GPU benchmarks -> $out"
 {
-  echo "# tfc GPU benchmarks, $(date -u +%Y-%m-%d), tfc $(${TFC_REVISION:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)})"
+  echo "# tfc GPU benchmarks, $(date -u +%Y-%m-%d), tfc ${TFC_REVISION:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   "$py" "$root/bench/gpu_bench.py" --bin "$build/bin" "$@"
   echo "# command: bench/run-gpu.sh $*"
 } | tee "$out"
