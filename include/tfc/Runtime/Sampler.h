@@ -86,6 +86,7 @@ private:
   SamplingParams params_;
   std::mt19937_64 rng_;
   std::vector<float> penalized_;
+  std::vector<std::pair<int64_t, double>> candidates_;
 };
 
 } // namespace tfc::rt
