@@ -29,6 +29,7 @@
 #include "tfc/Runtime/Weights.h"
 
 #include <nlohmann/json.hpp>
+#include <utf8proc.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -62,6 +63,7 @@ struct TemplateError {
 
 constexpr int kMaxParseDepth = 200;
 constexpr int kMaxExprHeight = 1000;
+constexpr int kMaxMacroDepth = 50;
 constexpr uint32_t kMaxValueDepth = 200;
 constexpr size_t kMaxListLength = size_t(1) << 17;
 
@@ -70,6 +72,7 @@ constexpr size_t kMaxListLength = size_t(1) << 17;
 //===----------------------------------------------------------------------===//
 
 struct Value;
+struct Node;
 using ValueList = std::vector<Value>;
 using ValueDict = std::vector<std::pair<std::string, Value>>;
 struct Namespace {
@@ -88,7 +91,8 @@ struct Value {
     Dict,
     Ns,
     Func,
-    Loop
+    Loop,
+    Macro
   };
   Kind kind = Undefined;
   bool b = false;
@@ -107,6 +111,8 @@ struct Value {
   bool holdsNs = false;
   /// A List that is a Python tuple (prints with parentheses).
   bool tuple = false;
+  /// Macro: its {% macro %} statement.
+  const Node *macro = nullptr;
 
   static Value undefined(std::string why) {
     Value v;
@@ -221,6 +227,8 @@ const char *typeName(const Value &v) {
     return "function";
   case Value::Loop:
     return "LoopContext";
+  case Value::Macro:
+    return "Macro";
   }
   return "?";
 }
@@ -245,6 +253,7 @@ bool truthy(const Value &v) {
   case Value::Ns:
   case Value::Func:
   case Value::Loop:
+  case Value::Macro:
     return true;
   }
   return false;
@@ -390,6 +399,9 @@ void appendStr(const Value &v, std::string &out, bool repr) {
     out += "<LoopContext " + std::to_string(v.i + 1) + "/" +
            std::to_string(v.list->size()) + ">";
     return;
+  case Value::Macro:
+    out += "<Macro '" + v.s + "'>";
+    return;
   }
 }
 
@@ -517,6 +529,7 @@ void appendJson(const Value &v, std::string &out, int indent, bool sortKeys,
   case Value::Undefined:
   case Value::Func:
   case Value::Loop:
+  case Value::Macro:
     fail(offset, std::string("tojson: Object of type ") + typeName(v) +
                      " is not JSON serializable");
   }
@@ -582,25 +595,152 @@ size_t codePointCount(const std::string &s) {
   return n;
 }
 
-bool isSpaceChar(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-         c == '\v';
+/// The length in bytes of the white-space character at s[pos] (0 if none):
+/// Python's str.isspace(), which is also what re's \s matches in jinja2's
+/// lexer: \t-\r, \x1c-\x1f, space, U+0085, U+00A0, U+1680, U+2000-U+200A,
+/// U+2028, U+2029, U+202F, U+205F, U+3000.
+size_t spaceAt(std::string_view s, size_t pos) {
+  if (pos >= s.size())
+    return 0;
+  auto at = [&](size_t k) -> unsigned {
+    return pos + k < s.size() ? static_cast<unsigned char>(s[pos + k]) : 0;
+  };
+  unsigned c = at(0);
+  if (c < 0x80)
+    return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) ? 1 : 0;
+  if (c == 0xC2)
+    return at(1) == 0x85 || at(1) == 0xA0 ? 2 : 0;
+  if (c == 0xE1)
+    return at(1) == 0x9A && at(2) == 0x80 ? 3 : 0;
+  if (c == 0xE2) {
+    unsigned b = at(1), d = at(2);
+    if (b == 0x80 &&
+        ((d >= 0x80 && d <= 0x8A) || d == 0xA8 || d == 0xA9 || d == 0xAF))
+      return 3;
+    return b == 0x81 && d == 0x9F ? 3 : 0;
+  }
+  if (c == 0xE3)
+    return at(1) == 0x80 && at(2) == 0x80 ? 3 : 0;
+  return 0;
 }
 
+/// The length of the white-space character that ends at s[end - 1].
+size_t spaceBefore(std::string_view s, size_t end) {
+  for (size_t len = 1; len <= 3 && len <= end; ++len)
+    if (spaceAt(s, end - len) == len)
+      return len;
+  return 0;
+}
+
+/// The length of the UTF-8 sequence starting at s[pos] (1 for a stray byte).
+size_t charLen(std::string_view s, size_t pos) {
+  unsigned c = static_cast<unsigned char>(s[pos]);
+  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  return std::min(n, s.size() - pos);
+}
+
+/// Python's strip/lstrip/rstrip: white space, or the characters of `chars`.
 std::string stripChars(const std::string &s, bool left, bool right,
                        const std::string *chars) {
-  auto strip = [&](unsigned char c) {
-    return chars ? chars->find(static_cast<char>(c)) != std::string::npos
-                 : isSpaceChar(c);
+  std::vector<std::string_view> set;
+  if (chars)
+    for (size_t k = 0; k < chars->size(); k += charLen(*chars, k))
+      set.push_back(std::string_view(*chars).substr(k, charLen(*chars, k)));
+  std::string_view v(s);
+  auto inSet = [&](std::string_view c) {
+    return std::find(set.begin(), set.end(), c) != set.end();
   };
   size_t b = 0, e = s.size();
   if (left)
-    while (b < e && strip(static_cast<unsigned char>(s[b])))
-      ++b;
+    while (b < e) {
+      size_t n = chars ? (inSet(v.substr(b, charLen(v, b))) ? charLen(v, b) : 0)
+                       : spaceAt(v.substr(0, e), b);
+      if (!n)
+        break;
+      b += n;
+    }
   if (right)
-    while (e > b && strip(static_cast<unsigned char>(s[e - 1])))
-      --e;
+    while (e > b) {
+      size_t n = 0;
+      if (!chars) {
+        n = spaceBefore(v.substr(0, e), e);
+      } else {
+        size_t k = e - 1;
+        while (k > b && (static_cast<unsigned char>(v[k]) & 0xC0) == 0x80)
+          --k;
+        if (inSet(v.substr(k, e - k)))
+          n = e - k;
+      }
+      if (!n || e - n < b)
+        break;
+      e -= n;
+    }
   return s.substr(b, e - b);
+}
+
+/// Case mappings through utf8proc (Python's str.lower/upper/title and
+/// capitalize, with simple, one-to-one mappings).
+enum class Case { Lower, Upper, Title, Capitalize, JinjaTitle };
+
+std::string mapCase(const std::string &s, Case mode) {
+  std::string out;
+  out.reserve(s.size());
+  bool prevCased = false, wordStart = true, first = true;
+  size_t k = 0;
+  while (k < s.size()) {
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t n = utf8proc_iterate(
+        reinterpret_cast<const utf8proc_uint8_t *>(s.data() + k),
+        static_cast<utf8proc_ssize_t>(s.size() - k), &cp);
+    if (n <= 0) { // not UTF-8: kept as it is
+      out += s[k++];
+      prevCased = false;
+      continue;
+    }
+    utf8proc_int32_t m = cp;
+    utf8proc_category_t cat = utf8proc_category(cp);
+    bool cased = cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL ||
+                 cat == UTF8PROC_CATEGORY_LT;
+    switch (mode) {
+    case Case::Lower:
+      m = utf8proc_tolower(cp);
+      break;
+    case Case::Upper:
+      if (cp == 0xDF) { // ß: Python's full mapping, "SS"
+        out += "SS";
+        k += size_t(n);
+        prevCased = true;
+        first = false;
+        continue;
+      }
+      m = utf8proc_toupper(cp);
+      break;
+    case Case::Title:
+      // Upper after an uncased character, lower after a cased one.
+      if (cased)
+        m = prevCased ? utf8proc_tolower(cp) : utf8proc_totitle(cp);
+      break;
+    case Case::Capitalize:
+      m = first ? utf8proc_totitle(cp) : utf8proc_tolower(cp);
+      break;
+    case Case::JinjaTitle: {
+      // jinja2's title filter: words start after - ( { [ < or white space.
+      bool sep = cp == '-' || cp == '(' || cp == '{' || cp == '[' ||
+                 cp == '<' || spaceAt(s, k) == size_t(n);
+      if (!sep)
+        m = wordStart ? utf8proc_toupper(cp) : utf8proc_tolower(cp);
+      wordStart = sep;
+      break;
+    }
+    }
+    prevCased = cased;
+    first = false;
+    utf8proc_uint8_t buf[4];
+    utf8proc_ssize_t len = utf8proc_encode_char(m, buf);
+    out.append(reinterpret_cast<char *>(buf), size_t(len));
+    k += size_t(n);
+  }
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -705,10 +845,10 @@ public:
         size_t lpos = text.rfind('\n');
         lpos = lpos == std::string::npos ? 0 : lpos + 1;
         if (lpos > 0 || lineStarting) {
-          bool blank = lpos < text.size();
-          for (size_t k = lpos; k < text.size(); ++k)
-            blank &= isSpaceChar(static_cast<unsigned char>(text[k]));
-          if (blank)
+          size_t k = lpos;
+          while (k < text.size() && spaceAt(text, k))
+            k += spaceAt(text, k);
+          if (lpos < text.size() && k == text.size())
             text.resize(lpos);
         }
       }
@@ -743,10 +883,9 @@ private:
   bool finishTag(bool minus, bool trim) {
     bool newline = false;
     if (minus) {
-      while (pos < src.size() &&
-             isSpaceChar(static_cast<unsigned char>(src[pos]))) {
+      while (size_t n = spaceAt(src, pos)) {
         newline = src[pos] == '\n';
-        ++pos;
+        pos += n;
       }
     } else if (trim && pos < src.size() && src[pos] == '\n') {
       ++pos;
@@ -760,8 +899,8 @@ private:
     const char *endText = variable ? "}}" : "%}";
     size_t n = src.size();
     while (true) {
-      while (pos < n && isSpaceChar(static_cast<unsigned char>(src[pos])))
-        ++pos;
+      while (size_t w = spaceAt(src, pos))
+        pos += w;
       if (pos >= n)
         fail(tagStart, std::string("unterminated '") +
                            (variable ? "{{" : "{%") + "': expected '" +
@@ -1023,14 +1162,26 @@ struct Node;
 using Body = std::vector<std::unique_ptr<Node>>;
 
 struct Node {
-  enum Kind { Text, Output, If, For, Set, SetBlock, Break, Continue, Block };
+  enum Kind {
+    Text,
+    Output,
+    If,
+    For,
+    Set,
+    SetBlock,
+    Break,
+    Continue,
+    Block,
+    Macro
+  };
   Kind kind;
   size_t offset;
   std::string text;                 // Text; Set/SetBlock: the variable
   std::string attr;                 // Set: `set ns.attr = ...`
   ExprPtr expr;                     // Output, Set: the value; For: the sequence
   ExprPtr filter;                   // For: `if cond`
-  std::vector<std::string> targets; // For
+  std::vector<std::string> targets; // For; Macro: the parameters
+  std::vector<ExprPtr> defaults;    // Macro: per parameter, or null
   std::vector<std::pair<ExprPtr, Body>> conds; // If: (condition, body)...
   Body body, elseBody;
 };
@@ -1277,6 +1428,38 @@ private:
       expectBlockEnd();
       return n;
     }
+    if (name == "macro") {
+      n->kind = Node::Macro;
+      n->text = expectName("a macro name");
+      expectOp("(");
+      while (!isOp(")")) {
+        if (!n->targets.empty()) {
+          expectOp(",");
+          if (isOp(")"))
+            break;
+        }
+        size_t at = cur().offset;
+        n->targets.push_back(expectName("a parameter name"));
+        if (isOp("=")) {
+          next();
+          n->defaults.push_back(parseExpression());
+        } else {
+          if (!n->defaults.empty() && n->defaults.back())
+            fail(at, "a parameter without a default after one with a "
+                     "default");
+          n->defaults.push_back(nullptr);
+        }
+      }
+      next();
+      expectBlockEnd();
+      int loops = loopDepth;
+      loopDepth = 0;
+      n->body = subparse({"endmacro"}, "macro", offset);
+      loopDepth = loops;
+      next();
+      expectBlockEnd();
+      return n;
+    }
     if (name == "generation") {
       n->kind = Node::Block;
       expectBlockEnd();
@@ -1286,8 +1469,8 @@ private:
       return n;
     }
     static const std::set<std::string> unsupported = {
-        "macro",   "call",  "filter", "include", "import", "from",
-        "extends", "block", "raw",    "with",    "do",     "autoescape"};
+        "call",  "filter", "include", "import", "from",      "extends",
+        "block", "raw",    "with",    "do",     "autoescape"};
     if (unsupported.count(name))
       fail(offset, "the '" + name + "' tag is not supported");
     fail(offset, "unknown tag '" + name +
@@ -1850,6 +2033,14 @@ private:
       return Flow::Continue;
     case Node::Block:
       return exec(n.body);
+    case Node::Macro: {
+      Value m;
+      m.kind = Value::Macro;
+      m.s = n.text;
+      m.macro = &n;
+      assign(scopes.back(), n.text, std::move(m));
+      return Flow::Normal;
+    }
     }
     return Flow::Normal;
   }
@@ -2298,6 +2489,8 @@ private:
     Value f = eval(callee);
     if (f.kind == Value::Undefined)
       undefinedError(f, callee.offset);
+    if (f.kind == Value::Macro)
+      return callMacro(*f.macro, e);
     if (f.kind != Value::Func)
       fail(e.offset,
            std::string("'") + typeName(f) + "' object is not callable");
@@ -2383,6 +2576,50 @@ private:
     fail(e.offset, "unknown function '" + f.s + "'");
   }
 
+  /// A macro call: the macro sees the template's top-level variables and its
+  /// parameters, not the caller's loop variables; it returns its output.
+  Value callMacro(const Node &def, const Expr &e) {
+    Args a = evalArgs(e, 1, "macro '" + def.text + "'");
+    size_t nparams = def.targets.size();
+    if (a.pos.size() > nparams)
+      fail(e.offset, a.what + " takes " + std::to_string(nparams) +
+                         " argument" + (nparams == 1 ? "" : "s") + ", not " +
+                         std::to_string(a.pos.size()));
+    for (const auto &kv : a.kw)
+      if (std::find(def.targets.begin(), def.targets.end(), kv.first) ==
+          def.targets.end())
+        fail(e.offset, a.what + " has no parameter '" + kv.first + "'");
+    if (++macroDepth > kMaxMacroDepth)
+      fail(e.offset, "macros called more than " +
+                         std::to_string(kMaxMacroDepth) + " deep");
+    std::vector<Scope> saved = std::move(scopes);
+    scopes.clear();
+    scopes.push_back(saved.front());
+    scopes.emplace_back();
+    for (size_t k = 0; k < nparams; ++k) {
+      const std::string &param = def.targets[k];
+      if (const Value *v = a.get(k, param.c_str()))
+        assign(scopes.back(), param, *v);
+      else if (def.defaults[k])
+        assign(scopes.back(), param, eval(*def.defaults[k]));
+      else
+        assign(scopes.back(), param,
+               Value::undefined("'" + param +
+                                "' is undefined (no argument "
+                                "for macro '" +
+                                def.text + "')"));
+    }
+    std::string caller;
+    caller.swap(out);
+    exec(def.body);
+    std::string result;
+    result.swap(out);
+    out.swap(caller);
+    scopes = std::move(saved);
+    --macroDepth;
+    return Value::str(std::move(result));
+  }
+
   Value method(const Value &obj, const std::string &name, const Args &a) {
     if (obj.kind == Value::Loop && name == "cycle") {
       if (a.pos.empty() || !a.kw.empty())
@@ -2424,18 +2661,13 @@ private:
         }
         return Value::boolean(false);
       }
-      if (name == "lower" || name == "upper") {
+      if (name == "lower" || name == "upper" || name == "title" ||
+          name == "capitalize") {
         a.check(0, {});
-        std::string r = s;
-        for (char &c : r)
-          c = name == "lower"
-                  ? char(std::tolower(static_cast<unsigned char>(c)))
-                  : char(std::toupper(static_cast<unsigned char>(c)));
-        return Value::str(std::move(r));
-      }
-      if (name == "title" || name == "capitalize") {
-        a.check(0, {});
-        return Value::str(name == "title" ? titleCase(s) : capitalize(s));
+        return Value::str(mapCase(s, name == "lower"   ? Case::Lower
+                                     : name == "upper" ? Case::Upper
+                                     : name == "title" ? Case::Title
+                                                       : Case::Capitalize));
       }
       if (name == "replace") {
         a.check(3, {});
@@ -2453,9 +2685,8 @@ private:
           std::vector<std::string> words;
           size_t k = 0;
           while (k < s.size()) {
-            while (k < s.size() &&
-                   isSpaceChar(static_cast<unsigned char>(s[k])))
-              ++k;
+            while (size_t w = spaceAt(s, k))
+              k += w;
             if (k >= s.size())
               break;
             if (maxsplit >= 0 && int64_t(words.size()) == maxsplit &&
@@ -2464,9 +2695,8 @@ private:
               break;
             }
             size_t b = k;
-            while (k < s.size() &&
-                   !isSpaceChar(static_cast<unsigned char>(s[k])))
-              ++k;
+            while (k < s.size() && !spaceAt(s, k))
+              k += charLen(s, k);
             words.push_back(s.substr(b, k - b));
           }
           for (auto &w : words)
@@ -2548,13 +2778,18 @@ private:
         }
         return Value::str(std::move(r));
       }
-      if (name == "isdigit" || name == "isspace" || name == "isalpha") {
+      if (name == "isspace") {
+        a.check(0, {});
+        size_t k = 0;
+        while (size_t w = spaceAt(s, k))
+          k += w;
+        return Value::boolean(!s.empty() && k == s.size());
+      }
+      if (name == "isdigit" || name == "isalpha") {
         a.check(0, {});
         bool r = !s.empty();
         for (unsigned char c : s)
-          r &= name == "isdigit"   ? std::isdigit(c) != 0
-               : name == "isspace" ? isSpaceChar(c)
-                                   : std::isalpha(c) != 0;
+          r &= name == "isdigit" ? std::isdigit(c) != 0 : std::isalpha(c) != 0;
         return Value::boolean(r);
       }
     } else if (obj.kind == Value::Dict) {
@@ -2586,29 +2821,6 @@ private:
       }
     }
     fail(a.offset, objectName(obj) + " has no method '" + name + "'");
-  }
-
-  static std::string capitalize(const std::string &s) {
-    std::string r = s;
-    for (size_t k = 0; k < r.size(); ++k)
-      r[k] = k == 0 ? char(std::toupper(static_cast<unsigned char>(r[k])))
-                    : char(std::tolower(static_cast<unsigned char>(r[k])));
-    return r;
-  }
-
-  static std::string titleCase(const std::string &s) {
-    std::string r = s;
-    bool prevCased = false;
-    for (char &c : r) {
-      unsigned char u = static_cast<unsigned char>(c);
-      if (std::isalpha(u)) {
-        c = prevCased ? char(std::tolower(u)) : char(std::toupper(u));
-        prevCased = true;
-      } else {
-        prevCased = u >= 0x80 && prevCased;
-      }
-    }
-    return r;
   }
 
   std::string replaceAll(const std::string &s, const std::string &from,
@@ -2810,6 +3022,8 @@ private:
       return l.ns == r.ns;
     case Value::Func:
       return l.s == r.s;
+    case Value::Macro:
+      return l.macro == r.macro;
     default:
       return false;
     }
@@ -2948,15 +3162,10 @@ private:
     }
     if (f == "upper" || f == "lower" || f == "capitalize" || f == "title") {
       a.check(0, {});
-      std::string s = toStr(v);
-      if (f == "capitalize")
-        return Value::str(capitalize(s));
-      if (f == "title")
-        return Value::str(titleCase(s));
-      for (char &c : s)
-        c = f == "lower" ? char(std::tolower(static_cast<unsigned char>(c)))
-                         : char(std::toupper(static_cast<unsigned char>(c)));
-      return Value::str(std::move(s));
+      return Value::str(mapCase(toStr(v), f == "lower"   ? Case::Lower
+                                          : f == "upper" ? Case::Upper
+                                          : f == "title" ? Case::JinjaTitle
+                                                         : Case::Capitalize));
     }
     if (f == "first" || f == "last") {
       a.check(0, {});
@@ -3251,6 +3460,7 @@ private:
   std::string &out;
   size_t work = 0;
   size_t here = 0;
+  int macroDepth = 0;
 };
 
 } // namespace

@@ -198,6 +198,45 @@ TEST(ChatTemplate, FiltersTestsAndMethods) {
             "x|['a', 'b']|True|True|['a', 'b']|yy|a-b");
 }
 
+TEST(ChatTemplate, Macros) {
+  EXPECT_EQ(render("{% macro f(a, b='x') %}[{{ a }}{{ b }}]{% endmacro %}"
+                   "{{ f(1) }}{{ f(2, 'y') }}{{ f(b='z', a=3) }}{{ f() }}"),
+            "[1x][2y][3z][x]");
+  // A macro sees the template's variables and its parameters, not the
+  // caller's loop variables; it can call itself.
+  EXPECT_EQ(render("{% set g = 'G' %}{% macro m() %}{{ g }}{{ x }}"
+                   "{{ i is defined }}{% endmacro %}{% for i in [1] %}{{ m() }}"
+                   "{% endfor %}",
+                   R"({"x": "X"})"),
+            "GXFalse");
+  EXPECT_EQ(render("{% macro t(s) %}{% if s is string %}{{ s }}{% else %}"
+                   "[{% for x in s %}{{ t(x) }}{% if not loop.last %},"
+                   "{% endif %}{% endfor %}]{% endif %}{% endmacro %}"
+                   "{{ t(['a', ['b', 'c']]) }}"),
+            "[a,[b,c]]");
+  EXPECT_EQ(render("{% macro f(a) %}{{ a }}{% endmacro %}{{ f(1, 2) }}"),
+            "ERROR: chat template:1:41: macro 'f' takes 1 argument, not 2");
+  EXPECT_EQ(render("{% macro f(a) %}{{ a }}{% endmacro %}{{ f(b=1) }}"),
+            "ERROR: chat template:1:41: macro 'f' has no parameter 'b'");
+  EXPECT_EQ(render("{% macro f(a) %}{{ f(a) }}{% endmacro %}{{ f(1) }}"),
+            "ERROR: chat template:1:20: macros called more than 50 deep");
+}
+
+TEST(ChatTemplate, UnicodeWhiteSpaceAndCase) {
+  // Python's str.isspace() white space (also jinja2's \s), and case
+  // mappings beyond ASCII.
+  EXPECT_EQ(render("{{ '\u00a0 x \u3000' | trim }}|{{ ' a\u2003b '.split() }}|"
+                   "{{ '\u00a0'.isspace() }}|{{ '\u00c9COLE \u00e9t\u00e9' | "
+                   "lower }}|{{ 'stra\u00dfe' | upper }}|"
+                   "{{ \"it's a-test (x) [y]\" | title }}|"
+                   "{{ \"it's a-test\".title() }}|{{ '\u00e9a' | capitalize }}|"
+                   "{{ 'xyx'.strip('x') }}"),
+            "x|['a', 'b']|True|\u00e9cole \u00e9t\u00e9|STRASSE|"
+            "It's A-Test (X) [Y]|It'S A-Test|\u00c9a|y");
+  EXPECT_EQ(render("a \u00a0\n  \u3000{% if true %}x{% endif %}\n{{- ' y' }}"),
+            "a \u00a0\nx y");
+}
+
 TEST(ChatTemplate, MessagesAndSpecialTokens) {
   std::string error, out;
   auto t = ChatTemplate::parse(kSmolLM2, error);
@@ -255,8 +294,11 @@ TEST(ChatTemplate, SyntaxErrorsNameLineAndColumn) {
   EXPECT_EQ(render("{% foo %}"),
             "ERROR: chat template:1:4: unknown tag 'foo' (expected if, for, "
             "set, break, continue or generation)");
-  EXPECT_EQ(render("{% macro f() %}{% endmacro %}"),
-            "ERROR: chat template:1:4: the 'macro' tag is not supported");
+  EXPECT_EQ(render("{% call f() %}{% endcall %}"),
+            "ERROR: chat template:1:4: the 'call' tag is not supported");
+  EXPECT_EQ(render("{% macro f(a='x', b) %}{% endmacro %}"),
+            "ERROR: chat template:1:19: a parameter without a default after "
+            "one with a default");
   EXPECT_EQ(render("{% break %}"),
             "ERROR: chat template:1:4: 'break' outside a loop");
   EXPECT_EQ(render("{{ 1 is defined is defined }}"),

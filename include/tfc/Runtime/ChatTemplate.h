@@ -19,6 +19,7 @@
 //   index0, revindex, revindex0, first, last, length, previtem, nextitem;
 //   `for k, v in d.items()`), {% set x = e %}, {% set ns.attr = e %},
 //   {% set x %}...{% endset %}, {% break %}, {% continue %},
+//   {% macro f(a, b=default) %}...{% endmacro %} (recursion bounded),
 //   {% generation %}...{% endgeneration %}, {# comments #}, whitespace control
 //   ({%- -%} {{- -}} {%+), string/number/list/dict literals, + - * / // % **
 //   ~, comparisons (chained), and/or/not, in/not in, `a if c else b`,
@@ -33,7 +34,11 @@
 //
 // Values behave as in Python/Jinja2: `{{ none }}` prints "None", undefined
 // variables print nothing and are false, `+` on a string and a number is an
-// error, dicts keep their order, floats print as Python's repr.
+// error, dicts keep their order, floats print as Python's repr, white space
+// is Python's (U+00A0, U+3000, ...) and case mappings are Unicode's (simple
+// mappings from utf8proc, with ß -> SS). Not supported, each an error naming
+// it: call/filter blocks, include/import/extends, recursive loops, `%`
+// string formatting.
 //
 // Every failure is an error message, never a crash or a hang: template
 // errors name line:col and what was expected ("chat template:3:14: expected

@@ -164,6 +164,45 @@ ZEPHYR = """{% for message in messages %}
 {{ '<|assistant|>' }}
 {% endif %}
 {% endfor %}"""
+# The type macro of tool-calling templates (Hermes style): recursion.
+HERMES_TYPES = """{%- macro json_to_python_type(json_spec) %}
+{%- set basic_type_map = {
+    "string": "str",
+    "number": "float",
+    "integer": "int",
+    "boolean": "bool"
+} %}
+
+{%- if basic_type_map[json_spec.type] is defined %}
+    {{- basic_type_map[json_spec.type] }}
+{%- elif json_spec.type == "array" %}
+    {{- "list[" +  json_to_python_type(json_spec|items) + "]"}}
+{%- elif json_spec.type == "object" %}
+    {%- if json_spec.additionalProperties is defined %}
+        {{- "dict[str, " + json_to_python_type(json_spec.additionalProperties) + ']'}}
+    {%- else %}
+        {{- "dict" }}
+    {%- endif %}
+{%- elif json_spec.type is iterable %}
+    {{- "Union[" }}
+    {%- for t in json_spec.type %}
+      {{- json_to_python_type({"type": t}) }}
+      {%- if not loop.last %}
+        {{- "," }}
+    {%- endif %}
+    {%- endfor %}
+    {{- "]" }}
+{%- else %}
+    {{- "Any" }}
+{%- endif %}
+{%- endmacro %}
+{%- for tool in tools %}
+{%- for name, p in tool.function.parameters.properties.items() %}
+{{ name }}: {{ json_to_python_type(p) }}
+{%- endfor %}
+{%- endfor %}
+{{ json_to_python_type({'type': 'object', 'additionalProperties': {'type': 'integer'}}) }} {{ json_to_python_type({'type': ['string', 'number']}) }} {{ json_to_python_type({'type': 5}) }}"""
+
 CONSTRUCTS = [
     "{{ 'a' + 'b' ~ 1 ~ none ~ true }} {{ 7 // 2 }} {{ -7 % 3 }} {{ 7 / 2 }} "
     "{{ 2 ** 10 }} {{ 0.1 + 0.2 }} {{ 1e20 }} {{ 1e-5 }} {{ (1, 2) }} "
@@ -199,6 +238,15 @@ CONSTRUCTS = [
     "{% for k, v in {'b': 1, 'a': 2}.items() %}{{ k }}={{ v }};{% endfor %}",
     "{% if messages[0]['role'] != 'system' %}{{ raise_exception('no system "
     "message') }}{% endif %}ok",
+    "{% macro render(m, prefix='- ') %}{{ prefix }}{{ m.role | upper }}: "
+    "{{ m.content | trim }}\n{% endmacro %}{% for m in messages %}"
+    "{{ render(m) }}{{ render(m, prefix='* ') if loop.last }}{% endfor %}",
+    HERMES_TYPES,
+    "{{ messages[-1].content | upper }}|{{ messages[-1].content | title }}|"
+    "{{ '\u00a0 x \u3000' | trim }}|{{ ' a\u2003b '.split() }}|"
+    "{{ 'stra\u00dfe' | upper }}|{{ \"it's a-test (x) [y]\" | title }}|"
+    "{{ \"it's a-test\".title() }}|{{ '\u00e9a' | capitalize }}\n"
+    "  \u3000{% if true %}x{% endif %}\n{{- ' y' }}",
 ]
 TEMPLATES = [("llama3", LLAMA3), ("qwen2.5", QWEN), ("mistral", MISTRAL),
              ("gemma", GEMMA), ("zephyr", ZEPHYR)] + [
