@@ -62,8 +62,12 @@ struct TemplateError {
 }
 
 constexpr int kMaxParseDepth = 200;
-constexpr int kMaxExprHeight = 1000;
+constexpr int kMaxExprHeight = 500;
 constexpr int kMaxMacroDepth = 50;
+/// Statements and expressions being evaluated at once (macro calls make
+/// them add up): bounds the evaluator's stack to a few MB even with
+/// sanitizers.
+constexpr int kMaxEvalDepth = 600;
 constexpr uint32_t kMaxValueDepth = 200;
 constexpr size_t kMaxListLength = size_t(1) << 17;
 
@@ -1978,8 +1982,21 @@ private:
     return Flow::Normal;
   }
 
+  /// Counts the evaluator's recursion.
+  struct DepthGuard {
+    DepthGuard(int &depth, size_t offset) : depth(depth) {
+      if (++depth > kMaxEvalDepth)
+        fail(offset, "the template recursed more than " +
+                         std::to_string(kMaxEvalDepth) +
+                         " levels deep (macros calling each other?)");
+    }
+    ~DepthGuard() { --depth; }
+    int &depth;
+  };
+
   Flow exec(const Node &n) {
     here = n.offset;
+    DepthGuard guard(evalDepth, n.offset);
     tick();
     switch (n.kind) {
     case Node::Text:
@@ -2134,6 +2151,7 @@ private:
   }
 
   Value eval(const Expr &e) {
+    DepthGuard guard(evalDepth, e.offset);
     tick();
     switch (e.kind) {
     case Expr::Lit:
@@ -3461,6 +3479,7 @@ private:
   size_t work = 0;
   size_t here = 0;
   int macroDepth = 0;
+  int evalDepth = 0;
 };
 
 } // namespace

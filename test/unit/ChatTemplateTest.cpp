@@ -406,8 +406,17 @@ TEST(ChatTemplate, LimitsStopRunawayTemplates) {
   for (int i = 0; i < 5000; ++i)
     sum += "+1";
   EXPECT_EQ(render("{{ " + sum + " }}"),
-            "ERROR: chat template:1:2003: the expression nests more than 1000 "
+            "ERROR: chat template:1:1003: the expression nests more than 500 "
             "deep");
+  // Macro recursion through tall expressions stops at the evaluator's depth
+  // limit, well before the stack (also under sanitizers).
+  std::string tall = "f(a)";
+  for (int i = 0; i < 495; ++i)
+    tall += "+1";
+  EXPECT_EQ(
+      render("{% macro f(a) %}{{ " + tall + " }}{% endmacro %}{{ f(1) }}"),
+      "ERROR: chat template:1:812: the template recursed more than 600 "
+      "levels deep (macros calling each other?)");
   std::string error, out;
   auto t = ChatTemplate::parse("{% for i in range(100) %}{{ i }}{% endfor %}",
                                error);
