@@ -6,7 +6,11 @@
 # same run (the bound of a decode step is the bytes of weights it reads over
 # it). With TFC_TORCH_PYTHON (a Python with torch and transformers, e.g. from
 # bench/setup-pypi-torch.sh plus `pip install transformers gguf`), the same
-# measurements of transformers run next to it.
+# measurements of transformers run next to it; with TFC_LLAMACPP_PYTHON (a
+# Python with llama-cpp-python, built from its PyPI source package: `pip
+# install --no-binary llama-cpp-python llama-cpp-python`), those of llama.cpp
+# on an F32 .gguf of the same weights (bench/gguf_to_f32.py, made once next
+# to the Q4_1 file).
 #
 #   bench/run-generate.sh [threads=2] [output file]
 set -euo pipefail
@@ -32,5 +36,11 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
   if [[ -n ${TFC_TORCH_PYTHON:-} ]]; then
     echo "## peer: transformers (eager, f32)"
     "$TFC_TORCH_PYTHON" "$root/bench/generate_peer.py" "$(dirname "$gguf")" "$(basename "$gguf")" "$threads" 2>/dev/null
+  fi
+  if [[ -n ${TFC_LLAMACPP_PYTHON:-} ]]; then
+    f32=${gguf%.Q4_1.gguf}.F32.gguf
+    [[ -f $f32 ]] || "$cache/venv/bin/python" "$root/bench/gguf_to_f32.py" "$gguf" "$f32" >&2
+    echo "## peer: llama.cpp (f32 .gguf of the same weights)"
+    "$TFC_LLAMACPP_PYTHON" "$root/bench/generate_llamacpp.py" "$f32" "$threads" 2>/dev/null
   fi
 } | report
