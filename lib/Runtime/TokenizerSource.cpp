@@ -10,6 +10,12 @@
 #include "tfc/Runtime/Gguf.h"
 #include "tfc/Runtime/Weights.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sys/stat.h>
+
 using namespace tfc::rt;
 
 bool tfc::rt::readGgufVocab(const GgufFile &file, GgufVocab &out,
@@ -91,4 +97,102 @@ std::unique_ptr<Tokenizer> tfc::rt::openTokenizer(const std::string &path,
   if (!tok)
     error = path + ": " + error;
   return tok;
+}
+
+namespace {
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool isRegularFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// Reads `eos_token_id` of the JSON file at `path` into `ids`. Returns false
+/// with `error` set when the file is malformed; `found` says whether the key
+/// was there.
+bool readJsonEos(const std::string &path, std::vector<int64_t> &ids,
+                 bool &found, std::string &error) {
+  found = false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot be read";
+    return false;
+  }
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/
+                                           false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = path + ": not a JSON object";
+    return false;
+  }
+  auto it = j.find("eos_token_id");
+  if (it == j.end() || it->is_null())
+    return true;
+  auto take = [&](const nlohmann::json &v) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      error = path + ": eos_token_id must be a token id or a list of them, "
+                     "found " +
+              v.dump();
+      return false;
+    }
+    ids.push_back(v.get<int64_t>());
+    return true;
+  };
+  if (it->is_array()) {
+    for (const auto &v : *it)
+      if (!take(v))
+        return false;
+  } else if (!take(*it)) {
+    return false;
+  }
+  found = true;
+  return true;
+}
+
+} // namespace
+
+bool tfc::rt::readEndOfSequenceIds(const std::string &path,
+                                   std::vector<int64_t> &ids,
+                                   std::string &error) {
+  ids.clear();
+  if (isGgufFile(path)) {
+    std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
+    if (!file)
+      return false;
+    for (const char *key :
+         {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {
+      if (!file->find(key))
+        continue;
+      int64_t v;
+      if (!file->getInt(key, v, error))
+        return false;
+      if (v < 0) {
+        error = path + ": " + key + " = " + std::to_string(v) +
+                " is not a token id";
+        return false;
+      }
+      if (std::find(ids.begin(), ids.end(), v) == ids.end())
+        ids.push_back(v);
+    }
+    return true;
+  }
+  std::string dir = path;
+  if (!isDirectory(dir)) {
+    size_t slash = dir.find_last_of('/');
+    dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  }
+  for (const char *name : {"generation_config.json", "config.json"}) {
+    std::string file = dir + "/" + name;
+    if (!isRegularFile(file))
+      continue;
+    bool found;
+    if (!readJsonEos(file, ids, found, error))
+      return false;
+    if (found)
+      return true;
+  }
+  return true;
 }

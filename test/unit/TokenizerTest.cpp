@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/Tokenizer.h"
+#include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/tfc.h"
 
 #include "gtest/gtest.h"
@@ -1206,3 +1207,42 @@ TEST(TokenizerCApi, EncodeDecodeAndErrors) {
 }
 
 } // namespace
+
+TEST(TokenizerSource, EndOfSequenceIdsOfADirectory) {
+  char dir[] = "/tmp/tfc-eos-XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  std::string d = dir;
+  auto write = [&](const std::string &name, const std::string &text) {
+    std::ofstream(d + "/" + name) << text;
+  };
+  std::vector<int64_t> ids;
+  std::string error;
+  // No file states one: empty, not an error.
+  EXPECT_TRUE(readEndOfSequenceIds(d, ids, error)) << error;
+  EXPECT_TRUE(ids.empty());
+  write("config.json", R"({"model_type": "llama", "eos_token_id": 2})");
+  EXPECT_TRUE(readEndOfSequenceIds(d, ids, error)) << error;
+  EXPECT_EQ(ids, (std::vector<int64_t>{2}));
+  // generation_config.json comes first, and may list several.
+  write("generation_config.json", R"({"eos_token_id": [128001, 128009]})");
+  EXPECT_TRUE(readEndOfSequenceIds(d + "/config.json", ids, error)) << error;
+  EXPECT_EQ(ids, (std::vector<int64_t>{128001, 128009}));
+  // A generation_config.json without the key defers to config.json.
+  write("generation_config.json", R"({"do_sample": false})");
+  EXPECT_TRUE(readEndOfSequenceIds(d, ids, error)) << error;
+  EXPECT_EQ(ids, (std::vector<int64_t>{2}));
+  write("generation_config.json", R"({"eos_token_id": "</s>"})");
+  EXPECT_FALSE(readEndOfSequenceIds(d, ids, error));
+  EXPECT_NE(error.find("generation_config.json: eos_token_id must be a token "
+                       "id or a list of them, found \"</s>\""),
+            std::string::npos)
+      << error;
+  write("generation_config.json", "{not json");
+  EXPECT_FALSE(readEndOfSequenceIds(d, ids, error));
+  EXPECT_NE(error.find("generation_config.json: not a JSON object"),
+            std::string::npos)
+      << error;
+  for (const char *f : {"config.json", "generation_config.json"})
+    std::remove((d + "/" + f).c_str());
+  rmdir(dir);
+}

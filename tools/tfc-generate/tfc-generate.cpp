@@ -56,9 +56,12 @@ options:
   -n, --max-new-tokens N   tokens to generate (default 64)
       --context N          the session's context, prompt included (default:
                            prompt + max new tokens, within the model's bound)
-      --eos ID,...         stop at any of these ids (default: the
-                           tokenizer's end-of-sequence token, if known; with
-                           --chat also the template's end of turn)
+      --eos ID,...         stop at any of these ids (default: those the
+                           checkpoint states: tokenizer.ggml.eos_token_id and
+                           eot_token_id of a .gguf, eos_token_id of
+                           generation_config.json or config.json; else the
+                           tokenizer's end-of-text token; with --chat also
+                           the template's end of turn)
 
 chat:
       --chat               render the prompt as a user message with the
@@ -414,11 +417,22 @@ int main(int argc, char **argv) {
   std::vector<int64_t> eos;
   if (!eosText.empty())
     eos = parseIds(eosText, "--eos");
-  else if (tokenizer)
-    for (const char *t : {"<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>",
-                          "<|end_of_text|>"})
-      if (auto id = tokenizer->tokenToId(t))
-        eos.push_back(*id);
+  else {
+    // What the checkpoint states (GGUF keys, generation_config.json,
+    // config.json), else the tokenizer's usual end-of-text tokens.
+    std::string error;
+    std::string source = tokenizerPath.empty() ? weights : tokenizerPath;
+    if (!source.empty() && !tfc::rt::readEndOfSequenceIds(source, eos, error))
+      fail(error);
+    if (eos.empty() && source != weights &&
+        !tfc::rt::readEndOfSequenceIds(weights, eos, error))
+      fail(error);
+    if (eos.empty() && tokenizer)
+      for (const char *t : {"<|endoftext|>", "<|im_end|>", "</s>",
+                            "<|eot_id|>", "<|end_of_text|>"})
+        if (auto id = tokenizer->tokenToId(t))
+          eos.push_back(*id);
+  }
   if (eosText.empty())
     for (int64_t id : endOfTurn)
       if (std::find(eos.begin(), eos.end(), id) == eos.end())
@@ -532,6 +546,7 @@ int main(int argc, char **argv) {
       fail(error);
     std::fputs(text.c_str(), stdout);
     std::fputs("\n", stdout);
+    std::fflush(stdout); // before the statistics on stderr
   }
   double totalMs = msSince(start);
   std::fprintf(stderr,

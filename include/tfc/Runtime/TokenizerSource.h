@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tfc::rt {
 
@@ -30,6 +31,15 @@ bool readGgufVocab(const GgufFile &file, GgufVocab &out, std::string &error);
 /// Opens the tokenizer at `path` (see above). Returns null and sets `error`.
 std::unique_ptr<Tokenizer> openTokenizer(const std::string &path,
                                          std::string &error);
+
+/// The ids that end a generated sequence, as the checkpoint at `path` states
+/// them: `tokenizer.ggml.eos_token_id` and `tokenizer.ggml.eot_token_id` of
+/// a .gguf; `eos_token_id` (an id or a list) of `generation_config.json`,
+/// else of `config.json`, in a Hugging Face directory (or the directory of a
+/// file in one). Empty when the checkpoint states none (not an error); false
+/// with `error` set (naming the file and key) when a value is malformed.
+bool readEndOfSequenceIds(const std::string &path, std::vector<int64_t> &ids,
+                          std::string &error);
 
 } // namespace tfc::rt
 
