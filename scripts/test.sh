@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up, builds tfc and runs every test suite (lit + GoogleTest,
-# through ctest). The last line is ctest's summary.
+# through ctest), then the sanitizer job (scripts/test-sanitizers.sh: the
+# runtime and its tools under ASan+UBSan and TSan; TFC_SANITIZERS=0 skips
+# it). The last line is the sanitizer job's summary.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,3 +15,6 @@ jobs=${TFC_JOBS:-2}
 "$root/scripts/setup-test-data.sh" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+if [[ ${TFC_SANITIZERS:-1} != 0 ]]; then
+  "$root/scripts/test-sanitizers.sh"
+fi
