@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -56,6 +57,12 @@ options:
   -n, --max-new-tokens N   tokens to generate (default 64)
       --context N          the session's context, prompt included (default:
                            prompt + max new tokens, within the model's bound)
+      --stop TEXT          stop when the text contains TEXT (repeatable); the
+                           reply ends before it, and text that may begin it
+                           is held back while streaming
+  -i, --interactive        with --chat: a conversation, one user turn per
+                           line of standard input (the session keeps the
+                           conversation's keys and values between turns)
       --eos ID,...         stop at any of these ids (default: those the
                            checkpoint states: tokenizer.ggml.eos_token_id and
                            eot_token_id of a .gguf, eos_token_id of
@@ -171,6 +178,154 @@ double msSince(std::chrono::steady_clock::time_point t) {
       .count();
 }
 
+/// The longest k < stop.size() such that `text` ends with stop[0, k): the
+/// characters that may still become a stop string and are held back.
+size_t heldBack(const std::string &text, const std::string &stop) {
+  for (size_t k = std::min(stop.size() - 1, text.size()); k > 0; --k)
+    if (text.compare(text.size() - k, k, stop, 0, k) == 0)
+      return k;
+  return 0;
+}
+
+/// Generation over one session: prefill the new tokens of a prompt, then
+/// sample one token per step until an end-of-sequence id, a stop string, the
+/// token limit or a full context. The text is streamed as it is decided:
+/// text that may be the start of a stop string is held back until it is
+/// not, and a stop string ends the reply before it (llama.cpp's and
+/// transformers' behaviour). Used once, or once per turn in --interactive.
+struct Generation {
+  Generation(tfc_session *session, tfc::rt::Sampler &sampler,
+             const std::vector<int64_t> &eos,
+             const std::vector<std::string> &stops,
+             tfc::rt::IncrementalDecoder *stream)
+      : session(session), sampler(sampler), eos(eos), stops(stops),
+        stream(stream) {}
+
+  tfc_session *session;
+  tfc::rt::Sampler &sampler;
+  const std::vector<int64_t> &eos;
+  const std::vector<std::string> &stops;
+  /// Null with --quiet or without a tokenizer.
+  tfc::rt::IncrementalDecoder *stream;
+  /// Every id given to the session, in order (its position is their count).
+  std::vector<int64_t> fed;
+  /// The ids so far, sampled ones included, for the repetition penalty.
+  std::vector<int64_t> history;
+  // Statistics over every run (firstTokenMs: the first run's prefill).
+  double firstTokenMs = -1, prefillMs = 0, decodeMs = 0;
+  int64_t decodeSteps = 0, promptTokens = 0;
+  std::vector<int64_t> generated;
+  /// The text of the last reply (with a stream), cut at a stop string.
+  std::string reply;
+
+  /// Prints what may be printed of `reply` (all of it when `final`).
+  void flush(size_t &printed, bool final) {
+    size_t hold = 0;
+    if (!final)
+      for (const std::string &stop : stops)
+        hold = std::max(hold, heldBack(reply, stop));
+    if (reply.size() - hold > printed) {
+      std::fwrite(reply.data() + printed, 1, reply.size() - hold - printed,
+                  stdout);
+      std::fflush(stdout);
+      printed = reply.size() - hold;
+    }
+  }
+
+  /// Cuts `reply` at the first stop string in it; true if there was one.
+  bool cutAtStop() {
+    size_t at = std::string::npos;
+    for (const std::string &stop : stops)
+      at = std::min(at, reply.find(stop));
+    if (at == std::string::npos)
+      return false;
+    reply.resize(at);
+    return true;
+  }
+
+  /// Feeds `prompt` (appended to what the session holds) and generates up to
+  /// `maxNew` tokens. `printPrompt`: stream the prompt's text too.
+  void run(std::vector<int64_t> prompt, int64_t maxNew, bool printPrompt) {
+    reply.clear();
+    promptTokens += static_cast<int64_t>(prompt.size());
+    if (stream) {
+      std::string text, error;
+      for (int64_t id : prompt)
+        if (!stream->feed(id, text, error))
+          fail(error);
+      if (printPrompt)
+        std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    }
+    history.insert(history.end(), prompt.begin(), prompt.end());
+    std::vector<int64_t> feed = std::move(prompt);
+    size_t printed = 0;
+    bool stopped = false;
+    for (int64_t step = 0; step < maxNew && !stopped; ++step) {
+      // The prompt must fit (else the session says why); generation stops
+      // when the context is full.
+      if (step > 0 &&
+          tfc_session_position(session) + 1 > tfc_session_context(session)) {
+        std::fprintf(stderr,
+                     "tfc-generate: note: the context of %lld tokens "
+                     "is full\n",
+                     static_cast<long long>(tfc_session_context(session)));
+        break;
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      tfc_tensor in{TFC_I64,
+                    2,
+                    {1, static_cast<int64_t>(feed.size())},
+                    feed.data(),
+                    nullptr};
+      tfc_tensor out;
+      if (tfc_session_run(session, &in, 1, &out, 1) != TFC_OK)
+        fail(tfc_last_error());
+      fed.insert(fed.end(), feed.begin(), feed.end());
+      // The last position's logits: greedy (the argmax) or sampled.
+      int64_t vocab = out.shape[out.rank - 1];
+      const float *row =
+          static_cast<const float *>(out.data) + (out.shape[1] - 1) * vocab;
+      int64_t next = sampler.sample(row, static_cast<size_t>(vocab), history);
+      tfc_tensor_release(&out);
+      history.push_back(next);
+      double ms = msSince(t0);
+      if (step == 0) {
+        prefillMs += ms;
+        if (firstTokenMs < 0)
+          firstTokenMs = ms;
+      } else {
+        decodeMs += ms;
+        ++decodeSteps;
+      }
+      generated.push_back(next);
+      if (stream) {
+        std::string text, error;
+        if (!stream->feed(next, text, error))
+          fail(error);
+        reply += text;
+        stopped = cutAtStop();
+        flush(printed, stopped);
+      }
+      if (std::find(eos.begin(), eos.end(), next) != eos.end())
+        break;
+      feed.assign(1, next);
+    }
+    if (stream) {
+      std::string text, error;
+      if (!stream->finish(text, error))
+        fail(error);
+      if (!stopped) {
+        reply += text;
+        cutAtStop();
+      }
+      flush(printed, /*final=*/true);
+      std::fputs("\n", stdout);
+      std::fflush(stdout); // before the statistics on stderr
+    }
+  }
+};
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -180,7 +335,8 @@ int main(int argc, char **argv) {
   bool printIds = false, quiet = false, havePrompt = false;
   bool chat = false, haveSystem = false, printPrompt = false;
   tfc::rt::SamplingParams sampling;
-  bool haveSeed = false, samplingFlags = false;
+  bool haveSeed = false, samplingFlags = false, interactive = false;
+  std::vector<std::string> stops;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -230,6 +386,12 @@ int main(int argc, char **argv) {
       context = number(1);
     else if (a == "--eos")
       eosText = next();
+    else if (a == "--stop") {
+      stops.push_back(next());
+      if (stops.back().empty())
+        fail("option '--stop' needs a non-empty string");
+    } else if (a == "-i" || a == "--interactive")
+      interactive = true;
     else if (a == "--entry")
       entry = next();
     else if (a == "--threads")
@@ -294,7 +456,10 @@ int main(int argc, char **argv) {
     fail("--system, --messages and --chat-template need --chat");
   if (chat && !idsText.empty())
     fail("--chat renders text: give --prompt or --messages, not --ids");
-  if (chat ? (!havePrompt && messagesPath.empty())
+  if (interactive && !chat)
+    fail("--interactive is a chat: give --chat (and the checkpoint's "
+         "template)");
+  if (chat ? (!havePrompt && messagesPath.empty() && !interactive)
            : havePrompt == !idsText.empty())
     fail(chat ? "--chat needs --prompt or --messages"
               : "give the prompt with exactly one of --prompt and --ids");
@@ -315,13 +480,38 @@ int main(int argc, char **argv) {
   }
   if (chat && !tokenizer)
     fail("--chat needs a tokenizer: give --tokenizer");
+  if (!stops.empty() && !tokenizer)
+    fail("--stop needs a tokenizer (to decode the text): give --tokenizer");
+  if (!stops.empty() && quiet)
+    fail("--stop works on the streamed text: leave out --quiet");
   std::vector<int64_t> promptIds;
   std::string promptText = prompt;
   std::vector<int64_t> endOfTurn;
+  std::unique_ptr<tfc::rt::ChatTemplate> tpl;
+  nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
+  auto message = [](const char *role, const std::string &content) {
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    m["role"] = role;
+    m["content"] = content;
+    return m;
+  };
+  // The conversation rendered with the template and tokenised: the rendered
+  // text holds the template's special tokens (<|im_start|>, BOS, ...) as
+  // text; the tokenizer matches them as special tokens and adds none of its
+  // own (transformers' apply_chat_template(tokenize=True) encodes with
+  // add_special_tokens=False).
+  auto renderConversation = [&](std::string &text) {
+    std::string error;
+    if (!tpl->renderJson(ctx.dump(), text, error))
+      fail(error);
+    tfc::rt::Encoding enc;
+    if (!tokenizer->encode(text, /*addSpecialTokens=*/false, enc, error))
+      fail(error);
+    return enc.ids;
+  };
   if (chat) {
     // The conversation: --messages, then --system first and --prompt last.
     std::string error;
-    std::unique_ptr<tfc::rt::ChatTemplate> tpl;
     if (!templatePath.empty()) {
       tfc::rt::ChatTemplateSource source;
       std::string ignored;
@@ -346,7 +536,6 @@ int main(int argc, char **argv) {
     }
     if (!tpl)
       fail(error);
-    nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
     if (!messagesPath.empty()) {
       nlohmann::ordered_json file;
       try {
@@ -365,12 +554,6 @@ int main(int argc, char **argv) {
     } else {
       ctx["messages"] = nlohmann::ordered_json::array();
     }
-    auto message = [](const char *role, const std::string &content) {
-      nlohmann::ordered_json m = nlohmann::ordered_json::object();
-      m["role"] = role;
-      m["content"] = content;
-      return m;
-    };
     if (haveSystem)
       ctx["messages"].insert(ctx["messages"].begin(),
                              message("system", system));
@@ -378,19 +561,12 @@ int main(int argc, char **argv) {
       ctx["messages"].push_back(message("user", prompt));
     if (!ctx.contains("add_generation_prompt"))
       ctx["add_generation_prompt"] = true;
-    if (!tpl->renderJson(ctx.dump(), promptText, error))
-      fail(error);
-    // The rendered text holds the template's special tokens (<|im_start|>,
-    // BOS, ...) as text: the tokenizer matches them as special tokens, and
-    // adds none of its own (transformers' apply_chat_template(tokenize=True)
-    // encodes with add_special_tokens=False).
-    tfc::rt::Encoding enc;
-    if (!tokenizer->encode(promptText, /*addSpecialTokens=*/false, enc, error))
-      fail(error);
-    promptIds = enc.ids;
+    if (!ctx["messages"].empty())
+      promptIds = renderConversation(promptText);
     // The end of an assistant turn (SmolLM2: <|im_end|>) when the text after
     // an assistant message starts with a special token.
     std::string suffix = tpl->assistantSuffix();
+    tfc::rt::Encoding enc;
     if (!suffix.empty() &&
         tokenizer->encode(suffix, /*addSpecialTokens=*/false, enc, error) &&
         !enc.ids.empty() && tokenizer->isSpecial(enc.ids[0]))
@@ -412,7 +588,7 @@ int main(int argc, char **argv) {
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  if (promptIds.empty())
+  if (promptIds.empty() && !interactive)
     fail("the prompt has no tokens");
   std::vector<int64_t> eos;
   if (!eosText.empty())
@@ -462,7 +638,19 @@ int main(int argc, char **argv) {
       fail("model '" + std::string(info.name) +
            "' has no cached entry: compile it with tfc-compile --kv-cache");
   }
+  // The session's context: what the prompt and the new tokens need, or in
+  // an interactive chat the model's bound on positions (the caches' third
+  // dim), at most 4096 unless --context says otherwise.
   int64_t total = static_cast<int64_t>(promptIds.size()) + maxNew;
+  if (interactive && !context) {
+    int64_t e = tfc_model_find_entry(m, entry.c_str());
+    tfc_tensor_info cache;
+    total = 4096;
+    if (e >= 0 && tfc_entry_num_inputs(m, static_cast<size_t>(e)) > 1 &&
+        tfc_entry_input_info(m, static_cast<size_t>(e), 1, &cache) == TFC_OK &&
+        cache.rank == 4 && cache.dim_max[2] > 0)
+      total = std::min<int64_t>(cache.dim_max[2], 4096);
+  }
   tfc_session *session = nullptr;
   if (tfc_session_create(m, entry.c_str(), 1, context ? context : total,
                          &session) != TFC_OK)
@@ -471,92 +659,78 @@ int main(int argc, char **argv) {
     fail("entry '" + entry + "' takes more than the token ids");
 
   std::unique_ptr<tfc::rt::IncrementalDecoder> stream;
-  if (tokenizer && !quiet) {
+  if (tokenizer && !quiet)
     stream = std::make_unique<tfc::rt::IncrementalDecoder>(
         *tokenizer, /*skipSpecialTokens=*/true);
-    std::string text, error;
-    for (int64_t id : promptIds)
-      if (!stream->feed(id, text, error))
-        fail(error);
-    // In chat mode only the reply is printed (the prompt still primes the
-    // decoder, so the reply's first characters decode in context).
-    if (!chat)
-      std::fputs(text.c_str(), stdout);
-    std::fflush(stdout);
-  }
   tfc::rt::Sampler sampler(sampling);
-  // The ids so far, prompt included, for the repetition penalty (as
-  // transformers applies it to input_ids).
-  std::vector<int64_t> history = promptIds;
-
-  std::vector<int64_t> generated;
-  std::vector<int64_t> feed = promptIds;
+  Generation gen(session, sampler, eos, stops, stream.get());
   auto start = std::chrono::steady_clock::now();
-  double prefillMs = 0, decodeMs = 0;
-  int64_t decodeSteps = 0;
-  for (int64_t step = 0; step < maxNew; ++step) {
-    // The prompt must fit (else the session says why); generation stops
-    // when the context is full.
-    if (step > 0 &&
-        tfc_session_position(session) + 1 > tfc_session_context(session)) {
-      std::fprintf(stderr,
-                   "tfc-generate: note: the context of %lld tokens "
-                   "is full\n",
-                   static_cast<long long>(tfc_session_context(session)));
-      break;
+  // In chat mode only the reply is printed (the prompt still primes the
+  // decoder, so the reply's first characters decode in context).
+  if (!promptIds.empty())
+    gen.run(promptIds, maxNew, /*printPrompt=*/!chat);
+  if (interactive) {
+    // One user turn per line of standard input until its end. Each turn
+    // renders the whole conversation and feeds only the tokens the session
+    // does not hold yet; where the template renders earlier turns
+    // differently than they were generated (e.g. it drops an end-of-turn
+    // token), the session rewinds to the common prefix.
+    if (!promptIds.empty())
+      ctx["messages"].push_back(message("assistant", gen.reply));
+    std::string line;
+    for (;;) {
+      std::fputs("> ", stderr);
+      std::fflush(stderr);
+      if (!std::getline(std::cin, line))
+        break;
+      if (line.empty())
+        continue;
+      ctx["messages"].push_back(message("user", line));
+      std::string text;
+      std::vector<int64_t> ids = renderConversation(text);
+      size_t common = 0;
+      while (common < ids.size() && common < gen.fed.size() &&
+             ids[common] == gen.fed[common])
+        ++common;
+      if (common == ids.size() && common > 0)
+        --common; // a turn must feed at least one token
+      if (common < gen.fed.size()) {
+        if (tfc_session_rewind(session, static_cast<int64_t>(common)) !=
+            TFC_OK)
+          fail(tfc_last_error());
+        gen.fed.resize(common);
+      }
+      if (static_cast<int64_t>(ids.size()) >= tfc_session_context(session))
+        fail("the conversation (" + std::to_string(ids.size()) +
+             " tokens) no longer fits the context of " +
+             std::to_string(tfc_session_context(session)) +
+             " tokens (--context)");
+      gen.history.assign(ids.begin(), ids.begin() + common);
+      if (tokenizer && !quiet) {
+        // A fresh decoder, primed with what the session holds.
+        stream = std::make_unique<tfc::rt::IncrementalDecoder>(
+            *tokenizer, /*skipSpecialTokens=*/true);
+        std::string ignored, error;
+        for (size_t i = 0; i < common; ++i)
+          if (!stream->feed(ids[i], ignored, error))
+            fail(error);
+        gen.stream = stream.get();
+      }
+      gen.run(std::vector<int64_t>(ids.begin() + common, ids.end()), maxNew,
+              /*printPrompt=*/false);
+      ctx["messages"].push_back(message("assistant", gen.reply));
     }
-    auto t0 = std::chrono::steady_clock::now();
-    tfc_tensor in{TFC_I64,
-                  2,
-                  {1, static_cast<int64_t>(feed.size())},
-                  feed.data(),
-                  nullptr};
-    tfc_tensor out;
-    if (tfc_session_run(session, &in, 1, &out, 1) != TFC_OK)
-      fail(tfc_last_error());
-    // The last position's logits: greedy (the argmax) or sampled.
-    int64_t vocab = out.shape[out.rank - 1];
-    const float *row =
-        static_cast<const float *>(out.data) + (out.shape[1] - 1) * vocab;
-    int64_t next = sampler.sample(row, static_cast<size_t>(vocab), history);
-    tfc_tensor_release(&out);
-    history.push_back(next);
-    double ms = msSince(t0);
-    if (step == 0)
-      prefillMs = ms;
-    else {
-      decodeMs += ms;
-      ++decodeSteps;
-    }
-    generated.push_back(next);
-    if (stream) {
-      std::string text, error;
-      if (!stream->feed(next, text, error))
-        fail(error);
-      std::fputs(text.c_str(), stdout);
-      std::fflush(stdout);
-    }
-    if (std::find(eos.begin(), eos.end(), next) != eos.end())
-      break;
-    feed.assign(1, next);
-  }
-  if (stream) {
-    std::string text, error;
-    if (!stream->finish(text, error))
-      fail(error);
-    std::fputs(text.c_str(), stdout);
-    std::fputs("\n", stdout);
-    std::fflush(stdout); // before the statistics on stderr
   }
   double totalMs = msSince(start);
   std::fprintf(stderr,
                "tfc-generate: %zu prompt tokens, %zu generated on %d threads; "
                "time to first token %.1f ms (prefill %.1f tokens/s); decode "
                "%.1f tokens/s over %lld steps; total %.1f ms\n",
-               promptIds.size(), generated.size(), tfc_num_threads(), prefillMs,
-               promptIds.size() * 1000.0 / std::max(prefillMs, 1e-9),
-               decodeSteps ? decodeSteps * 1000.0 / decodeMs : 0.0,
-               static_cast<long long>(decodeSteps), totalMs);
+               static_cast<size_t>(gen.promptTokens), gen.generated.size(),
+               tfc_num_threads(), std::max(gen.firstTokenMs, 0.0),
+               gen.promptTokens * 1000.0 / std::max(gen.prefillMs, 1e-9),
+               gen.decodeSteps ? gen.decodeSteps * 1000.0 / gen.decodeMs : 0.0,
+               static_cast<long long>(gen.decodeSteps), totalMs);
   if (sample)
     std::fprintf(stderr,
                  "tfc-generate: sampled with temperature %g, top-k %lld, "
@@ -566,9 +740,9 @@ int main(int argc, char **argv) {
                  static_cast<unsigned long long>(sampling.seed));
   if (printIds) {
     std::printf("ids:");
-    for (size_t i = 0; i < generated.size(); ++i)
+    for (size_t i = 0; i < gen.generated.size(); ++i)
       std::printf("%s%lld", i ? "," : " ",
-                  static_cast<long long>(generated[i]));
+                  static_cast<long long>(gen.generated[i]));
     std::printf("\n");
   }
   tfc_session_free(session);
