@@ -25,6 +25,7 @@
 #include "tfc/Runtime/ChatTemplate.h"
 
 #include "Files.h"
+#include "TokenizerInternal.h"
 #include "tfc/Runtime/Gguf.h"
 #include "tfc/Runtime/Weights.h"
 
@@ -1011,24 +1012,6 @@ private:
     toks.push_back(std::move(t));
   }
 
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   /// A string literal with Python's escapes (unknown ones are kept).
   void lexString() {
     size_t start = pos, n = src.size();
@@ -1060,7 +1043,7 @@ private:
         }
         if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
           fail(pos, "the escape names no Unicode character");
-        appendUtf8(out, v);
+        tok::appendUtf8(out, v);
       };
       switch (e) {
       case 'n':

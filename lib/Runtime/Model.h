@@ -24,7 +24,9 @@
 #include "tfc/Runtime/Weights.h"
 #include "tfc/Runtime/tfc.h"
 
+#include <exception>
 #include <memory>
+#include <new>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -33,6 +35,21 @@ namespace tfc::rt {
 
 /// Sets the calling thread's last error and returns `status`.
 tfc_status setError(tfc_status status, std::string message);
+
+/// Runs `body` (a C API function's work), mapping exceptions to statuses:
+/// no C++ exception crosses the API.
+template <typename Body> tfc_status guarded(Body &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return setError(TFC_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return setError(TFC_ERR_INTERNAL,
+                    std::string("internal error: ") + e.what());
+  } catch (...) {
+    return setError(TFC_ERR_INTERNAL, "internal error");
+  }
+}
 
 /// Memory from alignedAlloc, released on destruction.
 struct AlignedDeleter {

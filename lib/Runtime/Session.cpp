@@ -41,18 +41,6 @@ struct tfc_session {
 
 namespace {
 
-template <typename Body> tfc_status guarded(Body &&body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return setError(TFC_ERR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception &e) {
-    return setError(TFC_ERR_INTERNAL, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return setError(TFC_ERR_INTERNAL, "internal error");
-  }
-}
-
 tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
                   int64_t context, tfc_session **out) {
   if (!out)

@@ -33,19 +33,6 @@ struct tfc_decode_stream {
 
 namespace {
 
-template <typename Body> tfc_status guarded(Body &&body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return setError(TFC_ERR_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception &e) {
-    return setError(TFC_ERR_INTERNAL,
-                    std::string("internal error: ") + e.what());
-  } catch (...) {
-    return setError(TFC_ERR_INTERNAL, "internal error");
-  }
-}
-
 tfc_status invalid(const char *message) {
   return setError(TFC_ERR_INVALID_ARGUMENT, message);
 }
