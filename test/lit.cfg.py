@@ -37,7 +37,7 @@ llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
 tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
-         "tfc-tokenize"]
+         "tfc-tokenize", "tfc-pack"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])

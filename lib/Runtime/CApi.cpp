@@ -113,6 +113,12 @@ tfc_status tfc_model_load_weights(tfc_model *model,
   return guarded([&] { return model->bindWeights(safetensors_path); });
 }
 
+tfc_status tfc_model_save_weights(tfc_model *model, const char *path) {
+  if (!model)
+    return nullModel();
+  return guarded([&] { return model->saveWeights(path); });
+}
+
 const char *tfc_model_notes(const tfc_model *model) {
   return model ? model->notes.c_str() : "";
 }
@@ -278,6 +284,9 @@ tfc_status tfc_model_memory_stats(const tfc_model *model,
   out->arena_capacity = s.arenaCapacity;
   out->weight_bytes_mapped = m->weightBytesMapped;
   out->weight_bytes_copied = m->weightBytesCopied;
+  out->weight_bytes_released = m->weightBytesReleased;
+  out->constant_bytes = m->constantBytes;
+  out->packed_file_bytes = m->packedFileBytes;
   return TFC_OK;
 }
 

@@ -5,10 +5,12 @@
 // Loading: dlopen (RTLD_NOW | RTLD_LOCAL), the metadata symbol read within
 // its ELF size, the metadata parsed and checked, the host checked against the
 // target, the init and entry symbols resolved, and the runtime hooks
-// installed. Binding: every weight of the metadata found in the safetensors
-// file with its shape, then used in place (same dtype, 16-byte aligned) or
-// copied/converted into 64-byte aligned memory; constants allocated and
-// zeroed; the model's init called. A failed binding leaves the previous one.
+// installed. Binding: every weight of the metadata found in the checkpoint
+// with its shape, then used in place (same dtype, aligned to its element) or
+// copied/converted into 64-byte aligned memory (the file's pages dropped);
+// constants allocated and zeroed; the model's init called; the weights only
+// init reads released. A packed weights file (PackedWeights.h) is mapped and
+// used as it is. A failed binding leaves the previous one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +27,9 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <map>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace tfc::rt;
 
@@ -128,6 +132,7 @@ tfc_model::~tfc_model() {
   table.clear();
   buffers.clear();
   weightsFile.reset();
+  packedFile.reset();
   if (handle)
     dlclose(handle);
 }
@@ -357,6 +362,22 @@ static void convert(const void *src, DType from, void *dst, tfc_dtype to,
   }
 }
 
+namespace {
+
+/// Drops the pages of [p, p + bytes) inside a read-only file mapping from the
+/// process: the page cache keeps them, a later read would fault them in
+/// again. Rounded outwards to pages: neighbours in the same file lose nothing
+/// but residency.
+void dropMappedPages(const void *p, uint64_t bytes) {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(p) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) / page *
+                  page;
+  madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+} // namespace
+
 static std::string fileShape(const TensorView &v) {
   return shapeString(v.shape.data(), v.shape.size());
 }
@@ -373,6 +394,8 @@ tfc_status tfc_model::bindWeights(const char *pathArg) {
   if (::stat(file.c_str(), &st) != 0)
     return setError(TFC_ERR_IO,
                     file + ": cannot open: " + std::strerror(errno));
+  if (isPackedWeightsFile(file))
+    return bindPacked(file);
   std::string error;
   std::unique_ptr<WeightSource> weights = openWeights(file, error);
   if (!weights)
@@ -422,15 +445,17 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     return setError(TFC_ERR_WEIGHTS, message);
   }
 
-  std::vector<AlignedBuffer> newBuffers;
+  std::vector<AlignedBuffer> newBuffers(spec.weights.size() +
+                                        spec.constants.size());
   std::vector<void *> newTable;
-  uint64_t mapped = 0, copied = 0;
+  uint64_t mapped = 0, copied = 0, constants = 0;
   size_t converted = 0;
   alignas(64) static char emptyTensor[64];
+  // The memory of the slot about to be pushed onto newTable.
   auto allocate = [&](uint64_t bytes, uint64_t align) -> void * {
     void *p = alignedAlloc(bytes, align);
     if (p)
-      newBuffers.emplace_back(p);
+      newBuffers[newTable.size()].reset(p);
     return p;
   };
   for (size_t i = 0; i < spec.weights.size(); ++i) {
@@ -445,7 +470,9 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
       newTable.push_back(emptyTensor);
       continue;
     }
-    if (stored == w.dtype && reinterpret_cast<uintptr_t>(v.data) % 16 == 0) {
+    // The kernels' loads assume the element's alignment, nothing more.
+    if (stored == w.dtype &&
+        reinterpret_cast<uintptr_t>(v.data) % tfc_dtype_size(w.dtype) == 0) {
       newTable.push_back(const_cast<void *>(v.data));
       mapped += bytes;
       continue;
@@ -461,6 +488,10 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
       convert(v.data, v.dtype, p, w.dtype, count);
       ++converted;
     }
+    // The file's copy is not read again: drop its pages now, so that the
+    // checkpoint and its conversion are never resident together.
+    if (file->isFileMapping())
+      dropMappedPages(v.data, v.end - v.begin);
     copied += bytes;
     newTable.push_back(p);
   }
@@ -472,6 +503,7 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
                           std::to_string(c.bytes) + " bytes");
     std::memset(p, 0, c.bytes);
     newTable.push_back(p);
+    constants += c.bytes;
   }
 
   // Notes: what was converted or copied, and what the model does not use.
@@ -504,11 +536,15 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
 
   std::lock_guard<std::mutex> lock(mutex);
   weightsFile = std::move(file);
+  packedFile.reset();
   buffers = std::move(newBuffers);
   table = std::move(newTable);
   notes = std::move(newNotes);
   weightBytesMapped = mapped;
   weightBytesCopied = copied;
+  weightBytesReleased = 0;
+  constantBytes = constants;
+  packedFileBytes = 0;
   if (cuda) {
     ready = false;
     tfc_status status = initCudaModel(*this);
@@ -534,5 +570,164 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
                         " bytes failed); bind the weights again");
   }
   ready = true;
+  releaseInitOnlyWeights();
+  return TFC_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Each weight resident once (docs/runtime.md, "Memory")
+//===----------------------------------------------------------------------===//
+
+
+void tfc_model::releaseInitOnlyWeights() {
+  if (!weightsFile)
+    return;
+  for (size_t i = 0; i < spec.weights.size(); ++i) {
+    const TensorSpec &w = spec.weights[i];
+    const TensorView *v = weightsFile->findTensor(w.name);
+    if (!v || v->numElements() == 0)
+      continue;
+    bool inPlace = table[i] == v->data;
+    // The file's bytes of a weight that was copied or converted, or that
+    // only init read, are not read again.
+    if ((!inPlace || w.initOnly) && weightsFile->isFileMapping())
+      dropMappedPages(v->data, v->end - v->begin);
+    if (!w.initOnly)
+      continue;
+    uint64_t bytes = w.numElements() * tfc_dtype_size(w.dtype);
+    if (buffers[i])
+      buffers[i].reset();
+    table[i] = nullptr; // no entry reads it
+    weightBytesReleased += bytes;
+  }
+}
+
+tfc_status tfc_model::computeLibraryKey() {
+  if (libraryKey != 0)
+    return TFC_OK;
+  std::string error;
+  uint64_t key = 0;
+  if (!hashLibraryFile(path, key, error))
+    return setError(TFC_ERR_IO, error);
+  libraryKey = key == 0 ? 1 : key;
+  return TFC_OK;
+}
+
+tfc_status tfc_model::bindPacked(const std::string &fileName) {
+  if (cuda)
+    return setError(TFC_ERR_WEIGHTS,
+                    fileName + ": packed weights files are for CPU models; "
+                               "model '" + spec.name +
+                        "' runs on CUDA: bind its checkpoint instead");
+  std::string error;
+  std::unique_ptr<PackedWeightsFile> file =
+      PackedWeightsFile::open(fileName, error);
+  if (!file)
+    return setError(TFC_ERR_WEIGHTS, error);
+  if (tfc_status status = computeLibraryKey(); status != TFC_OK)
+    return status;
+  const PackedHeader &h = file->header();
+  auto hex = [](uint64_t v) {
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx",
+                  static_cast<unsigned long long>(v));
+    return std::string(buf);
+  };
+  if (h.key != libraryKey)
+    return setError(TFC_ERR_WEIGHTS,
+                    fileName + " was packed for another build of the model "
+                               "library (key " + hex(h.key) + ", " + path +
+                        " has " + hex(libraryKey) +
+                        "): pack it again (tfc-pack " + path +
+                        " --weights CHECKPOINT -o " + fileName + ")");
+  size_t numSlots = spec.weights.size() + spec.constants.size();
+  if (h.slots.size() != numSlots)
+    return setError(TFC_ERR_WEIGHTS,
+                    fileName + ": " + std::to_string(h.slots.size()) +
+                        " slots, but model '" + spec.name + "' has " +
+                        std::to_string(numSlots) + " (" +
+                        std::to_string(spec.weights.size()) + " weights, " +
+                        std::to_string(spec.constants.size()) +
+                        " constants)");
+  std::vector<void *> newTable;
+  uint64_t weights = 0, constants = 0;
+  alignas(64) static char emptyTensor[64];
+  for (size_t i = 0; i < numSlots; ++i) {
+    bool isWeight = i < spec.weights.size();
+    uint64_t expected =
+        isWeight ? spec.weights[i].numElements() *
+                       tfc_dtype_size(spec.weights[i].dtype)
+                 : spec.constants[i - spec.weights.size()].bytes;
+    uint64_t align =
+        isWeight ? 16 : spec.constants[i - spec.weights.size()].align;
+    uint64_t have = h.slots[i].bytes;
+    std::string what =
+        isWeight ? "weight '" + spec.weights[i].name + "'"
+                 : "constant " + std::to_string(i - spec.weights.size());
+    bool absentOk = expected == 0 || (isWeight && spec.weights[i].initOnly);
+    if (have == 0 && absentOk) {
+      newTable.push_back(expected == 0 ? emptyTensor : nullptr);
+      continue;
+    }
+    if (have != expected)
+      return setError(TFC_ERR_WEIGHTS,
+                      fileName + ": " + what + " has " +
+                          std::to_string(have) + " bytes, the model expects " +
+                          std::to_string(expected));
+    const void *data = file->slotData(i);
+    if (reinterpret_cast<uintptr_t>(data) % align != 0)
+      return setError(TFC_ERR_WEIGHTS, fileName + ": " + what +
+                                           " is not " + std::to_string(align) +
+                                           "-byte aligned");
+    // Entries never write weights or constants (read-only tensors).
+    newTable.push_back(const_cast<void *>(data));
+    (isWeight ? weights : constants) += expected;
+  }
+
+  std::lock_guard<std::mutex> lock(mutex);
+  weightsFile.reset();
+  buffers.clear();
+  buffers.resize(numSlots);
+  packedFileBytes = file->size();
+  packedFile = std::move(file);
+  table = std::move(newTable);
+  notes.clear();
+  weightBytesMapped = weights;
+  weightBytesCopied = 0;
+  weightBytesReleased = 0;
+  constantBytes = constants;
+  ready = true;
+  return TFC_OK;
+}
+
+tfc_status tfc_model::saveWeights(const char *pathArg) {
+  if (!pathArg)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "the output path is NULL");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!ready)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "model '" + spec.name +
+                        "' has no weights bound: bind a checkpoint first");
+  if (cuda)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "model '" + spec.name +
+                        "' runs on CUDA: packed weights files are for CPU "
+                        "models");
+  if (tfc_status status = computeLibraryKey(); status != TFC_OK)
+    return status;
+  std::vector<std::pair<const void *, uint64_t>> slots;
+  for (size_t i = 0; i < spec.weights.size(); ++i) {
+    const TensorSpec &w = spec.weights[i];
+    uint64_t bytes = w.numElements() * tfc_dtype_size(w.dtype);
+    if (w.initOnly || !table[i])
+      slots.push_back({nullptr, 0});
+    else
+      slots.push_back({table[i], bytes});
+  }
+  for (size_t c = 0; c < spec.constants.size(); ++c)
+    slots.push_back({table[spec.weights.size() + c], spec.constants[c].bytes});
+  std::string error;
+  if (!writePackedWeights(pathArg, libraryKey, slots, error))
+    return setError(TFC_ERR_IO, error);
   return TFC_OK;
 }

@@ -20,6 +20,7 @@
 #include "tfc/Runtime/MemoryPlan.h"
 #include "tfc/Runtime/ModelABI.h"
 #include "tfc/Runtime/ModelMetadata.h"
+#include "tfc/Runtime/PackedWeights.h"
 #include "tfc/Runtime/SafeTensors.h"
 #include "tfc/Runtime/Weights.h"
 #include "tfc/Runtime/tfc.h"
@@ -69,6 +70,8 @@ struct tfc_model {
   ~tfc_model();
 
   tfc_status bindWeights(const char *path);
+  /// Writes the bound weights in their resident form (PackedWeights.h).
+  tfc_status saveWeights(const char *path);
   tfc_status run(const char *entry, const tfc_tensor *inputs, size_t numInputs,
                  tfc_tensor *outputs, size_t numOutputs);
 
@@ -82,14 +85,21 @@ struct tfc_model {
 
   /// Serialises runs and weight binding.
   std::mutex mutex;
-  /// The bound weights: the file they are mapped from, copies, constants
-  /// and the table (weights then constants). `ready` once init has run.
+  /// The bound weights: the checkpoint they are mapped from or the packed
+  /// file, the memory each slot owns (null where it owns none), and the
+  /// table (weights then constants). `ready` once init has run.
   std::unique_ptr<tfc::rt::WeightSource> weightsFile;
+  std::unique_ptr<tfc::rt::PackedWeightsFile> packedFile;
   std::vector<tfc::rt::AlignedBuffer> buffers;
   std::vector<void *> table;
   bool ready = false;
   std::string notes;
   uint64_t weightBytesMapped = 0, weightBytesCopied = 0;
+  /// Init-only weights released once init ran; derived constants' bytes;
+  /// the size of the bound packed file (0 when bound from a checkpoint).
+  uint64_t weightBytesReleased = 0, constantBytes = 0, packedFileBytes = 0;
+  /// The library's key for packed files (hashLibraryFile), 0 until needed.
+  uint64_t libraryKey = 0;
 
   tfc::rt::MemoryPlanner planner;
   /// The device side of a model compiled with --target=cuda.
@@ -98,6 +108,10 @@ struct tfc_model {
 private:
   tfc_status bind(std::unique_ptr<tfc::rt::WeightSource> file,
                   const std::string &fileName);
+  tfc_status bindPacked(const std::string &fileName);
+  tfc_status computeLibraryKey();
+  /// After init: frees or unmaps what only init read (PackedWeights.h).
+  void releaseInitOnlyWeights();
 };
 
 #endif // TFC_LIB_RUNTIME_MODEL_H

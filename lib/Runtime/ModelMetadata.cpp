@@ -186,6 +186,12 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
       return fail(where, "\"state\" must be true or false, on inputs only");
     out.state = state->boolean;
   }
+  if (const Value *initOnly = v.get("init_only")) {
+    if (!isWeight || initOnly->kind != Value::Bool)
+      return fail(where,
+                  "\"init_only\" must be true or false, on weights only");
+    out.initOnly = initOnly->boolean;
+  }
   return true;
 }
 

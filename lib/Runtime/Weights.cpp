@@ -40,6 +40,12 @@ public:
     return out;
   }
   std::string describe() const override { return dir; }
+  bool isFileMapping() const override {
+    for (const auto &shard : shards)
+      if (!shard->isFileMapping())
+        return false;
+    return true;
+  }
 };
 
 bool readSmallFile(const std::string &path, std::string &out,

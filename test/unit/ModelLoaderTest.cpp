@@ -288,10 +288,59 @@ TEST_F(ModelTest, BindsWeightsAndNotesExtraTensors) {
   tfc_memory_stats stats;
   ASSERT_EQ(tfc_model_memory_stats(model, &stats), TFC_OK);
   // The data section starts 64-byte aligned: the first tensor ("alpha") is
-  // used in place, "emb.weight" follows at offset 4 and is copied.
-  EXPECT_EQ(stats.weight_bytes_mapped, 4u);
-  EXPECT_EQ(stats.weight_bytes_copied, 60u);
+  // used in place, and so is "emb.weight" at offset 4 (aligned to its f32
+  // elements, all the kernels' loads assume).
+  EXPECT_EQ(stats.weight_bytes_mapped, 64u);
+  EXPECT_EQ(stats.weight_bytes_copied, 0u);
+  EXPECT_EQ(stats.weight_bytes_released, 0u);
+  EXPECT_EQ(stats.packed_file_bytes, 0u);
   runScale(2, 3);
+}
+
+TEST_F(ModelTest, PackedWeightsRoundTrip) {
+  bindGood();
+  std::string packed = tempPath("good.tfcw");
+  ASSERT_EQ(tfc_model_save_weights(model, packed.c_str()), TFC_OK)
+      << tfc_last_error();
+  tfc_model *other = nullptr;
+  ASSERT_EQ(tfc_model_load(TFC_FAKE_MODEL, &other), TFC_OK);
+  ASSERT_EQ(tfc_model_load_weights(other, packed.c_str()), TFC_OK)
+      << tfc_last_error();
+  tfc_memory_stats stats;
+  ASSERT_EQ(tfc_model_memory_stats(other, &stats), TFC_OK);
+  EXPECT_GT(stats.packed_file_bytes, 0u);
+  EXPECT_EQ(stats.weight_bytes_mapped, 64u);
+  EXPECT_EQ(stats.weight_bytes_copied, 0u);
+  std::swap(model, other);
+  runScale(2, 3);
+  std::swap(model, other);
+  tfc_model_free(other);
+
+  // Another build of the library (here: one byte appended, the same
+  // metadata) has another key and refuses it.
+  std::string rebuilt = tempPath("rebuilt-model.so");
+  {
+    std::ifstream in(TFC_FAKE_MODEL, std::ios::binary);
+    std::ofstream out(rebuilt, std::ios::binary);
+    out << in.rdbuf() << '\n';
+  }
+  tfc_model *again = nullptr;
+  ASSERT_EQ(tfc_model_load(rebuilt.c_str(), &again), TFC_OK)
+      << tfc_last_error();
+  EXPECT_EQ(tfc_model_load_weights(again, packed.c_str()), TFC_ERR_WEIGHTS);
+  EXPECT_TRUE(contains(tfc_last_error(), "was packed for another build"))
+      << tfc_last_error();
+  tfc_model_free(again);
+}
+
+TEST_F(ModelTest, SavingNeedsBoundWeights) {
+  std::string packed = tempPath("unbound.tfcw");
+  EXPECT_EQ(tfc_model_save_weights(model, packed.c_str()),
+            TFC_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(tfc_last_error(), "has no weights bound"));
+  EXPECT_EQ(tfc_model_save_weights(model, nullptr), TFC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(tfc_model_save_weights(nullptr, packed.c_str()),
+            TFC_ERR_INVALID_ARGUMENT);
 }
 
 TEST_F(ModelTest, MissingWeight) {

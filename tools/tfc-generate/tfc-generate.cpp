@@ -38,6 +38,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <vector>
 
 namespace {
@@ -101,6 +102,9 @@ sampling (default: greedy):
       --threads N          threads (default: TFC_NUM_THREADS or all)
       --print-ids          print the generated ids on a last line "ids: ..."
       --quiet              no streamed text, only the statistics
+      --stats              also print the resident memory: weights, derived
+                           constants, the session's KV cache, the arena and
+                           the process's peak
   -h, --help               this text
 )";
 
@@ -332,7 +336,7 @@ int main(int argc, char **argv) {
   std::string model, weights, tokenizerPath, prompt, idsText, entry, eosText;
   std::string system, messagesPath, templatePath;
   int64_t maxNew = 64, context = 0, threads = 0;
-  bool printIds = false, quiet = false, havePrompt = false;
+  bool printIds = false, quiet = false, havePrompt = false, stats = false;
   bool chat = false, haveSystem = false, printPrompt = false;
   tfc::rt::SamplingParams sampling;
   bool haveSeed = false, samplingFlags = false, interactive = false;
@@ -430,6 +434,8 @@ int main(int argc, char **argv) {
       haveSeed = true;
     } else if (a == "--quiet")
       quiet = true;
+    else if (a == "--stats")
+      stats = true;
     else if (!a.empty() && a[0] == '-')
       fail("unknown option '" + a + "' (see --help)");
     else if (model.empty())
@@ -738,6 +744,23 @@ int main(int argc, char **argv) {
                  sampling.temperature, static_cast<long long>(sampling.topK),
                  sampling.topP, sampling.minP, sampling.repetitionPenalty,
                  static_cast<unsigned long long>(sampling.seed));
+  if (stats) {
+    tfc_memory_stats s;
+    tfc_model_memory_stats(m, &s);
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    auto mib = [](uint64_t b) { return b / 1048576.0; };
+    std::fprintf(stderr,
+                 "tfc-generate: resident: weights %.1f MiB, derived constants "
+                 "%.1f MiB%s, KV cache %.1f MiB, arena %.1f MiB; process peak "
+                 "%.1f MiB\n",
+                 mib(s.weight_bytes_mapped + s.weight_bytes_copied -
+                     s.weight_bytes_released),
+                 mib(s.constant_bytes),
+                 s.packed_file_bytes ? " (a packed file)" : "",
+                 mib(tfc_session_state_bytes(session)), mib(s.arena_capacity),
+                 mib(static_cast<uint64_t>(usage.ru_maxrss) * 1024));
+  }
   if (printIds) {
     std::printf("ids:");
     for (size_t i = 0; i < gen.generated.size(); ++i)

@@ -35,6 +35,7 @@
 #include <new>
 #include <random>
 #include <string>
+#include <sys/resource.h>
 #include <utility>
 #include <vector>
 
@@ -254,6 +255,28 @@ std::string bytesString(uint64_t bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
   return buf;
+}
+
+/// The model's resident memory by kind and the process's peak (VmHWM).
+std::string residentLine(const tfc_memory_stats &s) {
+  uint64_t weights =
+      s.weight_bytes_mapped + s.weight_bytes_copied - s.weight_bytes_released;
+  std::string line = "resident: weights " + bytesString(weights);
+  if (s.packed_file_bytes)
+    line += " and derived constants " + bytesString(s.constant_bytes) +
+            " mapped from a packed file";
+  else
+    line += " (" + bytesString(s.weight_bytes_mapped) + " mapped, " +
+            bytesString(s.weight_bytes_copied) + " copied, " +
+            bytesString(s.weight_bytes_released) +
+            " released after init), derived constants " +
+            bytesString(s.constant_bytes);
+  line += ", arena " + bytesString(s.arena_capacity);
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) == 0)
+    line += "; process peak " +
+            bytesString(static_cast<uint64_t>(usage.ru_maxrss) * 1024);
+  return line;
 }
 
 void printInfo(tfc_model *model) {
@@ -1197,6 +1220,7 @@ int run(int argc, char **argv) {
                 static_cast<unsigned long long>(s.allocs),
                 static_cast<unsigned long long>(s.arena_allocs),
                 static_cast<unsigned long long>(s.output_allocs));
+    std::printf("%s\n", residentLine(s).c_str());
   }
   tfc_model_free(model);
   return 0;

@@ -111,6 +111,7 @@ public:
   const TensorView *findTensor(std::string_view name) const override;
   std::vector<const TensorView *> allTensors() const override;
   std::string describe() const override { return name; }
+  bool isFileMapping() const override { return mapped; }
 
 private:
   GgufFile() = default;

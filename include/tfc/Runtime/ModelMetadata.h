@@ -43,6 +43,9 @@ struct TensorSpec {
   /// A state input ("state": true): a buffer the entry updates in place,
   /// owned by a session (the key/value caches of a cached entry).
   bool state = false;
+  /// A weight only tfc_model_init reads ("init_only": true): once the derived
+  /// constants exist the runtime releases it.
+  bool initOnly = false;
 
   /// "[batch, seq, 50257]" ("?" for an unnamed dynamic dim).
   std::string shapeString() const;

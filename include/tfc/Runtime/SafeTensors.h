@@ -86,6 +86,9 @@ public:
   virtual std::vector<const TensorView *> allTensors() const = 0;
   /// What to call the source in messages (its path).
   virtual std::string describe() const = 0;
+  /// Whether the views point into read-only file mappings, whose pages the
+  /// runtime may drop once it no longer reads them (not owned copies).
+  virtual bool isFileMapping() const { return false; }
 };
 
 class SafeTensorsFile : public WeightSource {
@@ -115,6 +118,7 @@ public:
   }
   std::vector<const TensorView *> allTensors() const override;
   std::string describe() const override { return path; }
+  bool isFileMapping() const override { return mapped; }
 
 private:
   SafeTensorsFile() = default;

@@ -115,15 +115,26 @@ TFC_API tfc_status tfc_model_load(const char *so_path, tfc_model **out);
  * compiled for other machines. */
 TFC_API tfc_status tfc_model_inspect(const char *so_path, tfc_model **out);
 
-/* Binds the weights from a .safetensors file: every weight of the metadata
- * must be present with its shape; float weights are converted between f32,
- * f64, f16 and bf16 (i32 widens to i64), other dtypes must match. Weights of
- * the model's dtype whose data is 16-byte aligned in the file are used in
- * place (the file stays mapped); others are copied. Then the model's derived
- * constants are computed. May be called again to bind other weights. On
- * failure the previous binding (if any) stays. */
+/* Binds the weights from a checkpoint (a .safetensors file, a Hugging Face
+ * directory or a .gguf) or from a packed weights file (.tfcw, written by
+ * tfc_model_save_weights; recognised by its magic). Checkpoints: every weight
+ * of the metadata must be present with its shape; float weights are converted
+ * between f32, f64, f16 and bf16 (i32 widens to i64) and GGUF blocks
+ * dequantised, other dtypes must match. Weights of the model's dtype whose
+ * data is aligned to its element size in the file are used in place (the file stays
+ * mapped); others are copied. Then the model's derived constants are
+ * computed, and the weights only that computation read are released. A packed
+ * file is mapped and used as it is: nothing is copied or computed, and
+ * processes running the same model share its pages. May be called again to
+ * bind other weights. On failure the previous binding (if any) stays. */
 TFC_API tfc_status tfc_model_load_weights(tfc_model *model,
                                           const char *safetensors_path);
+
+/* Writes the bound weights in the form the model reads them (the weights its
+ * entries use and its derived constants) to `path`, a packed weights file for
+ * this build of the model library only; written whole or not at all. CPU
+ * models only. docs/runtime.md, "Memory". */
+TFC_API tfc_status tfc_model_save_weights(tfc_model *model, const char *path);
 
 /* Notes of the last successful tfc_model_load_weights, such as tensors of the
  * file the model does not use; "" if none. Valid until the next load. */
@@ -247,6 +258,10 @@ typedef struct tfc_memory_stats {
   uint64_t num_plans, arena_capacity;
   /* Weights used in place from the mapped file, copied or converted. */
   uint64_t weight_bytes_mapped, weight_bytes_copied;
+  /* Weights released once the derived constants were computed (only
+   * tfc_model_init read them); bytes of derived constants; the size of the
+   * packed weights file bound (0 when a checkpoint was bound). */
+  uint64_t weight_bytes_released, constant_bytes, packed_file_bytes;
 } tfc_memory_stats;
 
 /* For a CUDA model the plan is that of device memory. */

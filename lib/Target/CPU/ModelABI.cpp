@@ -98,6 +98,10 @@ struct LowerCpuModelABIPass
   SmallVector<int64_t> constantBytes;
   /// Derived constants by what they compute (structuralKey): their slot.
   llvm::StringMap<int64_t> constantSlots;
+  /// Weights some entry reads after hoisting; the others are read by init
+  /// only ("init_only" in the metadata: the runtime releases them once the
+  /// derived constants exist).
+  llvm::StringSet<> entryWeights;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -144,9 +148,9 @@ struct LowerCpuModelABIPass
       entry.setName((kImplPrefix + entry.getName()).str());
       entry.setPrivate();
     }
-    lowerWeights(init, init.getArgument(0));
+    lowerWeights(init, init.getArgument(0), /*isEntry=*/false);
     for (func::FuncOp entry : entries)
-      lowerWeights(entry, entry.getArgument(0));
+      lowerWeights(entry, entry.getArgument(0), /*isEntry=*/true);
 
     module->setAttr(kMetadataAttr,
                     b.getStringAttr(metadata(module, std::move(entryJson))));
@@ -373,11 +377,19 @@ struct LowerCpuModelABIPass
     return key + suffix;
   }
 
-  /// tfc.weight -> a read-only tensor over table slot i.
-  void lowerWeights(func::FuncOp f, Value table) {
+  /// tfc.weight -> a read-only tensor over table slot i. In an entry, weights
+  /// left without users by the hoisting are dropped and the rest recorded in
+  /// entryWeights.
+  void lowerWeights(func::FuncOp f, Value table, bool isEntry) {
     // One load per weight and function; ops CSE'd by name.
     llvm::StringMap<Value> loaded;
     f.walk([&](WeightOp w) {
+      if (isEntry && w.use_empty()) {
+        w.erase();
+        return;
+      }
+      if (isEntry)
+        entryWeights.insert(w.getName());
       Value &v = loaded[w.getName()];
       if (!v) {
         OpBuilder b(w);
@@ -450,10 +462,12 @@ struct LowerCpuModelABIPass
       llvm::json::Array shape;
       for (int64_t s : w.type.getShape())
         shape.push_back(s);
-      weightJson.push_back(llvm::json::Object{
-          {"name", w.name},
-          {"dtype", dtypeName(w.type.getElementType())},
-          {"shape", std::move(shape)}});
+      llvm::json::Object o{{"name", w.name},
+                           {"dtype", dtypeName(w.type.getElementType())},
+                           {"shape", std::move(shape)}};
+      if (!entryWeights.contains(w.name))
+        o["init_only"] = true;
+      weightJson.push_back(std::move(o));
     }
     for (int64_t bytes : constantBytes)
       constants.push_back(llvm::json::Object{{"bytes", bytes}, {"align", 64}});

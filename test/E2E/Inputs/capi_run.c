@@ -11,7 +11,9 @@
  * (position + row + i) is a multiple of 3; floats are (37k mod 101) / 50 - 1;
  * booleans 1. With `outdir`, every input and output is also written as
  * outdir/ENTRY.in.NAME.npy and outdir/ENTRY.out.NAME.npy (c-api.test runs the
- * same inputs through tfc-run and compares).
+ * same inputs through tfc-run and compares). With CAPI_RUN_HOLD set in the
+ * environment it prints "ready" after the runs and keeps the model loaded
+ * until its standard input closes.
  * Exit status 1 with tfc_last_error() on any failure. */
 #include "tfc/Runtime/tfc.h"
 
@@ -160,6 +162,14 @@ int main(int argc, char **argv) {
       free(in[i].data);
     free(in);
     free(out);
+  }
+  if (getenv("CAPI_RUN_HOLD")) {
+    /* Hold the model (its mappings) until stdin closes: another process
+     * (test/Runtime/Inputs/shared_pages.py) inspects this one meanwhile. */
+    printf("ready\n");
+    fflush(stdout);
+    while (getchar() != EOF) {
+    }
   }
   tfc_model_free(model);
   return 0;
