@@ -12,6 +12,7 @@
 
 #include "tfc/Runtime/ThreadPool.h"
 
+#include <cstring>
 #include <new>
 
 using namespace tfc::rt;
@@ -284,9 +285,31 @@ tfc_status tfc_model_memory_stats(const tfc_model *model,
   out->arena_capacity = s.arenaCapacity;
   out->weight_bytes_mapped = m->weightBytesMapped;
   out->weight_bytes_copied = m->weightBytesCopied;
-  out->weight_bytes_released = m->weightBytesReleased;
-  out->constant_bytes = m->constantBytes;
-  out->packed_file_bytes = m->packedFileBytes;
+  return TFC_OK;
+}
+
+tfc_status tfc_model_resident_stats(const tfc_model *model,
+                                    tfc_resident_stats *out) {
+  if (!model || !out)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "null argument");
+  if (out->struct_size < sizeof(size_t))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "tfc_resident_stats.struct_size is not set (expected "
+                    "sizeof(tfc_resident_stats))");
+  auto *m = const_cast<tfc_model *>(model);
+  std::lock_guard<std::mutex> lock(m->mutex);
+  tfc_resident_stats s = {};
+  s.struct_size = sizeof(s);
+  s.weight_bytes =
+      m->weightBytesMapped + m->weightBytesCopied - m->weightBytesReleased;
+  s.constant_bytes = m->constantBytes;
+  s.released_weight_bytes = m->weightBytesReleased;
+  s.packed_file_bytes = m->packedFileBytes;
+  s.arena_bytes = m->cuda ? m->cuda->planner.stats().arenaCapacity
+                          : m->planner.stats().arenaCapacity;
+  size_t n = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
+  std::memcpy(out, &s, n);
+  out->struct_size = n;
   return TFC_OK;
 }
 

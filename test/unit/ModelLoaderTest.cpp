@@ -292,8 +292,21 @@ TEST_F(ModelTest, BindsWeightsAndNotesExtraTensors) {
   // elements, all the kernels' loads assume).
   EXPECT_EQ(stats.weight_bytes_mapped, 64u);
   EXPECT_EQ(stats.weight_bytes_copied, 0u);
-  EXPECT_EQ(stats.weight_bytes_released, 0u);
-  EXPECT_EQ(stats.packed_file_bytes, 0u);
+  tfc_resident_stats resident = {};
+  resident.struct_size = sizeof(resident);
+  ASSERT_EQ(tfc_model_resident_stats(model, &resident), TFC_OK);
+  EXPECT_EQ(resident.weight_bytes, 64u);
+  EXPECT_EQ(resident.released_weight_bytes, 0u);
+  EXPECT_EQ(resident.packed_file_bytes, 0u);
+  // A caller that knows only the first field gets only that one.
+  tfc_resident_stats older = {};
+  older.struct_size = sizeof(size_t);
+  older.weight_bytes = 12345;
+  ASSERT_EQ(tfc_model_resident_stats(model, &older), TFC_OK);
+  EXPECT_EQ(older.weight_bytes, 12345u);
+  older.struct_size = 0;
+  EXPECT_EQ(tfc_model_resident_stats(model, &older),
+            TFC_ERR_INVALID_ARGUMENT);
   runScale(2, 3);
 }
 
@@ -306,11 +319,11 @@ TEST_F(ModelTest, PackedWeightsRoundTrip) {
   ASSERT_EQ(tfc_model_load(TFC_FAKE_MODEL, &other), TFC_OK);
   ASSERT_EQ(tfc_model_load_weights(other, packed.c_str()), TFC_OK)
       << tfc_last_error();
-  tfc_memory_stats stats;
-  ASSERT_EQ(tfc_model_memory_stats(other, &stats), TFC_OK);
+  tfc_resident_stats stats = {};
+  stats.struct_size = sizeof(stats);
+  ASSERT_EQ(tfc_model_resident_stats(other, &stats), TFC_OK);
   EXPECT_GT(stats.packed_file_bytes, 0u);
-  EXPECT_EQ(stats.weight_bytes_mapped, 64u);
-  EXPECT_EQ(stats.weight_bytes_copied, 0u);
+  EXPECT_EQ(stats.weight_bytes, 64u);
   std::swap(model, other);
   runScale(2, 3);
   std::swap(model, other);

@@ -745,8 +745,10 @@ int main(int argc, char **argv) {
                  sampling.topP, sampling.minP, sampling.repetitionPenalty,
                  static_cast<unsigned long long>(sampling.seed));
   if (stats) {
-    tfc_memory_stats s;
-    tfc_model_memory_stats(m, &s);
+    tfc_resident_stats s = {};
+    s.struct_size = sizeof(s);
+    if (tfc_model_resident_stats(m, &s) != TFC_OK)
+      fail(tfc_last_error());
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     auto mib = [](uint64_t b) { return b / 1048576.0; };
@@ -754,11 +756,9 @@ int main(int argc, char **argv) {
                  "tfc-generate: resident: weights %.1f MiB, derived constants "
                  "%.1f MiB%s, KV cache %.1f MiB, arena %.1f MiB; process peak "
                  "%.1f MiB\n",
-                 mib(s.weight_bytes_mapped + s.weight_bytes_copied -
-                     s.weight_bytes_released),
-                 mib(s.constant_bytes),
+                 mib(s.weight_bytes), mib(s.constant_bytes),
                  s.packed_file_bytes ? " (a packed file)" : "",
-                 mib(tfc_session_state_bytes(session)), mib(s.arena_capacity),
+                 mib(tfc_session_state_bytes(session)), mib(s.arena_bytes),
                  mib(static_cast<uint64_t>(usage.ru_maxrss) * 1024));
   }
   if (printIds) {

@@ -110,8 +110,9 @@ int main(int argc, char **argv) {
     tfc_model_free(m);
     fail(error);
   }
-  tfc_memory_stats s;
-  tfc_model_memory_stats(m, &s);
+  tfc_resident_stats s = {};
+  s.struct_size = sizeof(s);
+  tfc_model_resident_stats(m, &s);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -119,11 +120,8 @@ int main(int argc, char **argv) {
     std::printf("%s: weights %s, derived constants %s (%s of the "
                 "checkpoint only needed to compute them left out), %.2f s\n",
                 output.c_str(),
-                mib(s.weight_bytes_mapped + s.weight_bytes_copied -
-                    s.weight_bytes_released)
-                    .c_str(),
-                mib(s.constant_bytes).c_str(),
-                mib(s.weight_bytes_released).c_str(), seconds);
+                mib(s.weight_bytes).c_str(), mib(s.constant_bytes).c_str(),
+                mib(s.released_weight_bytes).c_str(), seconds);
   tfc_model_free(m);
   return 0;
 }

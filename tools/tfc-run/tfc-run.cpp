@@ -258,20 +258,24 @@ std::string bytesString(uint64_t bytes) {
 }
 
 /// The model's resident memory by kind and the process's peak (VmHWM).
-std::string residentLine(const tfc_memory_stats &s) {
-  uint64_t weights =
-      s.weight_bytes_mapped + s.weight_bytes_copied - s.weight_bytes_released;
-  std::string line = "resident: weights " + bytesString(weights);
+std::string residentLine(tfc_model *model) {
+  tfc_memory_stats m;
+  tfc_model_memory_stats(model, &m);
+  tfc_resident_stats s = {};
+  s.struct_size = sizeof(s);
+  if (tfc_model_resident_stats(model, &s) != TFC_OK)
+    return std::string("resident: ") + tfc_last_error();
+  std::string line = "resident: weights " + bytesString(s.weight_bytes);
   if (s.packed_file_bytes)
     line += " and derived constants " + bytesString(s.constant_bytes) +
             " mapped from a packed file";
   else
-    line += " (" + bytesString(s.weight_bytes_mapped) + " mapped, " +
-            bytesString(s.weight_bytes_copied) + " copied, " +
-            bytesString(s.weight_bytes_released) +
+    line += " (" + bytesString(m.weight_bytes_mapped) + " mapped, " +
+            bytesString(m.weight_bytes_copied) + " copied, " +
+            bytesString(s.released_weight_bytes) +
             " released after init), derived constants " +
             bytesString(s.constant_bytes);
-  line += ", arena " + bytesString(s.arena_capacity);
+  line += ", arena " + bytesString(s.arena_bytes);
   struct rusage usage;
   if (getrusage(RUSAGE_SELF, &usage) == 0)
     line += "; process peak " +
@@ -1220,7 +1224,7 @@ int run(int argc, char **argv) {
                 static_cast<unsigned long long>(s.allocs),
                 static_cast<unsigned long long>(s.arena_allocs),
                 static_cast<unsigned long long>(s.output_allocs));
-    std::printf("%s\n", residentLine(s).c_str());
+    std::printf("%s\n", residentLine(model).c_str());
   }
   tfc_model_free(model);
   return 0;

@@ -258,15 +258,32 @@ typedef struct tfc_memory_stats {
   uint64_t num_plans, arena_capacity;
   /* Weights used in place from the mapped file, copied or converted. */
   uint64_t weight_bytes_mapped, weight_bytes_copied;
-  /* Weights released once the derived constants were computed (only
-   * tfc_model_init read them); bytes of derived constants; the size of the
-   * packed weights file bound (0 when a checkpoint was bound). */
-  uint64_t weight_bytes_released, constant_bytes, packed_file_bytes;
 } tfc_memory_stats;
 
 /* For a CUDA model the plan is that of device memory. */
 TFC_API tfc_status tfc_model_memory_stats(const tfc_model *model,
                                           tfc_memory_stats *out);
+
+/* What a model holds resident, by kind (docs/runtime.md, "Memory"). The
+ * caller sets struct_size to sizeof(tfc_resident_stats); fields past it are
+ * not written, so the struct can grow. Bytes are what the model holds; pages
+ * of mapped files count once touched. */
+typedef struct tfc_resident_stats {
+  size_t struct_size;
+  /* Weights the entries read (in place from a mapped file or copied). */
+  uint64_t weight_bytes;
+  /* Derived constants (packed matrices, merged projections). */
+  uint64_t constant_bytes;
+  /* Weights only tfc_model_init read, released once it ran. */
+  uint64_t released_weight_bytes;
+  /* The packed weights file bound (0 when a checkpoint was bound). */
+  uint64_t packed_file_bytes;
+  /* The memory plan's arena (all shape signatures). */
+  uint64_t arena_bytes;
+} tfc_resident_stats;
+
+TFC_API tfc_status tfc_model_resident_stats(const tfc_model *model,
+                                            tfc_resident_stats *out);
 
 /*===-------------------------------------------------------------------===*
  * Sessions: per-sequence state for generation (docs/abi.md)
