@@ -319,11 +319,16 @@ struct LowerCpuModelABIPass
         slot = weights.size() + constantBytes.size();
         constantBytes.push_back(type.getNumElements() *
                                 byteSize(type.getElementType()));
-        // init: compute and store into the slot.
+        // init: compute and store into the slot, right after the value is
+        // computed, so that its temporary buffer is freed before the next
+        // constant is computed (init's peak is one temporary, not all).
+        Value value = mapping.lookup(root);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointAfterValue(value);
         Value dst = memrefFromPointer(
             b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
         bufferization::MaterializeInDestinationOp::create(
-            b, loc, TypeRange{}, mapping.lookup(root), dst, /*restrict=*/true,
+            b, loc, TypeRange{}, value, dst, /*restrict=*/true,
             /*writable=*/true);
       }
       // entry: read the slot.
