@@ -18,7 +18,8 @@
 // CHECK-SAME: \22name\22:\22forward\22,\22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22y\22,\22shape\22:[null,40]}],\22symbol\22:\22tfc_entry_forward\22}],
 // CHECK-SAME: \22model\22:\22tiny\22,
 // CHECK-SAME: \22target\22:{\22cpu\22:\22\22,\22device\22:\22cpu\22,\22features\22:\22\22,\22triple\22:\22x86_64-unknown-linux-gnu\22},
-// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22proj.weight\22,\22shape\22:[40,64]},{\22dtype\22:\22f32\22,\22name\22:\22proj.bias\22,\22shape\22:[40]}]}"
+// The packed weight is read by init only (init_only); the bias by the entry.
+// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22init_only\22:true,\22name\22:\22proj.weight\22,\22shape\22:[40,64]},{\22dtype\22:\22f32\22,\22name\22:\22proj.bias\22,\22shape\22:[40]}]}"
 // TARGET: \22target\22:{\22cpu\22:\22znver4\22,\22device\22:\22cpu\22,\22features\22:\22+avx512f,+fma\22,\22triple\22:\22x86_64-unknown-linux-gnu\22}
 //
 // The entry: renamed, private, the table first; argument attributes gone.
@@ -91,7 +92,7 @@ module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
 // CHECK-SAME: \22inputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22input0\22,\22shape\22:[null,64]}]
 // CHECK-SAME: \22outputs\22:[{\22dtype\22:\22f32\22,\22name\22:\22output0\22,\22shape\22:[null,40]},{\22dtype\22:\22f32\22,\22name\22:\22output1\22,\22shape\22:[40,64]}]
 // CHECK-SAME: \22model\22:\22model\22
-// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22w\22,\22shape\22:[64,40]}]}"
+// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22init_only\22:true,\22name\22:\22w\22,\22shape\22:[64,40]}]}"
 // CHECK-LABEL: func.func private @__tfc_impl_tied
 // CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %[[X:.*]]: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<40x64xf32>)
 // CHECK-NOT: linalg.transpose
@@ -105,10 +106,12 @@ module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
 // CHECK-LABEL: func.func @tfc_model_init
 // CHECK: %[[W:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<64x40xf32> to tensor<64x40xf32>
 // CHECK-NOT: llvm.getelementptr
+// Each constant is stored right after it is computed (its temporary dies
+// before the next one is computed).
 // CHECK: %[[T1:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
 // CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[T1]]
-// CHECK: %[[T2:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
 // CHECK: bufferization.materialize_in_destination %[[P]] in restrict writable %{{.*}} : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
+// CHECK: %[[T2:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
 // CHECK: bufferization.materialize_in_destination %[[T2]] in restrict writable %{{.*}} : (tensor<40x64xf32>, memref<40x64xf32>) -> ()
 func.func @tied(%x: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<40x64xf32>) {
   %w = tfc.weight "w" : tensor<64x40xf32>

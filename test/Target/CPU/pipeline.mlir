@@ -15,7 +15,7 @@
 // CHECK: llvm.mlir.global external @tfc_model_hooks()
 // CHECK: llvm.mlir.global external constant @tfc_model_metadata("{\22abi\22:1,\22constants\22:[{\22align\22:64,\22bytes\22:16384}]
 // CHECK-SAME: \22model\22:\22smoke\22
-// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22name\22:\22proj.weight\22,\22shape\22:[48,64]},
+// CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22init_only\22:true,\22name\22:\22proj.weight\22,\22shape\22:[48,64]},
 // CHECK: llvm.func {{(internal |private )?}}@__tfc_impl_forward(
 // Every allocation is checked: null returns a poison result at once
 // (tfc-check-allocations).
