@@ -51,9 +51,20 @@ py=python3
     echo "### peer: llama.cpp, the same F32 .gguf"
     "$TFC_LLAMACPP_PYTHON" "$root/bench/memory_llamacpp.py" "$f32" 128 "$threads" 2>/dev/null
   fi
-  echo "### speed: SmolLM2 f32 bound from the F32 .gguf, then from its packed file"
-  echo "## checkpoint"
-  "$work/generate_bench" "$work/smollm2.so" "$f32" "$threads"
-  echo "## packed"
-  "$work/generate_bench" "$work/smollm2.so" "$work/smollm2.tfcw" "$threads"
+  echo "### speed: SmolLM2 f32 bound from the F32 .gguf (checkpoint) and from its packed file, 5 runs each, alternating; medians"
+  for run in 1 2 3 4 5; do
+    "$work/generate_bench" "$work/smollm2.so" "$f32" "$threads" | sed 's/^/checkpoint: /'
+    "$work/generate_bench" "$work/smollm2.so" "$work/smollm2.tfcw" "$threads" | sed 's/^/packed: /'
+  done | $py -c '
+import re, statistics, sys
+runs = {}
+for line in sys.stdin:
+    m = re.match(r"(\w+): (.*?): .*?([0-9.]+) (tokens/s|GB/s)", line)
+    if m:
+        runs.setdefault((m.group(2), m.group(4)), {}).setdefault(m.group(1), []).append(float(m.group(3)))
+for (what, unit), by in runs.items():
+    c, p = statistics.median(by["checkpoint"]), statistics.median(by["packed"])
+    print(f"{what:28s} checkpoint {c:8.1f} {unit}, packed {p:8.1f} {unit}: packed/checkpoint {p / c:.2f}"
+          f"  (runs: {by[\"checkpoint\"]} / {by[\"packed\"]})")
+'
 } | report
