@@ -63,8 +63,9 @@ for line in sys.stdin:
     if m:
         runs.setdefault((m.group(2), m.group(4)), {}).setdefault(m.group(1), []).append(float(m.group(3)))
 for (what, unit), by in runs.items():
-    c, p = statistics.median(by["checkpoint"]), statistics.median(by["packed"])
+    cs, ps = by["checkpoint"], by["packed"]
+    c, p = statistics.median(cs), statistics.median(ps)
     print(f"{what:28s} checkpoint {c:8.1f} {unit}, packed {p:8.1f} {unit}: packed/checkpoint {p / c:.2f}"
-          f"  (runs: {by[\"checkpoint\"]} / {by[\"packed\"]})")
+          f"  (runs: {cs} / {ps})")
 '
 } | report
