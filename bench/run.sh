@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# CPU benchmarks of issue 5, each a ratio against a peer measured in the
-# same run at the same thread count:
-#  * GEMMs of BERT-base / GPT-2 at seq 128 (and 512x768x768): tfc vs oneDNN
-#    dnnl_sgemm and OpenBLAS cblas_sgemm (bench/gemm_bench.cpp);
+# CPU benchmarks, each a ratio against a peer measured in the same run at
+# the same thread count, on whatever CPU runs it (the output names the CPU,
+# its ISA, the ISA tfc's kernels were compiled for, and that ISA's FMA peak
+# measured in the same run by bench/fma_peak.c):
+#  * GEMMs of BERT-base / GPT-2 at seq 128 (and 512x768x768): tfc vs oneDNN's
+#    matmul primitive with its weights reordered once, and OpenBLAS
+#    cblas_sgemm, tfc's output checked against oneDNN's (bench/gemm_bench.cpp);
 #  * BERT-base and GPT-2 small forward at seq 128: tfc vs PyTorch eager
 #    (bench/model_bench.py, which also reports the max abs difference).
 #
 #   bench/run.sh [threads=2] [output file]
+#
+# TFC_BENCH_CPU=NAME compiles tfc's models for that CPU (e.g. x86-64-v3 for
+# the AVX2 kernels on an AVX-512 host); TFC_BENCH_MODELS=0 runs the GEMMs
+# only.
 #
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
@@ -23,7 +30,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 need=()
-for p in libdnnl-dev libopenblas-dev python3-torch python3-numpy; do
+peers=(libdnnl-dev libopenblas-dev)
+[[ ${TFC_BENCH_MODELS:-1} == 0 ]] || peers+=(python3-torch python3-numpy)
+for p in "${peers[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then
@@ -35,6 +44,12 @@ ninja -C "$build" tfc-compile tfc-run tfc-weights tfcrt_shared >/dev/null
 
 clang++-22 -O2 -std=c++17 -I"$root/include" "$root/bench/gemm_bench.cpp" \
   -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -ldnnl -lopenblas -o "$work/gemm_bench"
+clang-22 -O2 "$root/bench/fma_peak.c" -lpthread -o "$work/fma_peak"
+compile_flags=()
+[[ -n ${TFC_BENCH_CPU:-} ]] && compile_flags+=(--cpu="$TFC_BENCH_CPU")
+# The ISA tfc's kernels are tiled for: the module attribute of a tiny model.
+echo 'module { func.func @f(%x: tensor<1x8xf32>) -> tensor<1x8xf32> { return %x : tensor<1x8xf32> } }' > "$work/isa.mlir"
+isa=$("$bin/tfc-compile" "$work/isa.mlir" "${compile_flags[@]}" --emit=linalg | sed -n 's/.*tfc.cpu_isa = "\([a-z0-9]*\)".*/\1/p')
 
 export TFC_NUM_THREADS=$threads OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
 # OpenBLAS pins the main thread to one CPU when it is loaded; every thread
@@ -46,8 +61,9 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 [[ -n $out ]] && : > "$out"
 {
   echo "# tfc CPU benchmarks, $(date -u +%Y-%m-%d), $threads threads"
-  echo "# host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores visible"
-  echo "# tfc $(git -C "$root" rev-parse --short HEAD), compiled for $("$bin/tfc-compile" --version 2>/dev/null | head -1 || true)"
+  echo "# host: $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p')), $(nproc) cores visible; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "# tfc $(git -C "$root" rev-parse --short HEAD), kernels for ${isa:-?}${TFC_BENCH_CPU:+ (--cpu=$TFC_BENCH_CPU)}"
+  "$work/fma_peak" "$isa" "$threads"
 } | report
 
 for shape in "128 768 768" "128 768 2304" "128 768 3072" "128 3072 768" "512 768 768"; do
@@ -61,16 +77,16 @@ module attributes {tfc.model = "gemm_${m}x${k}x${n}"} {
   }
 }
 MLIR
-  "$bin/tfc-compile" "$work/gemm.mlir" -o "$work/gemm.so"
-  "$bin/tfc-weights" "$work/gemm.so" -o "$work/gemm.safetensors" >/dev/null
-  "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work/gemm.safetensors" 50 | report
+  "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" -o "$work/gemm.so"
+  "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work" 50 | report
 done
 
 pythons=(/usr/bin/python3)
 [[ -n ${TFC_TORCH_PYTHON:-} ]] && pythons+=("$TFC_TORCH_PYTHON")
+[[ ${TFC_BENCH_MODELS:-1} == 0 ]] && exit 0
 for model in bert gpt2; do
   tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm
-  "$bin/tfc-compile" "$tfm" -o "$work/$model.so"
+  "$bin/tfc-compile" "$tfm" "${compile_flags[@]}" -o "$work/$model.so"
   "$bin/tfc-weights" "$work/$model.so" -o "$work/$model.safetensors" >/dev/null
   for py in "${pythons[@]}"; do
     "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \

@@ -35,7 +35,13 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights",
+# TFC_TEST_CPU=NAME compiles every model of the suite for that CPU (e.g.
+# x86-64-v3: AVX2 + FMA, the AVX2 kernels) whatever the host is:
+# scripts/test.sh runs the end-to-end tests once more that way.
+_test_cpu = os.environ.get("TFC_TEST_CPU", "")
+_compile = (ToolSubst("tfc-compile", extra_args=["--cpu=" + _test_cpu])
+            if _test_cpu else "tfc-compile")
+tools = ["tfc-opt", _compile, "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
          "tfc-tokenize", "tfc-pack"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -104,6 +104,12 @@ cl::opt<std::string>
              cl::desc("Target features, e.g. +avx512f,+fma (default: the "
                       "host's, or the CPU's)"),
              cl::value_desc("list"));
+cl::opt<std::string> cpuKernels(
+    "cpu-kernels",
+    cl::desc("The instruction set the CPU kernels are tiled for: avx512 or "
+             "avx2 (default: from the target CPU's features). For testing "
+             "and measuring one ISA's kernels on another"),
+    cl::value_desc("isa"));
 cl::opt<std::string> entry("entry",
                            cl::desc("Only compile this entry point"),
                            cl::value_desc("name"));
@@ -314,6 +320,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (!cpuKernels.empty() && cpuKernels != "avx512" && cpuKernels != "avx2") {
+    errs() << "tfc-compile: error: --cpu-kernels=" << cpuKernels
+           << ": expected avx512 or avx2\n";
+    return 1;
+  }
   bool lower = emit != Emit::Tfc && emit != Emit::Ast;
   mlir::tfc::CpuTargetOptions targetOptions;
   targetOptions.cpu = cpu;
@@ -335,7 +346,9 @@ int main(int argc, char **argv) {
       if (cuda)
         mlir::tfc::buildCudaTensorPipeline(pm);
       else
-        mlir::tfc::buildCpuTensorPipeline(pm);
+        mlir::tfc::buildCpuTensorPipeline(
+            pm, cpuKernels.empty() ? mlir::tfc::cpuKernelIsa(targetOptions)
+                                   : std::string(cpuKernels));
     }
     if (emit == Emit::WeightsManifest) {
       mlir::tfc::LowerCpuModelABIOptions abi;

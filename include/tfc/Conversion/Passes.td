@@ -38,7 +38,17 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
     the model ABI pass hoists it into the load-time initialiser. `tfc.matmul`
     with transposed operands gets explicit transposes so that its kernel
     only sees [..., M, K] x [..., K, N].
+
+    The panels' width NR is that of the kernels' instruction set: `isa`
+    (avx512 or avx2) when given, which is also recorded as the module's
+    `tfc.cpu_isa` attribute for the kernel emitters, else the module's
+    attribute, else avx512.
   }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"\"",
+           "The kernels' instruction set: avx512 or avx2 (default: the "
+           "module's tfc.cpu_isa, else avx512)">,
+  ];
   let dependentDialects = ["mlir::tfc::cpu::TfcCpuDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];

@@ -3,15 +3,16 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // C[M, N] = A[M, K] · B[K, N] is computed in register tiles of MR rows x NR
-// columns (kGemmMR x kGemmNR: 8 x 32 = 16 zmm accumulators). For each k the
-// tile loads NR values of B (two vectors) and broadcasts MR values of A,
-// then issues MR x 2 FMAs; bias and activation are applied to the tile in
+// columns, sized per instruction set (KernelConfig.h: AVX-512 8 x 32 = 16 zmm
+// accumulators; AVX2 4 x 24 = 12 ymm). For each k the tile loads NR values
+// of B (NR / width vectors) and broadcasts MR values of A, then issues
+// MR x NR / width FMAs; bias and activation are applied to the tile in
 // registers before it is stored (masked at the right edge).
 //
 // For tfc_cpu.gemm, B is a weight packed at load time into column panels
 // [N/NR, K, NR] so each tile streams one contiguous panel. Parallel tasks are
-// blocks of kGemmMC rows x kGemmPanelsPerTask panels: a task's panels stay in
-// L2 while its rows of A stream past them. tfc.matmul (activations times
+// blocks of MC rows x panelsPerTask panels: a task's panels stay in L2 while
+// its rows of A stream past them. tfc.matmul (activations times
 // activations, e.g. unfused attention) uses the same micro-kernel reading B
 // in place with masked loads.
 //
@@ -37,8 +38,6 @@ using namespace mlir::tfc::cpu;
 
 namespace {
 
-constexpr int64_t kChunks = kGemmNR / kVectorWidth;
-
 /// How a micro-kernel instance reads its operands and writes its tile.
 struct MicroKernelIO {
   /// A[row r of the tile, k] as a scalar.
@@ -49,11 +48,13 @@ struct MicroKernelIO {
   std::function<void(OpBuilder &, Location, int64_t r, int64_t c, Value)> store;
 };
 
-/// One rows x kGemmNR tile: the k loop with the accumulators in registers,
-/// then the store.
-void emitMicroKernel(OpBuilder &b, Location loc, int64_t rows, Value kSize,
-                     const MicroKernelIO &io) {
-  SmallVector<Value> init(rows * kChunks, splatConst(b, loc, 0.0));
+/// One rows x nr tile: the k loop with the accumulators in registers, then
+/// the store.
+void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
+                     int64_t rows, Value kSize, const MicroKernelIO &io) {
+  int64_t kChunks = cfg.chunks();
+  SmallVector<Value> init(rows * kChunks,
+                          splatConst(b, loc, 0.0, cfg.vectorWidth));
   auto loop = scf::ForOp::create(
       b, loc, indexConst(b, loc, 0), kSize, indexConst(b, loc, 1), init,
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
@@ -62,7 +63,7 @@ void emitMicroKernel(OpBuilder &b, Location loc, int64_t rows, Value kSize,
           bv.push_back(io.loadB(b, l, k, c));
         SmallVector<Value> next;
         for (int64_t r = 0; r < rows; ++r) {
-          Value a = splat(b, l, io.loadA(b, l, r, k));
+          Value a = splat(b, l, io.loadA(b, l, r, k), cfg.vectorWidth);
           for (int64_t c = 0; c < kChunks; ++c)
             next.push_back(
                 math::FmaOp::create(b, l, a, bv[c], acc[r * kChunks + c]));
@@ -74,12 +75,13 @@ void emitMicroKernel(OpBuilder &b, Location loc, int64_t rows, Value kSize,
       io.store(b, loc, r, c, loop.getResult(r * kChunks + c));
 }
 
-/// Runs `body(m0, rows)` over [begin, end) in tiles of kGemmMR rows and then
+/// Runs `body(m0, rows)` over [begin, end) in tiles of cfg.mr rows and then
 /// single rows for the remainder.
-void forRowTiles(OpBuilder &b, Location loc, Value begin, Value end,
+void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
+                 Value begin, Value end,
                  function_ref<void(OpBuilder &, Location, Value, int64_t)>
                      body) {
-  Value mr = indexConst(b, loc, kGemmMR);
+  Value mr = indexConst(b, loc, cfg.mr);
   Value count = arith::SubIOp::create(b, loc, end, begin);
   Value full = arith::AddIOp::create(
       b, loc, begin,
@@ -87,7 +89,7 @@ void forRowTiles(OpBuilder &b, Location loc, Value begin, Value end,
                             mr));
   scf::ForOp::create(b, loc, begin, full, mr, ValueRange{},
                      [&](OpBuilder &b, Location l, Value m0, ValueRange) {
-                       body(b, l, m0, kGemmMR);
+                       body(b, l, m0, cfg.mr);
                        scf::YieldOp::create(b, l);
                      });
   scf::ForOp::create(b, loc, full, end, indexConst(b, loc, 1), ValueRange{},
@@ -153,48 +155,59 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
     bias = contiguous(b, loc, bias);
   auto pType = cast<MemRefType>(packed.getType());
   int64_t panels = pType.getDimSize(0);
+  // The module's ISA gives the tile; the panels' NR always wins (a pack
+  // made for another ISA, or by hand in a test, is still read right).
+  GemmConfig cfg = gemmConfigFor(op);
+  if (int64_t nr = pType.getDimSize(2); nr != cfg.nr) {
+    cfg = nr == kGemmAvx512.nr ? kGemmAvx512
+          : nr == kGemmAvx2.nr ? kGemmAvx2
+                               : cfg;
+    cfg.nr = nr;
+    cfg.vectorWidth = nr % 16 == 0 ? 16 : nr % 8 == 0 ? 8 : nr % 4 == 0 ? 4 : 1;
+  }
+  int64_t kChunks = cfg.chunks(), width = cfg.vectorWidth;
   int64_t n = cast<MemRefType>(out.getType()).getShape().back();
   Activation activation = op.getActivation();
   Value m = memref::DimOp::create(b, loc, a, 0);
   Value k = memref::DimOp::create(b, loc, a, 1);
   Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
-  Value mBlocks = ceilDiv(b, loc, m, kGemmMC);
+  Value mBlocks = ceilDiv(b, loc, m, cfg.mc);
   Value pGroups = indexConst(
-      b, loc, (panels + kGemmPanelsPerTask - 1) / kGemmPanelsPerTask);
+      b, loc, (panels + cfg.panelsPerTask - 1) / cfg.panelsPerTask);
   scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{mBlocks, pGroups},
       ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value mBegin =
-            arith::MulIOp::create(b, l, ivs[0], indexConst(b, l, kGemmMC));
+            arith::MulIOp::create(b, l, ivs[0], indexConst(b, l, cfg.mc));
         Value mEnd = minIndex(
-            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, kGemmMC)),
+            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
             m);
         Value pBegin = arith::MulIOp::create(
-            b, l, ivs[1], indexConst(b, l, kGemmPanelsPerTask));
+            b, l, ivs[1], indexConst(b, l, cfg.panelsPerTask));
         Value pEnd = minIndex(
             b, l,
             arith::AddIOp::create(b, l, pBegin,
-                                  indexConst(b, l, kGemmPanelsPerTask)),
+                                  indexConst(b, l, cfg.panelsPerTask)),
             indexConst(b, l, panels));
         scf::ForOp::create(
             b, l, pBegin, pEnd, one, ValueRange{},
             [&](OpBuilder &b, Location l, Value p, ValueRange) {
-              Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, kGemmNR));
+              Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
               Value valid = arith::SubIOp::create(b, l, indexConst(b, l, n), n0);
               SmallVector<Value> masks, cols;
               for (int64_t ch = 0; ch < kChunks; ++ch) {
-                Value off = indexConst(b, l, ch * kVectorWidth);
-                masks.push_back(
-                    laneMask(b, l, arith::SubIOp::create(b, l, valid, off)));
+                Value off = indexConst(b, l, ch * width);
+                masks.push_back(laneMask(
+                    b, l, arith::SubIOp::create(b, l, valid, off), width));
                 cols.push_back(arith::AddIOp::create(b, l, n0, off));
               }
               SmallVector<Value> biasVecs;
               for (int64_t ch = 0; ch < kChunks; ++ch)
                 biasVecs.push_back(
                     bias ? maskedLoad(b, l, bias, ValueRange{cols[ch]},
-                                      masks[ch], splatConst(b, l, 0.0))
+                                      masks[ch], splatConst(b, l, 0.0, width))
                          : Value());
-              forRowTiles(b, l, mBegin, mEnd, [&](OpBuilder &b, Location l,
+              forRowTiles(b, l, cfg, mBegin, mEnd, [&](OpBuilder &b, Location l,
                                                   Value m0, int64_t rows) {
                 SmallVector<Value> rowIdx;
                 for (int64_t r = 0; r < rows; ++r)
@@ -208,10 +221,10 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                     },
                     [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
                       return vector::LoadOp::create(
-                                 b, l, vecType(b.getContext()), packed,
+                                 b, l, vecType(b.getContext(), width), packed,
                                  ValueRange{p, kk,
                                             indexConst(b, l,
-                                                       ch * kVectorWidth)})
+                                                       ch * width)})
                           .getResult();
                     },
                     [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
@@ -222,7 +235,7 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                       maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
                                   masks[ch]);
                     }};
-                emitMicroKernel(b, l, rows, k, io);
+                emitMicroKernel(b, l, cfg, rows, k, io);
               });
               scf::YieldOp::create(b, l);
             });
@@ -237,6 +250,8 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
   auto lType = cast<MemRefType>(lhs.getType());
   auto rType = cast<MemRefType>(rhs.getType());
   int64_t rank = outType.getRank();
+  const GemmConfig &cfg = gemmConfigFor(op);
+  int64_t kChunks = cfg.chunks(), width = cfg.vectorWidth;
   Value m = memref::DimOp::create(b, loc, out, rank - 2);
   Value n = memref::DimOp::create(b, loc, out, rank - 1);
   Value k = memref::DimOp::create(b, loc, lhs, lType.getRank() - 1);
@@ -248,7 +263,7 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
     steps.push_back(one);
   }
   lbs.push_back(zero);
-  ubs.push_back(ceilDiv(b, loc, m, kGemmMC));
+  ubs.push_back(ceilDiv(b, loc, m, cfg.mc));
   steps.push_back(one);
   scf::ParallelOp::create(
       b, loc, lbs, ubs, steps, [&](OpBuilder &b, Location l, ValueRange ivs) {
@@ -256,22 +271,22 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
         SmallVector<Value> lb = operandBatchIndices(b, l, lType, outType, batch);
         SmallVector<Value> rb = operandBatchIndices(b, l, rType, outType, batch);
         Value mBegin =
-            arith::MulIOp::create(b, l, ivs.back(), indexConst(b, l, kGemmMC));
+            arith::MulIOp::create(b, l, ivs.back(), indexConst(b, l, cfg.mc));
         Value mEnd = minIndex(
-            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, kGemmMC)),
+            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
             m);
         scf::ForOp::create(
-            b, l, zero, n, indexConst(b, l, kGemmNR), ValueRange{},
+            b, l, zero, n, indexConst(b, l, cfg.nr), ValueRange{},
             [&](OpBuilder &b, Location l, Value n0, ValueRange) {
               Value valid = arith::SubIOp::create(b, l, n, n0);
               SmallVector<Value> masks, cols;
               for (int64_t ch = 0; ch < kChunks; ++ch) {
-                Value off = indexConst(b, l, ch * kVectorWidth);
-                masks.push_back(
-                    laneMask(b, l, arith::SubIOp::create(b, l, valid, off)));
+                Value off = indexConst(b, l, ch * width);
+                masks.push_back(laneMask(
+                    b, l, arith::SubIOp::create(b, l, valid, off), width));
                 cols.push_back(arith::AddIOp::create(b, l, n0, off));
               }
-              forRowTiles(b, l, mBegin, mEnd, [&](OpBuilder &b, Location l,
+              forRowTiles(b, l, cfg, mBegin, mEnd, [&](OpBuilder &b, Location l,
                                                   Value m0, int64_t rows) {
                 SmallVector<Value> rowIdx;
                 for (int64_t r = 0; r < rows; ++r)
@@ -291,14 +306,14 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
                     },
                     [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
                       return maskedLoad(b, l, rhs, with(rb, kk, cols[ch]),
-                                        masks[ch], splatConst(b, l, 0.0));
+                                        masks[ch], splatConst(b, l, 0.0, width));
                     },
                     [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
                         Value v) {
                       maskedStore(b, l, v, out,
                                   with(batch, rowIdx[r], cols[ch]), masks[ch]);
                     }};
-                emitMicroKernel(b, l, rows, k, io);
+                emitMicroKernel(b, l, cfg, rows, k, io);
               });
               scf::YieldOp::create(b, l);
             });

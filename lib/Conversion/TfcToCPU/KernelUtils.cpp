@@ -10,12 +10,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::tfc::cpu;
 
-VectorType tfc::cpu::vecType(MLIRContext *ctx) {
-  return VectorType::get({kVectorWidth}, Float32Type::get(ctx));
+VectorType tfc::cpu::vecType(MLIRContext *ctx, int64_t width) {
+  return VectorType::get({width}, Float32Type::get(ctx));
 }
 
 Value tfc::cpu::indexConst(OpBuilder &b, Location loc, int64_t v) {
@@ -26,25 +27,30 @@ Value tfc::cpu::f32Const(OpBuilder &b, Location loc, double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
 
-Value tfc::cpu::splat(OpBuilder &b, Location loc, Value scalar) {
-  return vector::BroadcastOp::create(b, loc, vecType(b.getContext()), scalar);
+Value tfc::cpu::splat(OpBuilder &b, Location loc, Value scalar,
+                      int64_t width) {
+  return vector::BroadcastOp::create(b, loc, vecType(b.getContext(), width),
+                                     scalar);
 }
 
-Value tfc::cpu::splatConst(OpBuilder &b, Location loc, double v) {
-  VectorType t = vecType(b.getContext());
+Value tfc::cpu::splatConst(OpBuilder &b, Location loc, double v,
+                           int64_t width) {
+  VectorType t = vecType(b.getContext(), width);
   return arith::ConstantOp::create(
       b, loc, t, DenseElementsAttr::get(t, b.getF32FloatAttr(v)));
 }
 
-Value tfc::cpu::laneMask(OpBuilder &b, Location loc, Value remaining) {
-  auto t = VectorType::get({kVectorWidth}, b.getI1Type());
+Value tfc::cpu::laneMask(OpBuilder &b, Location loc, Value remaining,
+                         int64_t width) {
+  auto t = VectorType::get({width}, b.getI1Type());
   return vector::CreateMaskOp::create(b, loc, t, ValueRange{remaining});
 }
 
 Value tfc::cpu::maskedLoad(OpBuilder &b, Location loc, Value memref,
                            ValueRange indices, Value mask, Value passthru) {
-  return vector::MaskedLoadOp::create(b, loc, vecType(b.getContext()), memref,
-                                      indices, mask, passthru);
+  return vector::MaskedLoadOp::create(
+      b, loc, cast<VectorType>(passthru.getType()), memref, indices, mask,
+      passthru);
 }
 
 void tfc::cpu::maskedStore(OpBuilder &b, Location loc, Value value,
@@ -130,4 +136,23 @@ Value tfc::cpu::contiguous(OpBuilder &b, Location loc, Value memref,
 
 Value tfc::cpu::ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d) {
   return arith::CeilDivUIOp::create(b, loc, a, indexConst(b, loc, d));
+}
+
+const tfc::cpu::GemmConfig *tfc::cpu::gemmConfigForIsa(StringRef isa) {
+  if (isa == "avx512")
+    return &kGemmAvx512;
+  if (isa == "avx2")
+    return &kGemmAvx2;
+  return nullptr;
+}
+
+const tfc::cpu::GemmConfig &tfc::cpu::gemmConfigFor(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
+      if (const GemmConfig *config = gemmConfigForIsa(isa.getValue()))
+        return *config;
+  return kGemmAvx512;
 }

@@ -11,20 +11,25 @@
 #ifndef TFC_LIB_CONVERSION_TFCTOCPU_KERNELUTILS_H
 #define TFC_LIB_CONVERSION_TFCTOCPU_KERNELUTILS_H
 
+#include "KernelConfig.h"
+
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tfc::cpu {
 
-/// vector<kVectorWidth x f32>.
-VectorType vecType(MLIRContext *ctx);
+/// vector<width x f32> (by default kVectorWidth, the row kernels' width; the
+/// GEMM passes its ISA's).
+VectorType vecType(MLIRContext *ctx, int64_t width = kVectorWidth);
 Value indexConst(OpBuilder &b, Location loc, int64_t v);
 Value f32Const(OpBuilder &b, Location loc, double v);
-Value splat(OpBuilder &b, Location loc, Value scalar);
-Value splatConst(OpBuilder &b, Location loc, double v);
+Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width = kVectorWidth);
+Value splatConst(OpBuilder &b, Location loc, double v, int64_t width = kVectorWidth);
 
 /// The mask of the first min(remaining, width) lanes.
-Value laneMask(OpBuilder &b, Location loc, Value remaining);
+Value laneMask(OpBuilder &b, Location loc, Value remaining,
+               int64_t width = kVectorWidth);
+/// A vector of the passthru's type.
 Value maskedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
                  Value mask, Value passthru);
 void maskedStore(OpBuilder &b, Location loc, Value value, Value memref,

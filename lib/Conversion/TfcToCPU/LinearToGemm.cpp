@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelConfig.h"
+#include "KernelUtils.h"
 
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
@@ -26,7 +27,9 @@ using namespace mlir::tfc;
 namespace {
 
 struct LinearToGemm : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LinearToGemm(MLIRContext *ctx, int64_t nr)
+      : OpRewritePattern<LinearOp>(ctx), nr(nr) {}
+  int64_t nr;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     auto wType = cast<RankedTensorType>(op.getWeight().getType());
@@ -45,7 +48,6 @@ struct LinearToGemm : OpRewritePattern<LinearOp> {
     if (!sType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "the weight shape is dynamic");
     int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-    int64_t nr = cpu::kGemmNR;
     auto packedType =
         RankedTensorType::get({(n + nr - 1) / nr, k, nr}, wType.getElementType());
     Value packed =
@@ -83,9 +85,21 @@ struct ExplicitMatmulTransposes : OpRewritePattern<MatmulOp> {
 
 struct ConvertLinearToGemmPass
     : tfc::impl::ConvertLinearToGemmBase<ConvertLinearToGemmPass> {
+  using Base::Base;
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!isa.empty()) {
+      if (!cpu::gemmConfigForIsa(isa)) {
+        module.emitError("unknown CPU kernel instruction set '")
+            << isa << "' (expected avx512 or avx2)";
+        return signalPassFailure();
+      }
+      module->setAttr(cpu::kCpuIsaAttr,
+                      StringAttr::get(&getContext(), isa));
+    }
     RewritePatternSet patterns(&getContext());
-    patterns.add<LinearToGemm, ExplicitMatmulTransposes>(&getContext());
+    patterns.add<LinearToGemm>(&getContext(), cpu::gemmConfigFor(module).nr);
+    patterns.add<ExplicitMatmulTransposes>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult r = getOperation().walk([](LinearOp op) {

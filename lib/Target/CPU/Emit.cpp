@@ -49,6 +49,27 @@ tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
   return options;
 }
 
+std::string tfc::cpuKernelIsa(const CpuTargetOptions &options) {
+  // What the CPU (with its explicit feature changes) has, as LLVM's subtarget
+  // tables say: the AVX-512 kernels need AVX512F, the AVX2 ones AVX2 + FMA
+  // (LLVM lowers their vectors to whatever the CPU has otherwise).
+  static bool initialised = [] {
+    llvm::InitializeNativeTarget();
+    return true;
+  }();
+  (void)initialised;
+  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "avx512";
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(
+      triple, options.cpu.empty() ? "x86-64" : options.cpu, options.features));
+  if (!sti)
+    return "avx512";
+  return sti->checkFeatures("+avx512f") ? "avx512" : "avx2";
+}
+
 namespace {
 
 const char *kTriple = "x86_64-unknown-linux-gnu";

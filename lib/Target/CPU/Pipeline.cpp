@@ -30,8 +30,10 @@
 
 using namespace mlir;
 
-void tfc::buildCpuTensorPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertLinearToGemm());
+void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa) {
+  ConvertLinearToGemmOptions gemm;
+  gemm.isa = isa.str();
+  pm.addPass(createConvertLinearToGemm(gemm));
   pm.addPass(createConvertTfcToLinalg());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());

@@ -40,13 +40,18 @@ std::string hostCpuName();
 std::string hostCpuFeatures();
 /// Fills in the host CPU/features where `options` leaves them empty.
 CpuTargetOptions resolveCpuTarget(CpuTargetOptions options);
+/// The instruction set the CPU kernels are tiled for on this target: "avx512"
+/// when it has AVX512F, else "avx2" (KernelConfig.h).
+std::string cpuKernelIsa(const CpuTargetOptions &options);
 
 /// Dialects, interfaces and bufferisation/translation models the CPU
 /// pipeline needs.
 void registerCpuTargetDialects(DialectRegistry &registry);
 
-/// Stage 1: fused tfc -> linalg/tensor + CPU kernel ops (`--emit=linalg`).
-void buildCpuTensorPipeline(OpPassManager &pm);
+/// Stage 1: fused tfc -> linalg/tensor + CPU kernel ops (`--emit=linalg`),
+/// the kernels tiled for `isa` (cpuKernelIsa; empty: the module's
+/// tfc.cpu_isa attribute, else avx512).
+void buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa = "");
 /// Stage 2: model ABI, bufferisation, kernels, threads, LLVM dialect.
 /// The model ABI (weights table, init, entries) for `host`, one-shot
 /// bufferisation (kernel ops become the module target's kernels), ownership

@@ -1,0 +1,46 @@
+// The GEMM kernels of a module whose kernels are tiled for AVX2
+// (tfc.cpu_isa = "avx2", KernelConfig.h): 4 x 24 register tiles of 8-lane
+// vectors, 12 accumulators (+ 3 vectors of B + 1 broadcast of A: 16 ymm),
+// tasks of 64 rows x 6 panels; tfc.matmul uses the same tile with masked
+// loads of B. (kernels.mlir has the AVX-512 ones.)
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
+
+// N = 60 in 3 panels of 24: three 8-lane chunks per tile, the masks cut at 60.
+// CHECK-LABEL: func @gemm_avx2
+// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<3x64x24xf32>) -> memref<?x60xf32>
+// CHECK: %[[MB:.*]] = arith.ceildivui %{{.*}}, %c64 : index
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %c1{{.*}})
+// CHECK: %[[N0:.*]] = arith.muli %{{.*}}, %c24 : index
+// CHECK: vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK: vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK: vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK: scf.for %{{.*}} step %c4
+// CHECK: %[[ACC:.*]]:12 = scf.for
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<3x64x24xf32>, vector<8xf32>
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c8{{.*}}] : memref<3x64x24xf32>, vector<8xf32>
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c16{{.*}}] : memref<3x64x24xf32>, vector<8xf32>
+// CHECK-COUNT-12: math.fma %{{.*}} : vector<8xf32>
+// CHECK-COUNT-12: vector.maskedstore %{{.*}} : memref<?x60xf32>, vector<8xi1>, vector<8xf32>
+// The remainder rows, one at a time: 3 accumulators.
+// CHECK: %{{.*}}:3 = scf.for
+module attributes {tfc.cpu_isa = "avx2"} {
+  func.func @gemm_avx2(%x: tensor<?x64xf32>, %w: tensor<3x64x24xf32>) -> tensor<?x60xf32> {
+    %0 = tfc_cpu.gemm %x, %w : (tensor<?x64xf32>, tensor<3x64x24xf32>) -> tensor<?x60xf32>
+    return %0 : tensor<?x60xf32>
+  }
+}
+
+// -----
+
+// Activations times activations: 24-column strips read with masked loads.
+// CHECK-LABEL: func @matmul_avx2
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c24
+// CHECK: %{{.*}}:12 = scf.for
+// CHECK-COUNT-3: vector.maskedload %{{.*}} : memref<?x?x?xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK-COUNT-12: math.fma
+module attributes {tfc.cpu_isa = "avx2"} {
+  func.func @matmul_avx2(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+    %0 = tfc.matmul %a, %b : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    return %0 : tensor<?x?x?xf32>
+  }
+}
