@@ -2,7 +2,14 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-//   gemm_bench M K N model.so scratch-dir [iterations]
+//   gemm_bench_tfc   M K N model.so scratch-dir [iterations]
+//   gemm_bench_peers M K N scratch-dir [iterations]
+//
+// One source, two programs (bench/run.sh builds both, -DTFC_BENCH_PEERS for
+// the second): tfc is timed in a process that does not load oneDNN or
+// OpenBLAS, whose thread pools (OpenMP, OpenBLAS's servers pinning and
+// spinning at start-up) otherwise took one of the two cores from tfc's
+// threads in some processes and halved its speed at random.
 //
 // Times y = x · Wᵀ for x [M, K], W [N, K] three ways in one process, all with
 // the same thread count (TFC_NUM_THREADS / OMP_NUM_THREADS, set by
@@ -14,17 +21,20 @@
 //    the layout the primitive asks for (format_tag::any): how inference
 //    engines use oneDNN, with no repacking per call;
 //  * OpenBLAS's cblas_sgemm (which packs per call; a second peer).
-// W is written to scratch-dir/w.safetensors and bound to the model, so tfc's
-// output is checked against oneDNN's (max |diff| relative to max |y|; the
-// line says MISMATCH above 1e-5). Prints one line with the median times,
-// GFLOP/s and the ratios tfc / peer.
+// The tfc program writes W to scratch-dir/w.safetensors, binds it, and
+// writes its output and median time to scratch-dir/tfc.bin; the peers
+// program uses the same W and checks tfc's output against oneDNN's (max
+// |diff| relative to max |y|; the line says MISMATCH above 1e-5). It prints
+// one line with the median times, GFLOP/s and the ratios tfc / peer.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/tfc.h"
-
+#ifdef TFC_BENCH_PEERS
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
+#else
+#include "tfc/Runtime/tfc.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -51,11 +61,14 @@ double medianMs(int iterations, const std::function<void()> &fn) {
   return times[times.size() / 2];
 }
 
+#ifndef TFC_BENCH_PEERS
 int fail(const char *what) {
   std::fprintf(stderr, "gemm_bench: %s: %s\n", what, tfc_last_error());
   return 1;
 }
+#endif
 
+#ifndef TFC_BENCH_PEERS
 /// A one-tensor .safetensors file: "w", f32 [n, k].
 bool writeWeights(const std::string &path, const std::vector<float> &w,
                   long n, long k) {
@@ -74,30 +87,40 @@ bool writeWeights(const std::string &path, const std::vector<float> &w,
             std::fwrite(w.data(), sizeof(float), w.size(), f) == w.size();
   return std::fclose(f) == 0 && ok;
 }
+#endif
 
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 6) {
-    std::fprintf(stderr,
-                 "usage: gemm_bench M K N model.so scratch-dir [iters]\n");
+#ifdef TFC_BENCH_PEERS
+  const int argScratch = 4, argIters = 5;
+#else
+  const int argScratch = 5, argIters = 6;
+#endif
+  if (argc <= argScratch) {
+    std::fprintf(stderr, "usage: gemm_bench_tfc M K N model.so scratch-dir "
+                         "[iters]\n       gemm_bench_peers M K N scratch-dir "
+                         "[iters]\n");
     return 2;
   }
   long m = std::atol(argv[1]), k = std::atol(argv[2]), n = std::atol(argv[3]);
-  std::string scratch = argv[5];
-  int iterations = argc > 6 ? std::atoi(argv[6]) : 50;
+  std::string scratch = argv[argScratch];
+  int iterations = argc > argIters ? std::atoi(argv[argIters]) : 50;
 
-  std::vector<float> x(m * k), w(n * k);
+  std::vector<float> x(m * k), w(n * k), yTfc(m * n);
   for (long i = 0; i < m * k; ++i)
     x[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   for (long i = 0; i < n * k; ++i)
     w[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
+  std::string resultPath = scratch + "/tfc.bin";
+  double tfcMs = 0;
+
+#ifndef TFC_BENCH_PEERS
   std::string wPath = scratch + "/w.safetensors";
   if (!writeWeights(wPath, w, n, k)) {
     std::fprintf(stderr, "gemm_bench: cannot write %s\n", wPath.c_str());
     return 1;
   }
-
   tfc_model *model;
   if (tfc_model_load(argv[4], &model) != TFC_OK)
     return fail("load");
@@ -110,20 +133,36 @@ int main(int argc, char **argv) {
   in.shape[1] = k;
   in.data = x.data();
   tfc_tensor out = {};
-  std::vector<float> yTfc(m * n);
   if (tfc_run(model, "forward", &in, 1, &out, 1) != TFC_OK)
     return fail("run");
   std::copy_n(static_cast<const float *>(out.data), m * n, yTfc.data());
   tfc_tensor_release(&out);
   bool ok = true;
-  double tfcMs = medianMs(iterations, [&] {
+  tfcMs = medianMs(iterations, [&] {
     if (tfc_run(model, "forward", &in, 1, &out, 1) != TFC_OK)
       ok = false;
     tfc_tensor_release(&out);
   });
   if (!ok)
     return fail("run");
-
+  tfc_model_free(model);
+  FILE *f = std::fopen(resultPath.c_str(), "wb");
+  if (!f || std::fwrite(&tfcMs, sizeof(double), 1, f) != 1 ||
+      std::fwrite(yTfc.data(), sizeof(float), yTfc.size(), f) != yTfc.size() ||
+      std::fclose(f) != 0) {
+    std::fprintf(stderr, "gemm_bench: cannot write %s\n", resultPath.c_str());
+    return 1;
+  }
+  return 0;
+#else
+  FILE *f = std::fopen(resultPath.c_str(), "rb");
+  if (!f || std::fread(&tfcMs, sizeof(double), 1, f) != 1 ||
+      std::fread(yTfc.data(), sizeof(float), yTfc.size(), f) != yTfc.size()) {
+    std::fprintf(stderr, "gemm_bench: cannot read %s (run gemm_bench_tfc "
+                         "first)\n", resultPath.c_str());
+    return 1;
+  }
+  std::fclose(f);
   // oneDNN: weights [K, N] viewed on W [N, K] (format "ba"), reordered once
   // into the primitive's layout.
   using namespace dnnl;
@@ -172,6 +211,6 @@ int main(int argc, char **argv) {
               gflop / dnnlMs * 1e3, blasMs, gflop / blasMs * 1e3,
               dnnlMs / tfcMs, blasMs / tfcMs, rel,
               rel > 1e-5 ? " MISMATCH" : "");
-  tfc_model_free(model);
   return rel > 1e-5 ? 1 : 0;
+#endif
 }
