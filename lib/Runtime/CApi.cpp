@@ -124,6 +124,12 @@ const char *tfc_model_notes(const tfc_model *model) {
   return model ? model->notes.c_str() : "";
 }
 
+const char *tfc_model_cpu_variant(const tfc_model *model) {
+  if (!model || model->variant.size() < 2)
+    return "";
+  return model->variant.c_str() + 2;
+}
+
 void tfc_model_free(tfc_model *model) { delete model; }
 
 tfc_status tfc_set_num_threads(int n) {

@@ -26,6 +26,10 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -159,7 +163,15 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
     return setError(TFC_ERR_UNSUPPORTED_HOST, path + ": " + why);
   // dlopen dies of SIGBUS on a truncated library and runs the constructors
   // of any library: read the file first (ElfCheck.h).
-  switch (checkModelLibrary(path, "tfc_model_metadata", why)) {
+  ElfCheck check = checkModelLibrary(path, "tfc_model_metadata", why);
+  if (check == ElfCheck::NoSymbol) {
+    // A multi-versioned library: suffixed metadata, a list of variants.
+    std::string variantsWhy;
+    if (checkModelLibrary(path, "tfc_model_variants", variantsWhy) ==
+        ElfCheck::Ok)
+      check = ElfCheck::Ok;
+  }
+  switch (check) {
   case ElfCheck::Ok:
     break;
   case ElfCheck::Malformed:
@@ -188,40 +200,52 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
     return addr != nullptr;
   };
 
-  void *metadata;
-  if (!symbol("tfc_model_metadata", metadata))
-    return setError(TFC_ERR_INVALID_MODEL,
-                    path + ": not a tfc model: it does not export "
-                           "'tfc_model_metadata'");
+  // The variant to run: "" for a single-build library, else the first of
+  // tfc_model_variants whose target this host runs (TFC_CPU_VARIANT picks
+  // one by name instead).
   std::string error;
-  if (!readMetadata(static_cast<const char *>(metadata), model->metadataText,
-                    error) ||
-      !parseModelMetadata(model->metadataText, model->spec, error))
-    return setError(TFC_ERR_INVALID_MODEL, path + ": " + error);
-  const ModelSpec &spec = model->spec;
-
-  if (runnable) {
-    std::string why = checkHostTarget(spec.target);
-    if (!why.empty())
-      return setError(TFC_ERR_UNSUPPORTED_HOST, path + ": " + why);
+  void *variants = nullptr;
+  if (symbol("tfc_model_variants", variants)) {
+    tfc_status status = model->chooseVariant(
+        static_cast<const char *>(variants), runnable, symbol);
+    if (status != TFC_OK)
+      return status;
+  } else {
+    void *metadata;
+    if (!symbol("tfc_model_metadata", metadata))
+      return setError(TFC_ERR_INVALID_MODEL,
+                      path + ": not a tfc model: it does not export "
+                             "'tfc_model_metadata'");
+    if (!readMetadata(static_cast<const char *>(metadata),
+                      model->metadataText, error) ||
+        !parseModelMetadata(model->metadataText, model->spec, error))
+      return setError(TFC_ERR_INVALID_MODEL, path + ": " + error);
+    if (runnable) {
+      std::string why = checkHostTarget(model->spec.target);
+      if (!why.empty())
+        return setError(TFC_ERR_UNSUPPORTED_HOST, path + ": " + why);
+    }
   }
+  const ModelSpec &spec = model->spec;
+  const std::string &suffix = model->variant;
 
   void *hooks, *init;
-  if (!symbol("tfc_model_hooks", hooks))
+  if (!symbol("tfc_model_hooks" + suffix, hooks))
     return setError(TFC_ERR_INVALID_MODEL,
                     path + ": not a tfc model: it does not export "
-                           "'tfc_model_hooks'");
-  if (!symbol("tfc_model_init", init))
+                           "'tfc_model_hooks" + suffix + "'");
+  if (!symbol("tfc_model_init" + suffix, init))
     return setError(TFC_ERR_INVALID_MODEL,
                     path + ": not a tfc model: it does not export "
-                           "'tfc_model_init'");
+                           "'tfc_model_init" + suffix + "'");
   model->init = reinterpret_cast<InitFn>(init);
   for (const EntrySpec &e : spec.entries) {
     void *fn;
-    if (!symbol(e.symbol, fn))
+    if (!symbol(e.symbol + suffix, fn))
       return setError(TFC_ERR_INVALID_MODEL,
                       path + ": entry '" + e.name + "' names symbol '" +
-                          e.symbol + "', which the library does not export");
+                          e.symbol + suffix +
+                          "', which the library does not export");
     model->entryFns.push_back(reinterpret_cast<EntryFn>(fn));
   }
 
@@ -609,6 +633,10 @@ tfc_status tfc_model::computeLibraryKey() {
   uint64_t key = 0;
   if (!hashLibraryFile(path, key, error))
     return setError(TFC_ERR_IO, error);
+  // The variant's constants are what a packed file holds: its suffix is
+  // part of the key.
+  for (char c : variant)
+    key = (key ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
   libraryKey = key == 0 ? 1 : key;
   return TFC_OK;
 }
@@ -730,4 +758,106 @@ tfc_status tfc_model::saveWeights(const char *pathArg) {
   if (!writePackedWeights(pathArg, libraryKey, slots, error))
     return setError(TFC_ERR_IO, error);
   return TFC_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Multi-versioned libraries (docs/abi.md, "CPU variants")
+//===----------------------------------------------------------------------===//
+
+tfc_status tfc_model::chooseVariant(
+    const char *list, bool runnableModel,
+    const std::function<bool(const std::string &, void *&)> &symbol) {
+  std::string text, error;
+  if (!readMetadata(list, text, error))
+    return setError(TFC_ERR_INVALID_MODEL,
+                    path + ": tfc_model_variants: " + error);
+  std::vector<std::string> suffixes;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string s = text.substr(begin, end - begin);
+    bool ok = s.size() > 2 && s.size() <= 64 && s.compare(0, 2, "__") == 0;
+    for (char c : s)
+      ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ok || suffixes.size() >= 16)
+      return setError(TFC_ERR_INVALID_MODEL,
+                      path + ": tfc_model_variants: '" + text +
+                          "' is not a list of at most 16 suffixes "
+                          "(\"__name,__name\")");
+    suffixes.push_back(s);
+    begin = end + 1;
+  }
+  const char *forced = std::getenv("TFC_CPU_VARIANT");
+  std::string wanted;
+  if (forced && *forced) {
+    wanted = forced;
+    if (wanted.compare(0, 2, "__") != 0)
+      wanted = "__" + wanted;
+    for (char &c : wanted)
+      if (!std::isalnum(static_cast<unsigned char>(c)))
+        c = '_';
+    if (std::find(suffixes.begin(), suffixes.end(), wanted) ==
+        suffixes.end()) {
+      std::string names;
+      for (const std::string &s : suffixes)
+        names += (names.empty() ? "" : ", ") + s.substr(2);
+      return setError(TFC_ERR_UNSUPPORTED_HOST,
+                      path + ": TFC_CPU_VARIANT=" + forced +
+                          ": the library has the variants " + names);
+    }
+  }
+  std::string reasons;
+  // Inspecting (not running) still describes the variant this host would
+  // run, else the first.
+  std::string fallbackText, fallbackSuffix;
+  ModelSpec fallback;
+  for (const std::string &suffix : suffixes) {
+    if (!wanted.empty() && suffix != wanted)
+      continue;
+    void *metadata;
+    if (!symbol("tfc_model_metadata" + suffix, metadata))
+      return setError(TFC_ERR_INVALID_MODEL,
+                      path + ": variant " + suffix.substr(2) +
+                          ": the library does not export "
+                          "'tfc_model_metadata" + suffix + "'");
+    std::string metadataText;
+    ModelSpec candidate;
+    if (!readMetadata(static_cast<const char *>(metadata), metadataText,
+                      error) ||
+        !parseModelMetadata(metadataText, candidate, error))
+      return setError(TFC_ERR_INVALID_MODEL, path + ": variant " +
+                                                 suffix.substr(2) + ": " +
+                                                 error);
+    std::string why = checkHostTarget(candidate.target);
+    if (!why.empty()) {
+      reasons += "\n  " + suffix.substr(2) + ": " + why;
+      if (!runnableModel && fallbackSuffix.empty()) {
+        fallbackText = metadataText;
+        fallback = candidate;
+        fallbackSuffix = suffix;
+      }
+      continue;
+    }
+    metadataText.swap(this->metadataText);
+    spec = std::move(candidate);
+    variant = suffix;
+    variants = suffixes;
+    return TFC_OK;
+  }
+  if (!fallbackSuffix.empty()) {
+    metadataText = std::move(fallbackText);
+    spec = std::move(fallback);
+    variant = fallbackSuffix;
+    variants = suffixes;
+    return TFC_OK;
+  }
+  return setError(TFC_ERR_UNSUPPORTED_HOST,
+                  path + ": this host runs none of the library's CPU "
+                         "variants" +
+                      (wanted.empty() ? std::string()
+                                      : " (TFC_CPU_VARIANT=" +
+                                            std::string(forced) + ")") +
+                      ":" + reasons);
 }

@@ -26,6 +26,7 @@
 #include "tfc/Runtime/tfc.h"
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <mutex>
@@ -76,6 +77,10 @@ struct tfc_model {
                  tfc_tensor *outputs, size_t numOutputs);
 
   std::string path;
+  /// The CPU variant run ("__x86_64_v4") of a multi-versioned library, and
+  /// all its variants; empty for a single-build library.
+  std::string variant;
+  std::vector<std::string> variants;
   void *handle = nullptr;
   bool runnable = false;
   std::string metadataText;
@@ -109,6 +114,12 @@ private:
   tfc_status bind(std::unique_ptr<tfc::rt::WeightSource> file,
                   const std::string &fileName);
   tfc_status bindPacked(const std::string &fileName);
+  /// Picks the variant of `list` (tfc_model_variants) to run, or reports
+  /// why none can; sets variant, variants, metadataText and spec.
+  tfc_status
+  chooseVariant(const char *list, bool runnableModel,
+                const std::function<bool(const std::string &, void *&)>
+                    &symbol);
   tfc_status computeLibraryKey();
   /// After init: frees or unmaps what only init read (PackedWeights.h).
   void releaseInitOnlyWeights();

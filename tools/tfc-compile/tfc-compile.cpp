@@ -104,6 +104,12 @@ cl::opt<std::string>
              cl::desc("Target features, e.g. +avx512f,+fma (default: the "
                       "host's, or the CPU's)"),
              cl::value_desc("list"));
+cl::opt<std::string> cpuVariants(
+    "cpu-variants",
+    cl::desc("A multi-versioned model library: one build per CPU of the "
+             "comma-separated list (e.g. x86-64-v4,x86-64-v3), most capable "
+             "first; the runtime runs the first one the host can"),
+    cl::value_desc("cpu,cpu,..."));
 cl::opt<std::string> cpuKernels(
     "cpu-kernels",
     cl::desc("The instruction set the CPU kernels are tiled for: avx512 or "
@@ -198,6 +204,88 @@ int emitBinary(mlir::ModuleOp module,
   }
   if (mlir::failed(
           mlir::tfc::linkSharedLibrary(object, outputFilename, error))) {
+    errs() << "tfc-compile: error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+/// --cpu-variants: the model compiled once per CPU, each build's exported
+/// symbols suffixed, linked with tfc_model_variants into one library
+/// (lib/Target/CPU/Variants.cpp).
+int compileVariants(mlir::ModuleOp module, mlir::MLIRContext &context) {
+  if (target == Target::Cuda || !cpu.empty() || !features.empty() ||
+      !cpuKernels.empty()) {
+    errs() << "tfc-compile: error: --cpu-variants makes a CPU library with "
+              "one build per CPU; it does not combine with --target=cuda, "
+              "--cpu, --features or --cpu-kernels\n";
+    return 1;
+  }
+  if (emit != Emit::Lib) {
+    errs() << "tfc-compile: error: --cpu-variants makes a model library: "
+              "write -o NAME.so (or --emit=lib)\n";
+    return 1;
+  }
+  SmallVector<StringRef> cpus;
+  StringRef(cpuVariants).split(cpus, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> suffixes;
+  std::vector<SmallVector<char, 0>> objects;
+  for (StringRef name : cpus) {
+    mlir::tfc::CpuTargetOptions options;
+    options.cpu = name.trim().str();
+    // The CPU's features go into the variant's metadata: the runtime skips
+    // a variant the host cannot run.
+    options = mlir::tfc::resolveCpuTarget(options);
+    std::string suffix = mlir::tfc::cpuVariantSuffix(options.cpu);
+    if (llvm::is_contained(suffixes, suffix)) {
+      errs() << "tfc-compile: error: --cpu-variants names '" << options.cpu
+             << "' twice\n";
+      return 1;
+    }
+    mlir::OwningOpRef<mlir::ModuleOp> variant = module.clone();
+    mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+      return 1;
+    mlir::tfc::FusionPipelineOptions fusion;
+    fusion.remarks = remarks && suffixes.empty();
+    mlir::tfc::buildFusionPipeline(pm, fusion);
+    mlir::tfc::buildCpuTensorPipeline(pm,
+                                      mlir::tfc::cpuKernelIsa(options));
+    mlir::tfc::buildCpuLoweringPipeline(pm, options);
+    if (mlir::failed(pm.run(*variant)))
+      return 1;
+    mlir::tfc::suffixExportedSymbols(*variant, suffix);
+    std::string error;
+    SmallVector<char, 0> object;
+    if (mlir::failed(
+            mlir::tfc::emitObject(*variant, options, object, error))) {
+      errs() << "tfc-compile: error: " << options.cpu << ": " << error
+             << "\n";
+      return 1;
+    }
+    suffixes.push_back(suffix);
+    objects.push_back(std::move(object));
+  }
+  if (suffixes.empty()) {
+    errs() << "tfc-compile: error: --cpu-variants is empty\n";
+    return 1;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> list =
+      mlir::tfc::buildVariantsModule(context, suffixes);
+  mlir::tfc::CpuTargetOptions generic;
+  generic.cpu = "x86-64";
+  std::string error;
+  SmallVector<char, 0> listObject;
+  if (mlir::failed(mlir::tfc::emitObject(*list, generic, listObject, error))) {
+    errs() << "tfc-compile: error: " << error << "\n";
+    return 1;
+  }
+  SmallVector<ArrayRef<char>> all;
+  for (const SmallVector<char, 0> &o : objects)
+    all.push_back(o);
+  all.push_back(listObject);
+  if (mlir::failed(
+          mlir::tfc::linkSharedLibrary(all, outputFilename, error))) {
     errs() << "tfc-compile: error: " << error << "\n";
     return 1;
   }
@@ -325,6 +413,8 @@ int main(int argc, char **argv) {
            << ": expected avx512 or avx2\n";
     return 1;
   }
+  if (!cpuVariants.empty())
+    return compileVariants(*module, context);
   bool lower = emit != Emit::Tfc && emit != Emit::Ast;
   mlir::tfc::CpuTargetOptions targetOptions;
   targetOptions.cpu = cpu;

@@ -292,6 +292,10 @@ void printInfo(tfc_model *model) {
               info.device);
   if (*info.features)
     std::printf("  features: %s\n", info.features);
+  if (*tfc_model_cpu_variant(model))
+    std::printf("  cpu variant: %s (of a multi-versioned library; "
+                "TFC_CPU_VARIANT picks another)\n",
+                tfc_model_cpu_variant(model));
   std::map<std::string, std::pair<size_t, uint64_t>> byDType;
   for (size_t i = 0; i < info.num_weights; ++i) {
     tfc_tensor_info w;

@@ -140,6 +140,12 @@ TFC_API tfc_status tfc_model_save_weights(tfc_model *model, const char *path);
  * file the model does not use; "" if none. Valid until the next load. */
 TFC_API const char *tfc_model_notes(const tfc_model *model);
 
+/* The CPU variant a multi-versioned library runs on this host (tfc-compile
+ * --cpu-variants; e.g. "x86_64_v4"), chosen at load: the first of the
+ * library's variants whose target the host runs, or the one the environment
+ * variable TFC_CPU_VARIANT names. "" for a library with one build. */
+TFC_API const char *tfc_model_cpu_variant(const tfc_model *model);
+
 /* Frees a model (null is allowed). Outputs already returned stay valid. */
 TFC_API void tfc_model_free(tfc_model *model);
 

@@ -40,11 +40,55 @@ std::string tfc::hostCpuFeatures() {
   return out;
 }
 
+namespace {
+
+/// The instruction-set features a named CPU implies, as LLVM's subtarget
+/// tables list them ("+avx2,+fma,..."; tuning flags left out): recorded in
+/// the metadata, they let the runtime refuse a model for a CPU the host is
+/// not (a clear error instead of SIGILL).
+std::string impliedCpuFeatures(const std::string &cpu) {
+  static bool initialised = [] {
+    llvm::InitializeNativeTarget();
+    return true;
+  }();
+  (void)initialised;
+  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "";
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+  if (!sti || !sti->isCPUStringValid(cpu))
+    return "";
+  std::string out;
+  for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures()) {
+    llvm::StringRef key = kv.Key;
+    for (llvm::StringRef tuning :
+         {"tuning", "slow-", "fast-", "prefer-", "false-deps-", "idiv",
+          "lea-", "branch", "macrofusion", "use-", "pad-", "allow-",
+          "avoid-", "harden-", "retpoline", "lvi-", "sbb-", "zu", "ccmp",
+          "cf", "ndd", "nf", "ppx", "push2pop2", "egpr", "inline-asm"})
+      if (key.starts_with(tuning))
+        key = "";
+    if (key.empty() || !sti->checkFeatures(("+" + key).str()))
+      continue;
+    if (!out.empty())
+      out += ",";
+    out += "+" + key.str();
+  }
+  return out;
+}
+
+} // namespace
+
 tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
   if (options.cpu.empty()) {
     options.cpu = hostCpuName();
     if (options.features.empty())
       options.features = hostCpuFeatures();
+  } else if (options.features.empty()) {
+    options.features = impliedCpuFeatures(options.cpu);
   }
   return options;
 }
@@ -181,35 +225,52 @@ LogicalResult tfc::emitObject(ModuleOp module, const CpuTargetOptions &options,
 LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,
                                      llvm::StringRef outputPath,
                                      std::string &error) {
-  llvm::SmallString<128> objectPath;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tfc-model", "o",
-                                                              fd, objectPath)) {
-    error = "cannot create a temporary object file: " + ec.message();
-    return failure();
-  }
-  {
+  return linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>>{object},
+                           outputPath, error);
+}
+
+LogicalResult
+tfc::linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
+                       llvm::StringRef outputPath, std::string &error) {
+  std::vector<std::string> objectPaths;
+  auto cleanup = [&] {
+    for (const std::string &p : objectPaths)
+      llvm::sys::fs::remove(p);
+  };
+  for (llvm::ArrayRef<char> object : objects) {
+    llvm::SmallString<128> objectPath;
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "tfc-model", "o", fd, objectPath)) {
+      error = "cannot create a temporary object file: " + ec.message();
+      cleanup();
+      return failure();
+    }
+    objectPaths.push_back(objectPath.str().str());
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os.write(object.data(), object.size());
+    os.close();
     if (os.has_error()) {
-      error = "cannot write " + objectPath.str().str();
-      llvm::sys::fs::remove(objectPath);
+      error = "cannot write " + objectPaths.back();
+      cleanup();
       return failure();
     }
   }
   std::string out = outputPath.str();
-  std::string obj = objectPath.str().str();
   // libm for the f64 math the kernels leave to libm; the C library for
   // aligned_alloc/free when no runtime hooks are attached.
-  std::vector<const char *> args = {
-      "ld.lld", "-shared", "-o", out.c_str(), obj.c_str(), "-z", "noexecstack",
-      "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu", "--as-needed",
-      "-l:libm.so.6", "-l:libc.so.6"};
+  std::vector<const char *> args = {"ld.lld", "-shared", "-o", out.c_str()};
+  for (const std::string &p : objectPaths)
+    args.push_back(p.c_str());
+  for (const char *a : {"-z", "noexecstack", "-L/lib/x86_64-linux-gnu",
+                        "-L/usr/lib/x86_64-linux-gnu", "--as-needed",
+                        "-l:libm.so.6", "-l:libc.so.6"})
+    args.push_back(a);
   std::string diagnostics;
   llvm::raw_string_ostream errs(diagnostics);
   lld::Result r = lld::lldMain(args, llvm::nulls(), errs,
                                {{lld::Gnu, &lld::elf::link}});
-  llvm::sys::fs::remove(objectPath);
+  cleanup();
   if (r.retCode != 0) {
     error = "linking " + out + " failed: " + diagnostics;
     return failure();

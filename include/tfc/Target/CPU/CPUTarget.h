@@ -72,10 +72,26 @@ LogicalResult emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
 LogicalResult emitObject(ModuleOp module, const CpuTargetOptions &options,
                          llvm::SmallVectorImpl<char> &object,
                          std::string &error);
-/// Links `object` into the shared library `outputPath` with lld.
+/// Links `object` (or several) into the shared library `outputPath` with lld.
 LogicalResult linkSharedLibrary(llvm::ArrayRef<char> object,
                                 llvm::StringRef outputPath,
                                 std::string &error);
+LogicalResult linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
+                                llvm::StringRef outputPath,
+                                std::string &error);
+
+/// Multi-versioned libraries (docs/abi.md, "CPU variants"): appends `suffix`
+/// to every symbol an LLVM-dialect model module defines for the outside
+/// (the ABI's metadata, hooks, init and entries, and helpers with external
+/// linkage), so that several builds of one model link into one library.
+void suffixExportedSymbols(ModuleOp module, llvm::StringRef suffix);
+/// The suffix of a variant compiled for `cpu`: "__" and the name with every
+/// character outside [A-Za-z0-9] as '_'.
+std::string cpuVariantSuffix(llvm::StringRef cpu);
+/// An LLVM-dialect module that defines only `tfc_model_variants`: the
+/// variants' suffixes, comma-separated, preferred first.
+OwningOpRef<ModuleOp> buildVariantsModule(MLIRContext &context,
+                                          llvm::ArrayRef<std::string> suffixes);
 
 } // namespace mlir::tfc
 
