@@ -8,7 +8,9 @@
 // scores per query row) keeping, per row, the running maximum m, the running
 // sum l and the unnormalised output o:
 //   s = q·K_tileᵀ·scale + mask   (K tile transposed once into a 16-wide
-//                                 scratch so a row of scores is D FMAs)
+//                                 scratch so a row of scores is D FMAs;
+//                                 blocks of 1-2 rows, i.e. decoding, take
+//                                 16 dot products of contiguous rows instead)
 //   m' = max(m, max(s)); α = exp(m − m'); p = exp(s − m')
 //   l = l·α + Σp;  o = o·α + p·V_tile
 // and writes o / l at the end. Memory is O(block · D) per task, linear in
@@ -162,43 +164,99 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
           Value laneIds = arith::ConstantOp::create(
               b, loc, laneType, DenseElementsAttr::get(laneType, ArrayRef(lanes)));
 
+          // Blocks of at most kAttentionDirectRows rows (decoding: one new
+          // token per step) take each score as a dot product of contiguous
+          // rows of Q and K, without transposing the key tile: the
+          // transpose (D x 16 scalar copies) is only worth it when many
+          // rows share it.
+          Value direct = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ule, rows,
+              indexConst(b, loc, kAttentionDirectRows));
           forRange(b, loc, zero, kEnd, blockK, [&](OpBuilder &b, Location l,
                                                    Value j0) {
             Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, kEnd, j0));
             // kt[dd][jj] = K[bi, hk, j0 + jj, dd], zero past the tile.
-            forRange(b, l, zero, blockK, one, [&](OpBuilder &b, Location l,
-                                                  Value jj) {
-              Value j = addI(b, l, j0, jj);
-              Value inside =
-                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, jj, tileKeys);
-              Value jSafe = arith::SelectOp::create(b, l, inside, j, j0);
-              forRange(b, l, zero, d, one, [&](OpBuilder &b, Location l, Value dd) {
-                Value v = memref::LoadOp::create(b, l, key,
-                                                 ValueRange{bi, hk, jSafe, dd});
-                v = arith::SelectOp::create(b, l, inside, v, f32Const(b, l, 0.0));
-                memref::StoreOp::create(b, l, v, kt, ValueRange{dd, jj});
+            auto transpose = scf::IfOp::create(
+                b, l, arith::XOrIOp::create(
+                          b, l, direct,
+                          arith::ConstantIntOp::create(b, l, 1, 1)),
+                /*withElseRegion=*/false);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&transpose.getThenRegion().front());
+              forRange(b, l, zero, blockK, one, [&](OpBuilder &b, Location l,
+                                                    Value jj) {
+                Value j = addI(b, l, j0, jj);
+                Value inside = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::ult, jj, tileKeys);
+                Value jSafe = arith::SelectOp::create(b, l, inside, j, j0);
+                forRange(b, l, zero, d, one,
+                         [&](OpBuilder &b, Location l, Value dd) {
+                           Value v = memref::LoadOp::create(
+                               b, l, key, ValueRange{bi, hk, jSafe, dd});
+                           v = arith::SelectOp::create(b, l, inside, v,
+                                                       f32Const(b, l, 0.0));
+                           memref::StoreOp::create(b, l, v, kt,
+                                                   ValueRange{dd, jj});
+                         });
               });
-            });
+            }
             Value j0i32 = arith::IndexCastOp::create(b, l, b.getI32Type(), j0);
             Value keyIds = arith::AddIOp::create(
                 b, l, laneIds, vector::BroadcastOp::create(b, l, laneType, j0i32));
             Value inTile = laneMask(b, l, tileKeys);
             forRange(b, l, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
               Value i = addI(b, l, q0, r);
-              // Scores of row i against the tile.
-              auto sLoop = scf::ForOp::create(
-                  b, l, zero, d, one, ValueRange{splatConst(b, l, 0.0)},
-                  [&](OpBuilder &b, Location l, Value dd, ValueRange s) {
-                    Value qv = memref::LoadOp::create(b, l, query,
-                                                      ValueRange{bi, h, i, dd});
-                    Value kv = vector::LoadOp::create(b, l, vt, kt,
-                                                      ValueRange{dd, zero});
-                    scf::YieldOp::create(
-                        b, l,
-                        ValueRange{math::FmaOp::create(b, l, splat(b, l, qv),
-                                                       kv, s[0])});
-                  });
-              Value s = arith::MulFOp::create(b, l, sLoop.getResult(0),
+              // Scores of row i against the tile: from the transposed tile
+              // (one FMA of 16 scores per dd), or key by key as dot
+              // products (lanes past the tile score 0 and are masked
+              // below).
+              auto scores = scf::IfOp::create(b, l, TypeRange{vt}, direct,
+                                              /*withElseRegion=*/true);
+              {
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(&scores.getThenRegion().front());
+                auto perKey = scf::ForOp::create(
+                    b, l, zero, blockK, one, ValueRange{splatConst(b, l, 0.0)},
+                    [&](OpBuilder &b, Location l, Value jj, ValueRange s) {
+                      Value inside = arith::CmpIOp::create(
+                          b, l, arith::CmpIPredicate::ult, jj, tileKeys);
+                      Value jSafe = arith::SelectOp::create(
+                          b, l, inside, addI(b, l, j0, jj), j0);
+                      SmallVector<Value> dot = forChunksReduce(
+                          b, l, d, ValueRange{splatConst(b, l, 0.0)},
+                          [&](OpBuilder &b, Location l, Value c, Value m,
+                              ValueRange acc) -> SmallVector<Value> {
+                            Value qv = maskedLoad(b, l, query,
+                                                  ValueRange{bi, h, i, c}, m,
+                                                  splatConst(b, l, 0.0));
+                            Value kv = maskedLoad(b, l, key,
+                                                  ValueRange{bi, hk, jSafe, c},
+                                                  m, splatConst(b, l, 0.0));
+                            return {math::FmaOp::create(b, l, qv, kv, acc[0])};
+                          });
+                      Value sj = reduceAdd(b, l, dot[0]);
+                      Value next = vector::InsertOp::create(
+                          b, l, sj, s[0], OpFoldResult(jj));
+                      scf::YieldOp::create(b, l, ValueRange{next});
+                    });
+                scf::YieldOp::create(b, l, perKey.getResults());
+                b.setInsertionPointToStart(&scores.getElseRegion().front());
+                auto sLoop = scf::ForOp::create(
+                    b, l, zero, d, one, ValueRange{splatConst(b, l, 0.0)},
+                    [&](OpBuilder &b, Location l, Value dd, ValueRange s) {
+                      Value qv = memref::LoadOp::create(
+                          b, l, query, ValueRange{bi, h, i, dd});
+                      Value kv = vector::LoadOp::create(b, l, vt, kt,
+                                                        ValueRange{dd, zero});
+                      scf::YieldOp::create(
+                          b, l,
+                          ValueRange{math::FmaOp::create(
+                              b, l, splat(b, l, qv), kv, s[0])});
+                    });
+                scf::YieldOp::create(b, l, sLoop.getResults());
+              }
+              Value s = arith::MulFOp::create(b, l, scores.getResult(0),
                                               splatConst(b, l, scale));
               if (mask) {
                 SmallVector<Value> idx = maskIndex(b, l, ValueRange{bi, h, i, j0});

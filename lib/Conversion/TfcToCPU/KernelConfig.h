@@ -60,6 +60,9 @@ const GemmConfig *gemmConfigForIsa(StringRef isa);
 /// Flash attention: query rows per tile, keys per tile (one vector of scores).
 constexpr int64_t kAttentionBlockQ = 8;
 constexpr int64_t kAttentionBlockK = kVectorWidth;
+/// Blocks of at most this many query rows (decode steps) compute scores as
+/// dot products instead of transposing each key tile.
+constexpr int64_t kAttentionDirectRows = 2;
 
 } // namespace mlir::tfc::cpu
 
