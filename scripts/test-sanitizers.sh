@@ -63,7 +63,7 @@ t0=$SECONDS
 configure "$asan_build" address,undefined
 tools=(tfc-run tfc-weights)
 # Runtime-only tools of other components join when they exist.
-for tool in tfc-tokenize tfc-generate; do
+for tool in tfc-tokenize tfc-generate tfc-pack; do
   [[ -d $root/tools/$tool ]] && tools+=("$tool")
 done
 "${lock[@]}" cmake --build "$asan_build" -j "$jobs" --target "${runtime_targets[@]}" \
