@@ -611,10 +611,11 @@ void tfc_model::releaseInitOnlyWeights() {
     const TensorView *v = weightsFile->findTensor(w.name);
     if (!v || v->numElements() == 0)
       continue;
-    bool inPlace = table[i] == v->data;
-    // The file's bytes of a weight that was copied or converted, or that
-    // only init read, are not read again.
-    if ((!inPlace || w.initOnly) && weightsFile->isFileMapping())
+    // Init touched every page of the weights it read (packing them); the
+    // entries read them again only where they need to (the rows of an
+    // embedding table that are looked up), so the file's pages are dropped
+    // from the process and come back on demand. Copies are not re-read.
+    if (weightsFile->isFileMapping())
       dropMappedPages(v->data, v->end - v->begin);
     if (!w.initOnly)
       continue;
