@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Whole-model benchmark: a tfc-compiled model against PyTorch eager.
+"""Whole-model benchmark: a tfc-compiled model against PyTorch eager and,
+when onnxruntime is installed, ONNX Runtime on the same model exported to
+ONNX.
 
     model_bench.py {bert|gpt2} MODEL.so WEIGHTS.safetensors --seq 128
                    [--batch 1] [--threads 2] [--iters 20] [--bin build/bin]
@@ -98,7 +100,54 @@ def main():
     print(f"{args.model} layers={args.layers} batch={args.batch} seq={args.seq} "
           f"threads={args.threads}: tfc {tfc_ms:.2f} ms | PyTorch {torch.__version__} "
           f"{torch_ms:.2f} ms | tfc/PyTorch time ratio {tfc_ms / torch_ms:.2f} | "
-          f"max abs diff {err:.2e} (scale {scale:.2f})")
+          f"max abs diff {err:.2e} (scale {scale:.2f})", flush=True)
+    ort_line(args, model, targs, inputs, tfc_ms, tfc_out)
+
+
+def ort_line(args, model, targs, inputs, tfc_ms, tfc_out):
+    """ONNX Runtime on the same PyTorch model exported to ONNX (what people
+    deploy BERT on CPUs with), when onnxruntime is installed."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return
+    names = list(inputs.keys())
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.onnx")
+        class Module(torch.nn.Module):
+            """torch_models' models are plain callables: the exporter traces
+            a module (weights become the graph's initializers)."""
+
+            def forward(self, *xs):
+                return model(*xs)[0]
+
+        try:
+            torch.onnx.export(Module(), tuple(targs), path, input_names=names,
+                              output_names=["out0"], opset_version=17,
+                              dynamo=False)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"{args.model}: ONNX Runtime: the export failed: {e}")
+            return
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = args.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        session = ort.InferenceSession(path, options,
+                                       providers=["CPUExecutionProvider"])
+        feeds = {n: v for n, v in inputs.items()}
+        out = session.run(None, feeds)[0]
+        times = []
+        for i in range(args.iters + 1):
+            start = time.perf_counter()
+            session.run(None, feeds)
+            if i:
+                times.append((time.perf_counter() - start) * 1e3)
+    ort_ms = statistics.median(times)
+    err = float(np.max(np.abs(out - tfc_out)))
+    print(f"{args.model} layers={args.layers} batch={args.batch} seq={args.seq} "
+          f"threads={args.threads}: tfc {tfc_ms:.2f} ms | ONNX Runtime "
+          f"{ort.__version__} {ort_ms:.2f} ms | tfc/ORT time ratio "
+          f"{tfc_ms / ort_ms:.2f} | max abs diff {err:.2e}")
 
 
 if __name__ == "__main__":

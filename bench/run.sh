@@ -6,8 +6,10 @@
 #  * GEMMs of BERT-base / GPT-2 at seq 128 (and 512x768x768): tfc vs oneDNN's
 #    matmul primitive with its weights reordered once, and OpenBLAS
 #    cblas_sgemm, tfc's output checked against oneDNN's (bench/gemm_bench.cpp);
-#  * BERT-base and GPT-2 small forward at seq 128: tfc vs PyTorch eager
-#    (bench/model_bench.py, which also reports the max abs difference).
+#  * BERT-base and GPT-2 small forward at seq 128: tfc vs PyTorch eager and
+#    ONNX Runtime on the same model exported to ONNX (when the Python has
+#    onnxruntime) (bench/model_bench.py, which also reports the max abs
+#    difference).
 #
 #   bench/run.sh [threads=2] [output file]
 #
@@ -18,8 +20,8 @@
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
 # Debian's torch is 1.13; set TFC_TORCH_PYTHON to a Python with a newer
-# torch (bench/setup-pypi-torch.sh makes one from PyPI, ~5 GiB) to measure
-# the models against it too.
+# torch and onnxruntime (bench/setup-pypi-torch.sh makes one from PyPI,
+# ~5 GiB) to measure the models against them instead.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 threads=${1:-2}
@@ -31,7 +33,8 @@ trap 'rm -rf "$work"' EXIT
 
 need=()
 peers=(libdnnl-dev libopenblas-dev)
-[[ ${TFC_BENCH_MODELS:-1} == 0 ]] || peers+=(python3-torch python3-numpy)
+# Debian's torch (1.13) only when no newer one is given.
+[[ ${TFC_BENCH_MODELS:-1} == 0 || -n ${TFC_TORCH_PYTHON:-} ]] || peers+=(python3-torch python3-numpy)
 for p in "${peers[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
@@ -95,8 +98,7 @@ MLIR
   done
 done
 
-pythons=(/usr/bin/python3)
-[[ -n ${TFC_TORCH_PYTHON:-} ]] && pythons+=("$TFC_TORCH_PYTHON")
+pythons=("${TFC_TORCH_PYTHON:-/usr/bin/python3}")
 [[ ${TFC_BENCH_MODELS:-1} == 0 ]] && exit 0
 for model in bert gpt2; do
   tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm

@@ -11,5 +11,5 @@ dir=${1:-$root/build/bench-venv}
 if [[ ! -x $dir/bin/python ]]; then
   python3 -m venv "$dir"
 fi
-"$dir/bin/pip" install -q torch numpy
+"$dir/bin/pip" install -q torch numpy onnxruntime onnx
 "$dir/bin/python" -c 'import torch; print("torch", torch.__version__, "in", "'"$dir"'")'
