@@ -42,24 +42,46 @@ std::string tfc::hostCpuFeatures() {
 
 namespace {
 
+const char *kTriple = "x86_64-unknown-linux-gnu";
+
+/// LLVM's x86-64 target (initialised once), or null with `error` set.
+const llvm::Target *x86Target(std::string &error) {
+  static bool initialised = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialised;
+  return llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
+}
+
+/// LLVM's subtarget tables for `cpu` with `features`, or null (also for a
+/// CPU LLVM does not know, which createTargetMachine reports; LLVM would
+/// otherwise print a warning for each table made).
+std::unique_ptr<llvm::MCSubtargetInfo>
+subtargetInfo(const std::string &cpu, const std::string &features) {
+  std::string error;
+  const llvm::Target *target = x86Target(error);
+  if (!target)
+    return nullptr;
+  llvm::Triple triple(kTriple);
+  if (!cpu.empty()) {
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!generic || !generic->isCPUStringValid(cpu))
+      return nullptr;
+  }
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, features));
+}
+
 /// The instruction-set features a named CPU implies, as LLVM's subtarget
 /// tables list them ("+avx2,+fma,..."; tuning flags left out): recorded in
 /// the metadata, they let the runtime refuse a model for a CPU the host is
 /// not (a clear error instead of SIGILL).
 std::string impliedCpuFeatures(const std::string &cpu) {
-  static bool initialised = [] {
-    llvm::InitializeNativeTarget();
-    return true;
-  }();
-  (void)initialised;
-  llvm::Triple triple("x86_64-unknown-linux-gnu");
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return "";
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(triple, cpu, ""));
-  if (!sti || !sti->isCPUStringValid(cpu))
+  std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo(cpu, "");
+  if (!sti)
     return "";
   std::string out;
   for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures()) {
@@ -97,18 +119,8 @@ std::string tfc::cpuKernelIsa(const CpuTargetOptions &options) {
   // What the CPU (with its explicit feature changes) has, as LLVM's subtarget
   // tables say: the AVX-512 kernels need AVX512F, the AVX2 ones AVX2 + FMA
   // (LLVM lowers their vectors to whatever the CPU has otherwise).
-  static bool initialised = [] {
-    llvm::InitializeNativeTarget();
-    return true;
-  }();
-  (void)initialised;
-  llvm::Triple triple("x86_64-unknown-linux-gnu");
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return "avx512";
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(
-      triple, options.cpu.empty() ? "x86-64" : options.cpu, options.features));
+  std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo(
+      options.cpu.empty() ? "x86-64" : options.cpu, options.features);
   if (!sti)
     return "avx512";
   return sti->checkFeatures("+avx512f") ? "avx512" : "avx2";
@@ -116,19 +128,10 @@ std::string tfc::cpuKernelIsa(const CpuTargetOptions &options) {
 
 namespace {
 
-const char *kTriple = "x86_64-unknown-linux-gnu";
-
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
-  static bool initialised = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialised;
   llvm::Triple triple(kTriple);
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target = x86Target(error);
   if (!target)
     return nullptr;
   llvm::TargetOptions targetOptions;
@@ -136,8 +139,7 @@ createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
                : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                        : llvm::CodeGenOptLevel::Default;
   {
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(
-        target->createMCSubtargetInfo(triple, "", ""));
+    std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo("", "");
     if (!options.cpu.empty() && sti && !sti->isCPUStringValid(options.cpu)) {
       error = "unknown CPU '" + options.cpu + "' (see llc -mcpu=help)";
       return nullptr;
