@@ -7,6 +7,8 @@
 #include "Files.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
@@ -14,6 +16,46 @@
 #include <unistd.h>
 
 using namespace tfc::rt;
+
+bool tfc::rt::writeAll(int fd, const void *data, uint64_t bytes) {
+  const char *p = static_cast<const char *>(data);
+  while (bytes > 0) {
+    ssize_t n = ::write(fd, p, bytes > (1u << 30) ? (1u << 30) : bytes);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    bytes -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool tfc::rt::writeFileWhole(const std::string &path,
+                             const std::function<bool(int fd)> &fill,
+                             std::string &error) {
+  std::string temp = path + ".tmp-XXXXXX";
+  int fd = mkstemp(&temp[0]);
+  if (fd < 0) {
+    error = path + ": cannot create a temporary file next to it: " +
+            std::strerror(errno);
+    return false;
+  }
+  bool ok = fill(fd);
+  // Files from mkstemp are 0600; give the file the usual permissions.
+  if (ok)
+    ok = fchmod(fd, 0644) == 0;
+  if (::close(fd) != 0)
+    ok = false;
+  if (ok && std::rename(temp.c_str(), path.c_str()) != 0)
+    ok = false;
+  if (!ok) {
+    error = path + ": cannot write: " + std::strerror(errno);
+    ::unlink(temp.c_str());
+    return false;
+  }
+  return true;
+}
 
 const char *tfc::rt::fileKind(unsigned mode) {
   if (S_ISDIR(mode))

@@ -15,6 +15,7 @@
 #define TFC_LIB_RUNTIME_FILES_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace tfc::rt {
@@ -30,6 +31,18 @@ int openRegularFile(const std::string &path, uint64_t &size,
 /// N bytes, more than the M allowed" otherwise).
 bool readRegularFile(const std::string &path, std::string &out,
                      uint64_t maxBytes, std::string &error);
+
+/// Writes all `bytes` of `data` to `fd` (short writes and EINTR retried).
+bool writeAll(int fd, const void *data, uint64_t bytes);
+
+/// Writes `path` whole or not at all: `fill(fd)` writes a temporary file
+/// created next to it (mkstemp), which gets mode 0644 and is renamed over
+/// `path`; on any failure the temporary file is removed and `error` says
+/// "PATH: cannot create a temporary file next to it: ..." or "PATH: cannot
+/// write: ...".
+bool writeFileWhole(const std::string &path,
+                    const std::function<bool(int fd)> &fill,
+                    std::string &error);
 
 /// "a FIFO", "a directory", ... for an st_mode.
 const char *fileKind(unsigned mode);

@@ -12,6 +12,7 @@
 
 #include "Files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -48,20 +49,6 @@ void appendU32(std::string &out, uint32_t v) {
 }
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-bool writeAll(int fd, const void *data, uint64_t bytes) {
-  const char *p = static_cast<const char *>(data);
-  while (bytes > 0) {
-    ssize_t n = ::write(fd, p, bytes > (1u << 30) ? (1u << 30) : bytes);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    bytes -= static_cast<uint64_t>(n);
-  }
-  return true;
-}
 
 } // namespace
 
@@ -222,50 +209,30 @@ bool tfc::rt::writePackedWeights(
     appendU64(header, s.bytes);
   }
 
-  std::string tmp = path + ".XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    error = path + ": cannot create a temporary file beside it: " +
-            std::strerror(errno);
-    return false;
-  }
-  auto fail = [&](const std::string &what) {
-    error = path + ": " + what + ": " + std::strerror(errno);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return false;
-  };
-  if (!writeAll(fd, header.data(), header.size()))
-    return fail("cannot write");
-  uint64_t written = header.size();
-  static const char zeros[4096] = {};
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (table[i].bytes == 0)
-      continue;
-    while (written < table[i].offset) {
-      uint64_t n = table[i].offset - written;
-      if (n > sizeof(zeros))
-        n = sizeof(zeros);
-      if (!writeAll(fd, zeros, n))
-        return fail("cannot write");
-      written += n;
-    }
-    if (!writeAll(fd, slots[i].first, table[i].bytes))
-      return fail("cannot write");
-    written += table[i].bytes;
-  }
-  if (::fchmod(fd, 0644) != 0 || ::close(fd) != 0) {
-    error = path + ": cannot finish writing: " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = path + ": cannot rename the written file into place: " +
-            std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  return writeFileWhole(
+      path,
+      [&](int fd) {
+        if (!writeAll(fd, header.data(), header.size()))
+          return false;
+        uint64_t written = header.size();
+        static const char zeros[4096] = {};
+        for (size_t i = 0; i < slots.size(); ++i) {
+          if (table[i].bytes == 0)
+            continue;
+          while (written < table[i].offset) {
+            uint64_t n = std::min<uint64_t>(table[i].offset - written,
+                                            sizeof(zeros));
+            if (!writeAll(fd, zeros, n))
+              return false;
+            written += n;
+          }
+          if (!writeAll(fd, slots[i].first, table[i].bytes))
+            return false;
+          written += table[i].bytes;
+        }
+        return true;
+      },
+      error);
 }
 
 bool tfc::rt::hashLibraryFile(const std::string &path, uint64_t &key,

@@ -449,40 +449,13 @@ bool tfc::rt::writeSafeTensors(
     error = path + ": " + error;
     return false;
   }
-  std::string temp = path + ".tmp-XXXXXX";
-  int fd = mkstemp(&temp[0]);
-  if (fd < 0) {
-    error = path + ": cannot create a temporary file next to it: " +
-            std::strerror(errno);
-    return false;
-  }
-  auto writeAll = [&](const void *data, uint64_t n) {
-    const char *p = static_cast<const char *>(data);
-    while (n > 0) {
-      ssize_t w = ::write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        return false;
-      p += w;
-      n -= static_cast<uint64_t>(w);
-    }
-    return true;
-  };
-  bool ok = writeAll(prefix.data(), prefix.size());
-  for (size_t i = 0; ok && i < placed.size(); ++i)
-    ok = writeAll(placed[i].tensor->data, placed[i].bytes);
-  // Files from mkstemp are 0600; give the file the usual permissions.
-  if (ok)
-    ok = fchmod(fd, 0644) == 0;
-  if (::close(fd) != 0)
-    ok = false;
-  if (ok && std::rename(temp.c_str(), path.c_str()) != 0)
-    ok = false;
-  if (!ok) {
-    error = path + ": cannot write: " + std::strerror(errno);
-    ::unlink(temp.c_str());
-    return false;
-  }
-  return true;
+  return writeFileWhole(
+      path,
+      [&](int fd) {
+        bool ok = writeAll(fd, prefix.data(), prefix.size());
+        for (size_t i = 0; ok && i < placed.size(); ++i)
+          ok = writeAll(fd, placed[i].tensor->data, placed[i].bytes);
+        return ok;
+      },
+      error);
 }
