@@ -167,7 +167,7 @@ tfc_status tfc_model_get_info(const tfc_model *model, tfc_model_info *out) {
   out->num_entries = spec.entries.size();
   out->num_weights = spec.weights.size();
   for (const TensorSpec &w : spec.weights)
-    out->weight_bytes += w.numElements() * tfc_dtype_size(w.dtype);
+    out->weight_bytes += w.byteSize();
   out->num_constants = spec.constants.size();
   for (const ConstantSpec &c : spec.constants)
     out->constant_bytes += c.bytes;

@@ -402,6 +402,9 @@ void dropMappedPages(const void *p, uint64_t bytes) {
 
 } // namespace
 
+/// The table entry of a weight with no elements: never read, but not null.
+alignas(64) static char emptyTensor[64];
+
 static std::string fileShape(const TensorView &v) {
   return shapeString(v.shape.data(), v.shape.size());
 }
@@ -474,7 +477,6 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
   std::vector<void *> newTable;
   uint64_t mapped = 0, copied = 0, constants = 0;
   size_t converted = 0;
-  alignas(64) static char emptyTensor[64];
   // The memory of the slot about to be pushed onto newTable.
   auto allocate = [&](uint64_t bytes, uint64_t align) -> void * {
     void *p = alignedAlloc(bytes, align);
@@ -619,7 +621,7 @@ void tfc_model::releaseInitOnlyWeights() {
       dropMappedPages(v->data, v->end - v->begin);
     if (!w.initOnly)
       continue;
-    uint64_t bytes = w.numElements() * tfc_dtype_size(w.dtype);
+    uint64_t bytes = w.byteSize();
     if (buffers[i])
       buffers[i].reset();
     table[i] = nullptr; // no entry reads it
@@ -680,12 +682,10 @@ tfc_status tfc_model::bindPacked(const std::string &fileName) {
                         " constants)");
   std::vector<void *> newTable;
   uint64_t weights = 0, constants = 0;
-  alignas(64) static char emptyTensor[64];
   for (size_t i = 0; i < numSlots; ++i) {
     bool isWeight = i < spec.weights.size();
     uint64_t expected =
-        isWeight ? spec.weights[i].numElements() *
-                       tfc_dtype_size(spec.weights[i].dtype)
+        isWeight ? spec.weights[i].byteSize()
                  : spec.constants[i - spec.weights.size()].bytes;
     uint64_t align =
         isWeight ? 16 : spec.constants[i - spec.weights.size()].align;
@@ -747,7 +747,7 @@ tfc_status tfc_model::saveWeights(const char *pathArg) {
   std::vector<std::pair<const void *, uint64_t>> slots;
   for (size_t i = 0; i < spec.weights.size(); ++i) {
     const TensorSpec &w = spec.weights[i];
-    uint64_t bytes = w.numElements() * tfc_dtype_size(w.dtype);
+    uint64_t bytes = w.byteSize();
     if (w.initOnly || !table[i])
       slots.push_back({nullptr, 0});
     else

@@ -51,6 +51,8 @@ struct TensorSpec {
   std::string shapeString() const;
   /// The element count of a fully static shape.
   uint64_t numElements() const;
+  /// Its bytes in its dtype (a fully static shape).
+  uint64_t byteSize() const { return numElements() * tfc_dtype_size(dtype); }
 };
 
 struct EntrySpec {
