@@ -814,6 +814,13 @@ tfc_status tfc_model::chooseVariant(
   // run, else the first.
   std::string fallbackText, fallbackSuffix;
   ModelSpec fallback;
+  auto take = [&](std::string &text, ModelSpec &candidate,
+                  const std::string &suffix) {
+    metadataText = std::move(text);
+    spec = std::move(candidate);
+    variant = suffix;
+    return TFC_OK;
+  };
   for (const std::string &suffix : suffixes) {
     if (!wanted.empty() && suffix != wanted)
       continue;
@@ -823,11 +830,11 @@ tfc_status tfc_model::chooseVariant(
                       path + ": variant " + suffix.substr(2) +
                           ": the library does not export "
                           "'tfc_model_metadata" + suffix + "'");
-    std::string metadataText;
+    std::string candidateText;
     ModelSpec candidate;
-    if (!readMetadata(static_cast<const char *>(metadata), metadataText,
+    if (!readMetadata(static_cast<const char *>(metadata), candidateText,
                       error) ||
-        !parseModelMetadata(metadataText, candidate, error))
+        !parseModelMetadata(candidateText, candidate, error))
       return setError(TFC_ERR_INVALID_MODEL, path + ": variant " +
                                                  suffix.substr(2) + ": " +
                                                  error);
@@ -835,25 +842,16 @@ tfc_status tfc_model::chooseVariant(
     if (!why.empty()) {
       reasons += "\n  " + suffix.substr(2) + ": " + why;
       if (!runnableModel && fallbackSuffix.empty()) {
-        fallbackText = metadataText;
+        fallbackText = candidateText;
         fallback = candidate;
         fallbackSuffix = suffix;
       }
       continue;
     }
-    metadataText.swap(this->metadataText);
-    spec = std::move(candidate);
-    variant = suffix;
-    variants = suffixes;
-    return TFC_OK;
+    return take(candidateText, candidate, suffix);
   }
-  if (!fallbackSuffix.empty()) {
-    metadataText = std::move(fallbackText);
-    spec = std::move(fallback);
-    variant = fallbackSuffix;
-    variants = suffixes;
-    return TFC_OK;
-  }
+  if (!fallbackSuffix.empty())
+    return take(fallbackText, fallback, fallbackSuffix);
   return setError(TFC_ERR_UNSUPPORTED_HOST,
                   path + ": this host runs none of the library's CPU "
                          "variants" +

@@ -77,10 +77,9 @@ struct tfc_model {
                  tfc_tensor *outputs, size_t numOutputs);
 
   std::string path;
-  /// The CPU variant run ("__x86_64_v4") of a multi-versioned library, and
-  /// all its variants; empty for a single-build library.
+  /// The CPU variant run ("__x86_64_v4") of a multi-versioned library;
+  /// empty for a single-build library.
   std::string variant;
-  std::vector<std::string> variants;
   void *handle = nullptr;
   bool runnable = false;
   std::string metadataText;
@@ -115,7 +114,7 @@ private:
                   const std::string &fileName);
   tfc_status bindPacked(const std::string &fileName);
   /// Picks the variant of `list` (tfc_model_variants) to run, or reports
-  /// why none can; sets variant, variants, metadataText and spec.
+  /// why none can; sets variant, metadataText and spec.
   tfc_status
   chooseVariant(const char *list, bool runnableModel,
                 const std::function<bool(const std::string &, void *&)>
