@@ -99,8 +99,8 @@ struct OutlineParallelLoopsPass
   /// as a serial scf.for inside each parallel iteration: otherwise every
   /// element decodes its linear index with a division per dim and the
   /// contiguous innermost run is never vectorised (a head-splitting copy of
-  /// BERT-base ran at 1.6 GB/s on an AMD EPYC Zen 5). The kernels' loops (which hold loops) keep
-  /// all their dims parallel.
+  /// BERT-base ran at 1.6 GB/s on an AMD EPYC Zen 5). The kernels' loops
+  /// (which hold loops) keep all their dims parallel.
   scf::ParallelOp serializeInnermostDim(scf::ParallelOp loop) {
     if (loop.getNumLoops() < 2 ||
         loop.getBody()->walk([](Operation *op) {
