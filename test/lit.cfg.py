@@ -45,6 +45,9 @@ tools = ["tfc-opt", _compile, "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
          "tfc-tokenize", "tfc-pack"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# tfc-compile without TFC_TEST_CPU's --cpu: for tests that name a CPU.
+config.substitutions.append(
+    ("%tfc_compile_exact", os.path.join(config.tfc_tools_dir, "tfc-compile")))
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])
 

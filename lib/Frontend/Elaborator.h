@@ -19,6 +19,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
 #include <optional>
 
 namespace tfc::detail {
@@ -215,6 +216,8 @@ private:
 
   /// Weight key -> its type and first declaration, across entries.
   llvm::StringMap<std::pair<mlir::RankedTensorType, llvm::SMLoc>> weightTypes;
+  /// The storage format of each quantised weight key (q8_0, ...).
+  std::map<std::string, std::string> weightQuants;
   unsigned numOps = 0;
   bool tooLarge = false;
 };

@@ -438,7 +438,16 @@ Val Elaborator::weight(const WeightStmt &w) {
       interpolate(llvm::cast<StringExpr>(*w.key));
   if (key && key->empty())
     return fail(w.key->getLoc(), "weight name must not be empty");
-  mlir::Type dtype = evalDType(w.type);
+  // A block-quantised weight is f32 to the model (its dequantised values);
+  // the format is an attribute the backends read.
+  std::string quant;
+  mlir::Type dtype;
+  if (isQuantFormatName(w.type.dtype.name)) {
+    quant = w.type.dtype.name;
+    dtype = builder.getF32Type();
+  } else {
+    dtype = evalDType(w.type);
+  }
   std::optional<SymShape> shape = evalShape(w.type);
   if (!key || !dtype || !shape)
     return Val::poison();
@@ -456,6 +465,17 @@ Val Elaborator::weight(const WeightStmt &w) {
     diags.note(it->second.second, "the other declaration");
     return r;
   }
+  auto [q, newQuant] = weightQuants.try_emplace(*key, quant);
+  if (!newQuant && q->second != quant) {
+    Val r = fail(w.type.loc,
+                 "weight \"" + *key + "\" is declared here as " +
+                     (quant.empty() ? dtypeName(dtype) : quant) +
+                     shapeStr(*shape) + " but elsewhere as " +
+                     (q->second.empty() ? dtypeName(dtype) : q->second) +
+                     shapeStr(*shape));
+    diags.note(it->second.second, "the other declaration");
+    return r;
+  }
   mlir::Value &cached = weightValues[*key];
   if (!cached) {
     if (!countOp(w.getLoc()))
@@ -468,8 +488,9 @@ Val Elaborator::weight(const WeightStmt &w) {
       builder.setInsertionPointAfter(lastWeight);
     else
       builder.setInsertionPointToStart(&currentEntry.front());
-    auto op = mlir::tfc::WeightOp::create(builder, loc(w.getLoc()), type,
-                                          builder.getStringAttr(*key));
+    auto op = mlir::tfc::WeightOp::create(
+        builder, loc(w.getLoc()), type, builder.getStringAttr(*key),
+        quant.empty() ? nullptr : builder.getStringAttr(quant));
     lastWeight = op;
     cached = op;
   }

@@ -22,6 +22,10 @@ bool tfc::isReservedName(llvm::StringRef name) {
                             name);
 }
 
+bool tfc::isQuantFormatName(llvm::StringRef name) {
+  return name == "q8_0" || name == "q4_0" || name == "q4_1";
+}
+
 namespace {
 
 enum class GlobalKind { Const, Dim, Weight, Block, Entry };
@@ -49,7 +53,9 @@ private:
   /// The `{name}` parts of a string must name visible values.
   void checkString(const StringExpr &s, const llvm::StringSet<> *locals);
   /// Element types and scalar kinds of a declared type.
-  void checkType(const TypeExpr &type, const llvm::StringSet<> *locals);
+  /// `isWeight`: the block-quantised storage formats are allowed.
+  void checkType(const TypeExpr &type, const llvm::StringSet<> *locals,
+                 bool isWeight = false);
   void checkArgs(const CallExpr &call, llvm::ArrayRef<std::string> names,
                  const std::vector<bool> &optional, llvm::StringRef what);
   void unknownName(llvm::SMLoc loc, llvm::StringRef name,
@@ -194,7 +200,7 @@ void Checker::checkString(const StringExpr &str,
 }
 
 void Checker::checkType(const TypeExpr &type,
-                        const llvm::StringSet<> *locals) {
+                        const llvm::StringSet<> *locals, bool isWeight) {
   if (!type.isTensor()) {
     if (!llvm::is_contained({"int", "float", "bool", "str"}, type.scalar))
       diags.error(type.loc, "unknown type '" + type.scalar +
@@ -209,7 +215,13 @@ void Checker::checkType(const TypeExpr &type,
   std::vector<std::string> dtypes = {"f32", "f16",  "bf16", "f64",
                                      "i64", "i32", "bool"};
   const std::string &d = type.dtype.name;
-  if (!d.empty() && !llvm::is_contained(dtypes, d))
+  if (isQuantFormatName(d)) {
+    if (!isWeight)
+      diags.error(type.dtype.loc,
+                  "'" + d + "' is a storage format of weights (weight w: " +
+                      d + "[n, k]); parameters take f32, f16, bf16, f64, "
+                      "i64, i32 or bool");
+  } else if (!d.empty() && !llvm::is_contained(dtypes, d))
     diags.error(type.dtype.loc,
                 "unknown element type '" + d + "'" +
                     DiagnosticEngine::suggest(d, dtypes) +
@@ -345,7 +357,7 @@ void Checker::checkBody(const Body &body, llvm::StringSet<> &locals) {
           locals.insert(t.name);
       }
     } else if (auto *w = llvm::dyn_cast<WeightStmt>(s.get())) {
-      checkType(w->type, &locals);
+      checkType(w->type, &locals, /*isWeight=*/true);
       checkExpr(*w->key, &locals);
       if (globals.count(w->name.name))
         diags.error(w->name.loc, "weight '" + w->name.name +
@@ -445,7 +457,7 @@ bool Checker::run() {
   for (const FuncDecl &f : module.funcs)
     defineGlobal(f.name, f.isEntry ? GlobalKind::Entry : GlobalKind::Block, &f);
   for (const auto &w : module.weights) {
-    checkType(w->type, nullptr);
+    checkType(w->type, nullptr, /*isWeight=*/true);
     checkExpr(*w->key, nullptr);
     defineGlobal(w->name, GlobalKind::Weight);
   }

@@ -274,6 +274,10 @@ struct DecoderSpec {
   bool qkvBias = false;
   // Tensor names; "{l}" is the layer index.
   std::string embed, finalNorm, lmHead;
+  // The block-quantised storage format ("q4_1") of a tensor name (with its
+  // "{l}"), when every layer's tensor is stored in it: declared so, the
+  // weight is bound as stored and multiplied by the int8 kernels.
+  std::map<std::string, std::string> storage;
   std::string q, k, v, o, gate, up, down, attnNorm, ffnNorm; // without .weight
 };
 
@@ -308,7 +312,10 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     << "dim batch\ndim seq <= n_ctx\n\n";
   auto w = [&](const char *var, const std::string &shape,
                const std::string &name) {
-    o << "  weight " << var << ": " << shape << " = \"" << name << "\"\n";
+    auto format = s.storage.find(name);
+    o << "  weight " << var << ": "
+      << (format == s.storage.end() ? "" : format->second) << shape
+      << " = \"" << name << "\"\n";
   };
   o << "block attention_block(x: [batch, seq, d_model], l: int) {\n";
   w("wq", "[heads * d_head, d_model]", s.q + ".weight");
@@ -382,6 +389,20 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     uses.push_back({n(s.down, ".weight"), {s.dModel, s.dFF}});
     uses.push_back({n(s.attnNorm, ".weight"), {s.dModel}});
     uses.push_back({n(s.ffnNorm, ".weight"), {s.dModel}});
+  }
+}
+
+/// The language's name of a block-quantised file dtype, or "".
+std::string quantStorage(tfc::rt::DType d) {
+  switch (d) {
+  case tfc::rt::DType::Q8_0:
+    return "q8_0";
+  case tfc::rt::DType::Q4_0:
+    return "q4_0";
+  case tfc::rt::DType::Q4_1:
+    return "q4_1";
+  default:
+    return "";
   }
 }
 
@@ -1128,6 +1149,28 @@ bool importGguf(const std::string &path, ImportedModel &out,
   s.attnNorm = p + ".attn_norm";
   s.ffnNorm = p + ".ffn_norm";
   s.qkvBias = f->findTensor("blk.0.attn_q.bias") != nullptr;
+  // Matrices stored in one block format in every layer stay in it.
+  for (const std::string &t :
+       {s.q, s.k, s.v, s.o, s.gate, s.up, s.down}) {
+    std::string format;
+    for (int64_t l = 0; l < s.layers; ++l) {
+      const tfc::rt::TensorView *v =
+          f->findTensor(subst(t, "l", std::to_string(l)) + ".weight");
+      std::string here = v ? quantStorage(v->dtype) : "";
+      if (l == 0)
+        format = here;
+      if (here.empty() || here != format) {
+        format.clear();
+        break;
+      }
+    }
+    if (!format.empty())
+      s.storage[t + ".weight"] = format;
+  }
+  for (const std::string &t : {s.embed, s.lmHead})
+    if (const tfc::rt::TensorView *v = f->findTensor(t))
+      if (std::string format = quantStorage(v->dtype); !format.empty())
+        s.storage[t] = format;
   if (!checkDecoder(s, path, error))
     return false;
   std::vector<Use> uses;

@@ -85,16 +85,25 @@ const char *tfc_status_name(tfc_status status) {
 }
 
 const char *tfc_dtype_name(tfc_dtype dtype) {
-  static const char *const names[] = {"f32", "f64", "f16", "bf16",
-                                      "i64", "i32", "bool"};
-  unsigned i = static_cast<unsigned>(dtype);
-  return i < 7 ? names[i] : "?";
+  const DTypeTraits *t = dtypeTraits(dtype);
+  return t ? t->name : "?";
 }
 
 size_t tfc_dtype_size(tfc_dtype dtype) {
-  static const size_t sizes[] = {4, 8, 2, 2, 8, 4, 1};
-  unsigned i = static_cast<unsigned>(dtype);
-  return i < 7 ? sizes[i] : 0;
+  const DTypeTraits *t = dtypeTraits(dtype);
+  return t && t->blockElements == 1 ? t->blockBytes : 0;
+}
+
+int tfc_dtype_block(tfc_dtype dtype, size_t *block_elements,
+                    size_t *block_bytes) {
+  const DTypeTraits *t = dtypeTraits(dtype);
+  if (!t)
+    return 0;
+  if (block_elements)
+    *block_elements = t->blockElements;
+  if (block_bytes)
+    *block_bytes = t->blockBytes;
+  return 1;
 }
 
 const char *tfc_last_error(void) { return lastError.c_str(); }

@@ -299,17 +299,50 @@ static bool modelDType(DType d, tfc_dtype &out) {
   case DType::Bool:
     out = TFC_BOOL;
     return true;
+  case DType::Q8_0:
+    out = TFC_Q8_0;
+    return true;
+  case DType::Q4_0:
+    out = TFC_Q4_0;
+    return true;
+  case DType::Q4_1:
+    out = TFC_Q4_1;
+    return true;
   default:
     return false;
   }
 }
 
+/// The file dtype of a quantised model dtype.
+static DType fileDType(tfc_dtype d) {
+  switch (d) {
+  case TFC_Q8_0:
+    return DType::Q8_0;
+  case TFC_Q4_0:
+    return DType::Q4_0;
+  default:
+    return DType::Q4_1;
+  }
+}
+
 static bool isFloat(tfc_dtype d) {
-  return d == TFC_F32 || d == TFC_F64 || d == TFC_F16 || d == TFC_BF16;
+  const DTypeTraits *t = dtypeTraits(d);
+  return t && t->isFloat;
+}
+
+static bool isQuantized(tfc_dtype d) {
+  const DTypeTraits *t = dtypeTraits(d);
+  return t && t->quantized;
 }
 
 /// Whether weights stored as `from` can be given to a model wanting `to`.
 static bool convertible(DType from, tfc_dtype to) {
+  // Quantised weights of another format or floats are quantised at bind (a
+  // quantised file of another format through its dequantised values).
+  if (isQuantized(to)) {
+    tfc_dtype f;
+    return isQuantized(from) || (modelDType(from, f) && isFloat(f));
+  }
   if (isQuantized(from))
     return isFloat(to); // dequantised at bind
   tfc_dtype f;
@@ -347,6 +380,13 @@ static double loadFloat(const uint8_t *p, uint64_t i, DType d) {
 static void convert(const void *src, DType from, void *dst, tfc_dtype to,
                     uint64_t count) {
   auto *s = static_cast<const uint8_t *>(src);
+  if (isQuantized(to)) {
+    // Through f32, in the blocks GGUF's reference quantiser makes.
+    std::vector<float> tmp(count);
+    convert(src, from, tmp.data(), TFC_F32, count);
+    quantize(fileDType(to), tmp.data(), dst, count);
+    return;
+  }
   if (isQuantized(from)) {
     if (to == TFC_F32) {
       dequantize(from, src, static_cast<float *>(dst), count);
@@ -488,7 +528,7 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     const TensorSpec &w = spec.weights[i];
     const TensorView &v = *views[i];
     uint64_t count = v.numElements();
-    uint64_t bytes = count * tfc_dtype_size(w.dtype);
+    uint64_t bytes = w.byteSize();
     tfc_dtype stored = TFC_DTYPE_MAX_ENUM; // quantized: no model dtype
     if (!modelDType(v.dtype, stored))
       stored = TFC_DTYPE_MAX_ENUM;
@@ -496,9 +536,11 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
       newTable.push_back(emptyTensor);
       continue;
     }
-    // The kernels' loads assume the element's alignment, nothing more.
+    // The kernels' loads assume the element's alignment, nothing more (the
+    // block formats' kernels none).
+    uint64_t align = std::max<uint64_t>(tfc_dtype_size(w.dtype), 1);
     if (stored == w.dtype &&
-        reinterpret_cast<uintptr_t>(v.data) % tfc_dtype_size(w.dtype) == 0) {
+        reinterpret_cast<uintptr_t>(v.data) % align == 0) {
       newTable.push_back(const_cast<void *>(v.data));
       mapped += bytes;
       continue;

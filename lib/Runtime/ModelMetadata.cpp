@@ -15,18 +15,51 @@
 
 #include "Json.h"
 
+#include <iterator>
 #include <map>
 #include <set>
 
 using namespace tfc::rt;
 
-static const char *const kDTypeNames[] = {"f32", "f64", "f16", "bf16",
-                                          "i64", "i32", "bool"};
+static const DTypeTraits kDTypes[] = {
+    {TFC_F32, "f32", 1, 4, true, false},
+    {TFC_F64, "f64", 1, 8, true, false},
+    {TFC_F16, "f16", 1, 2, true, false},
+    {TFC_BF16, "bf16", 1, 2, true, false},
+    {TFC_I64, "i64", 1, 8, false, false},
+    {TFC_I32, "i32", 1, 4, false, false},
+    {TFC_BOOL, "bool", 1, 1, false, false},
+    {TFC_Q8_0, "q8_0", 32, 34, false, true},
+    {TFC_Q4_0, "q4_0", 32, 18, false, true},
+    {TFC_Q4_1, "q4_1", 32, 20, false, true},
+};
+
+const DTypeTraits *tfc::rt::dtypeTraits(tfc_dtype dtype) {
+  unsigned i = static_cast<unsigned>(dtype);
+  return i < std::size(kDTypes) ? &kDTypes[i] : nullptr;
+}
+
+bool tfc::rt::dtypeByteSize(tfc_dtype dtype, uint64_t elements,
+                            uint64_t &bytes) {
+  const DTypeTraits *t = dtypeTraits(dtype);
+  if (!t || elements % t->blockElements)
+    return false;
+  uint64_t blocks = elements / t->blockElements;
+  if (blocks && t->blockBytes > UINT64_MAX / blocks)
+    return false;
+  bytes = blocks * t->blockBytes;
+  return true;
+}
+
+uint64_t TensorSpec::byteSize() const {
+  uint64_t bytes = 0;
+  return dtypeByteSize(dtype, numElements(), bytes) ? bytes : 0;
+}
 
 bool tfc::rt::parseDTypeName(std::string_view name, tfc_dtype &out) {
-  for (int i = 0; i < 7; ++i)
-    if (name == kDTypeNames[i]) {
-      out = static_cast<tfc_dtype>(i);
+  for (const DTypeTraits &t : kDTypes)
+    if (name == t.name) {
+      out = t.dtype;
       return true;
     }
   return false;
@@ -140,13 +173,20 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
     return false;
   if (!parseDTypeName(dtype->string, out.dtype))
     return fail(where, "unknown dtype '" + dtype->string +
-                           "' (expected f32, f64, f16, bf16, i64, i32 or "
-                           "bool)");
+                           "' (expected f32, f64, f16, bf16, i64, i32, "
+                           "bool, or for weights q8_0, q4_0 or q4_1)");
+  const DTypeTraits &traits = *dtypeTraits(out.dtype);
+  if (traits.quantized && !isWeight)
+    return fail(where, "dtype " + dtype->string +
+                           " is a weight format; inputs and outputs cannot "
+                           "have it");
   if (shape->items.size() > TFC_MAX_RANK)
     return fail(where, "rank " + std::to_string(shape->items.size()) +
                            " is more than the supported " +
                            std::to_string(TFC_MAX_RANK));
-  uint64_t bytes = tfc_dtype_size(out.dtype);
+  // Weights: the size in bytes must fit (per element, rounded up to bytes
+  // for the block formats).
+  uint64_t bytes = traits.blockBytes;
   for (size_t i = 0; i < shape->items.size(); ++i) {
     const Value &d = shape->items[i];
     DimSpec dim;
@@ -174,6 +214,12 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
     }
     out.shape.push_back(std::move(dim));
   }
+  if (traits.quantized &&
+      (out.shape.empty() ||
+       out.shape.back().size % traits.blockElements != 0))
+    return fail(where, "a " + dtype->string +
+                           " weight's last dim must be a multiple of " +
+                           std::to_string(traits.blockElements));
   if (const Value *bound = v.get("bound")) {
     if (!isInput || (out.dtype != TFC_I64 && out.dtype != TFC_I32))
       return fail(where, "\"bound\" is only allowed on integer inputs");

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -110,6 +111,79 @@ void tfc::rt::dequantize(DType dtype, const void *src, float *dst,
       for (int j = 0; j < 16; ++j) {
         y[j] = d * static_cast<float>(p[4 + j] & 0xF) + m;
         y[j + 16] = d * static_cast<float>(p[4 + j] >> 4) + m;
+      }
+      break;
+    }
+    default:
+      return;
+    }
+  }
+}
+
+void tfc::rt::quantize(DType dtype, const float *src, void *dst,
+                       uint64_t elements) {
+  uint64_t blockElems, blockBytes;
+  dtypeBlock(dtype, blockElems, blockBytes);
+  uint8_t *p = static_cast<uint8_t *>(dst);
+  auto putHalf = [](uint8_t *q, float v) {
+    uint16_t h = floatToHalf(v);
+    q[0] = static_cast<uint8_t>(h & 0xFF);
+    q[1] = static_cast<uint8_t>(h >> 8);
+  };
+  for (uint64_t b = 0; b < elements / blockElems; ++b, p += blockBytes) {
+    const float *x = src + b * blockElems;
+    switch (dtype) {
+    case DType::Q8_0: {
+      // d = max|x| / 127, q = round(x / d) (half away from zero).
+      float amax = 0;
+      for (int j = 0; j < 32; ++j)
+        amax = std::max(amax, std::fabs(x[j]));
+      float d = amax / 127;
+      float id = d != 0 ? 1.0f / d : 0.0f;
+      putHalf(p, d);
+      for (int j = 0; j < 32; ++j)
+        p[2 + j] = static_cast<uint8_t>(
+            static_cast<int8_t>(std::roundf(x[j] * id)));
+      break;
+    }
+    case DType::Q4_0: {
+      // d = (the element of largest magnitude, with its sign) / -8, so it
+      // maps to q = 0; q = min(15, trunc(x / d + 8.5)).
+      float amax = 0, max = 0;
+      for (int j = 0; j < 32; ++j)
+        if (amax < std::fabs(x[j])) {
+          amax = std::fabs(x[j]);
+          max = x[j];
+        }
+      float d = max / -8;
+      float id = d != 0 ? 1.0f / d : 0.0f;
+      putHalf(p, d);
+      for (int j = 0; j < 16; ++j) {
+        int lo = std::min(15, static_cast<int>(static_cast<int8_t>(
+                                  x[j] * id + 8.5f)));
+        int hi = std::min(15, static_cast<int>(static_cast<int8_t>(
+                                  x[j + 16] * id + 8.5f)));
+        p[2 + j] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+      break;
+    }
+    case DType::Q4_1: {
+      // d = (max - min) / 15, m = min, q = min(15, trunc((x - m) / d + 0.5)).
+      float min = x[0], max = x[0];
+      for (int j = 1; j < 32; ++j) {
+        min = std::min(min, x[j]);
+        max = std::max(max, x[j]);
+      }
+      float d = (max - min) / 15;
+      float id = d != 0 ? 1.0f / d : 0.0f;
+      putHalf(p, d);
+      putHalf(p + 2, min);
+      for (int j = 0; j < 16; ++j) {
+        int lo = std::min(15, static_cast<int>(static_cast<int8_t>(
+                                  (x[j] - min) * id + 0.5f)));
+        int hi = std::min(15, static_cast<int>(static_cast<int8_t>(
+                                  (x[j + 16] - min) * id + 0.5f)));
+        p[4 + j] = static_cast<uint8_t>(lo | (hi << 4));
       }
       break;
     }

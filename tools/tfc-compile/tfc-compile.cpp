@@ -122,6 +122,14 @@ cl::opt<std::string> entry("entry",
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override a hyper-parameter"),
                               cl::value_desc("name=value"));
+cl::opt<std::string> quantize(
+    "quantize",
+    cl::desc("Store linear weights block-quantised (q8_0, q4_0, q4_1: "
+             "GGUF's formats, int8 kernels on the CPU) or not at all "
+             "(none: dequantised at load). Default: as the model says (a "
+             ".gguf's quantised tensors stay quantised)"),
+    cl::value_desc("format"));
+
 cl::opt<bool> kvCache(
     "kv-cache",
     cl::desc("Also generate <entry>_cached for generation: the tokens at "
@@ -213,6 +221,16 @@ int emitBinary(mlir::ModuleOp module,
 /// --cpu-variants: the model compiled once per CPU, each build's exported
 /// symbols suffixed, linked with tfc_model_variants into one library
 /// (lib/Target/CPU/Variants.cpp).
+/// --quantize: the storage format of linear weights, after fusion (which
+/// makes the linears and merges projections).
+void addQuantizePass(mlir::PassManager &pm) {
+  if (quantize.empty())
+    return;
+  mlir::tfc::TfcQuantizeWeightsOptions options;
+  options.format = quantize;
+  pm.addPass(mlir::tfc::createTfcQuantizeWeights(options));
+}
+
 int compileVariants(mlir::ModuleOp module, mlir::MLIRContext &context) {
   if (target == Target::Cuda || !cpu.empty() || !features.empty() ||
       !cpuKernels.empty()) {
@@ -249,6 +267,7 @@ int compileVariants(mlir::ModuleOp module, mlir::MLIRContext &context) {
     mlir::tfc::FusionPipelineOptions fusion;
     fusion.remarks = remarks && suffixes.empty();
     mlir::tfc::buildFusionPipeline(pm, fusion);
+    addQuantizePass(pm);
     mlir::tfc::buildCpuTensorPipeline(pm,
                                       mlir::tfc::cpuKernelIsa(options));
     mlir::tfc::buildCpuLoweringPipeline(pm, options);
@@ -430,6 +449,7 @@ int main(int argc, char **argv) {
     mlir::tfc::FusionPipelineOptions fusion;
     fusion.remarks = remarks;
     mlir::tfc::buildFusionPipeline(pm, fusion);
+    addQuantizePass(pm);
     if (cuda)
       mlir::tfc::setCudaTarget(*module);
     if (emit != Emit::Fused) {

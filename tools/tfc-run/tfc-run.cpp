@@ -300,9 +300,12 @@ void printInfo(tfc_model *model) {
   for (size_t i = 0; i < info.num_weights; ++i) {
     tfc_tensor_info w;
     tfc_model_weight_info(model, i, &w);
-    uint64_t n = tfc_dtype_size(w.dtype);
+    uint64_t elements = 1, n = 0;
     for (int k = 0; k < w.rank; ++k)
-      n *= static_cast<uint64_t>(w.dims[k]);
+      elements *= static_cast<uint64_t>(w.dims[k]);
+    size_t blockElements = 1, blockBytes = 0;
+    if (tfc_dtype_block(w.dtype, &blockElements, &blockBytes))
+      n = elements / blockElements * blockBytes;
     auto &entry = byDType[tfc_dtype_name(w.dtype)];
     ++entry.first;
     entry.second += n;

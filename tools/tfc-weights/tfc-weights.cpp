@@ -242,6 +242,9 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < weights.size(); ++i) {
     const tfc_tensor_info &w = weights[i];
     tfc_dtype d = haveDType && isFloat(w.dtype) ? storeAs : w.dtype;
+    // Quantised weights are written as f32: binding quantises them.
+    if (d == TFC_Q8_0 || d == TFC_Q4_0 || d == TFC_Q4_1)
+      d = haveDType ? storeAs : TFC_F32;
     std::vector<int64_t> shape(w.dims, w.dims + w.rank);
     uint64_t count = 1;
     for (int64_t s : shape)

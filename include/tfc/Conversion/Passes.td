@@ -34,7 +34,10 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
   let description = [{
     `tfc.linear(x, W[N,K], b)` becomes `tfc_cpu.gemm(x, tfc_cpu.pack(W), b)`.
     When W is itself a transpose of a [K,N] tensor the pack reads that tensor
-    directly (GPT-2's Conv1D weights). The pack depends on weights only, so
+    directly (GPT-2's Conv1D weights). A block-quantised weight
+    (`tfc.weight {quant = "q4_1"}`, or an axis-0 concat of such weights of
+    one format) is read in its raw form by `tfc_cpu.qgemm` instead, with no
+    pack; its other uses read `tfc_cpu.dequantize` of the raw form. The pack depends on weights only, so
     the model ABI pass hoists it into the load-time initialiser. `tfc.matmul`
     with transposed operands gets explicit transposes so that its kernel
     only sees [..., M, K] x [..., K, N].

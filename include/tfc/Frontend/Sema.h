@@ -22,6 +22,9 @@ bool checkModule(const ast::Module &module, DiagnosticEngine &diags);
 
 /// Names with a fixed meaning in every scope (dtypes, `inf`, `pi`).
 bool isReservedName(llvm::StringRef name);
+/// q8_0, q4_0, q4_1: the block-quantised storage formats a weight may be
+/// declared with (`weight w: q4_1[n, k]`).
+bool isQuantFormatName(llvm::StringRef name);
 
 } // namespace tfc
 

@@ -22,6 +22,27 @@
 
 namespace tfc::rt {
 
+/// What the runtime knows about a dtype, in one table (the C API's names and
+/// sizes, the metadata parser and binding read it).
+struct DTypeTraits {
+  tfc_dtype dtype;
+  /// The metadata's spelling: "f32", ..., "q4_1".
+  const char *name;
+  /// Elements and bytes of one storage block: (1, element size) for plain
+  /// dtypes, (32, 34/18/20) for the GGUF block formats.
+  uint32_t blockElements, blockBytes;
+  bool isFloat;
+  /// A block-quantised weight format: weights only.
+  bool quantized;
+};
+
+/// The traits of `dtype`, or null if it is not a dtype.
+const DTypeTraits *dtypeTraits(tfc_dtype dtype);
+
+/// The bytes of `elements` elements of `dtype`; false when `elements` is not
+/// a whole number of blocks or the size overflows.
+bool dtypeByteSize(tfc_dtype dtype, uint64_t elements, uint64_t &bytes);
+
 /// One dimension of an input, output or weight.
 struct DimSpec {
   /// The static size, or -1 when the dim is dynamic.
@@ -51,8 +72,9 @@ struct TensorSpec {
   std::string shapeString() const;
   /// The element count of a fully static shape.
   uint64_t numElements() const;
-  /// Its bytes in its dtype (a fully static shape).
-  uint64_t byteSize() const { return numElements() * tfc_dtype_size(dtype); }
+  /// Its bytes in its dtype (a fully static shape; whole blocks for the
+  /// quantised dtypes, which the parser checks).
+  uint64_t byteSize() const;
 };
 
 struct EntrySpec {

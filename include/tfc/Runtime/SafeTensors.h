@@ -62,6 +62,10 @@ bool isQuantized(DType dtype);
 bool dtypeBytes(DType dtype, uint64_t elements, uint64_t &bytes);
 /// Dequantises `elements` elements (whole blocks) of a quantized dtype.
 void dequantize(DType dtype, const void *src, float *dst, uint64_t elements);
+/// Quantises `elements` floats (whole blocks) into a quantized dtype exactly
+/// as GGUF's reference quantisers do (ggml's quantize_row_*_ref), so that
+/// files written from tfc's blocks and llama.cpp's agree bit for bit.
+void quantize(DType dtype, const float *src, void *dst, uint64_t elements);
 
 struct TensorView {
   std::string name;

@@ -86,14 +86,24 @@ typedef enum tfc_dtype {
   TFC_I64 = 4,
   TFC_I32 = 5,
   TFC_BOOL = 6,
+  /* Block-quantised weights, as GGUF defines them (docs/abi.md, "Quantized
+   * weights"): blocks of 32 elements, 34 / 18 / 20 bytes each. Weights only:
+   * inputs and outputs never have these dtypes. */
+  TFC_Q8_0 = 7,
+  TFC_Q4_0 = 8,
+  TFC_Q4_1 = 9,
   TFC_DTYPE_MAX_ENUM = 0x7FFFFFFF /* not a dtype */
 } tfc_dtype;
 
-/* "TFC_OK", "TFC_ERR_IO", ...; "f32", "bf16", "bool", ...; bytes per
- * element. Unknown values give "?" and 0. */
+/* "TFC_OK", "TFC_ERR_IO", ...; "f32", "bf16", "bool", "q4_1", ...; bytes per
+ * element (0 for the block-quantised dtypes). Unknown values give "?" and 0. */
 TFC_API const char *tfc_status_name(tfc_status status);
 TFC_API const char *tfc_dtype_name(tfc_dtype dtype);
 TFC_API size_t tfc_dtype_size(tfc_dtype dtype);
+/* Elements and bytes of one storage block: (1, tfc_dtype_size) for plain
+ * dtypes, (32, 34) for TFC_Q8_0, ... Returns 0 for unknown values. */
+TFC_API int tfc_dtype_block(tfc_dtype dtype, size_t *block_elements,
+                            size_t *block_bytes);
 
 /* The message of the calling thread's last failure ("" if none). Valid until
  * the thread's next call into the API. */

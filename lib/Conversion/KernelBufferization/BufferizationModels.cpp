@@ -33,8 +33,10 @@
 using namespace mlir;
 using namespace mlir::bufferization;
 using namespace mlir::tfc;
+using mlir::tfc::cpu::DequantizeOp;
 using mlir::tfc::cpu::GemmOp;
 using mlir::tfc::cpu::PackOp;
+using mlir::tfc::cpu::QGemmOp;
 using mlir::tfc::cpu::TfcCpuDialect;
 
 namespace {
@@ -153,6 +155,29 @@ template <> struct KernelTraits<PackOp> {
   }
 };
 
+template <> struct KernelTraits<QGemmOp> {
+  static SizeSource size(QGemmOp, int64_t d) { return {0, d}; }
+  static LogicalResult emit(OpBuilder &b, Location loc, QGemmOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return op.emitError("tfc_cpu.qgemm is a CPU op; the CUDA target "
+                          "dequantises weights at load");
+    cpu::emitQGemm(b, loc, op, in[0], in[1], in[2], out);
+    return success();
+  }
+};
+
+template <> struct KernelTraits<DequantizeOp> {
+  static SizeSource size(DequantizeOp, int64_t d) { return {0, d}; }
+  static LogicalResult emit(OpBuilder &b, Location loc, DequantizeOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return op.emitError("tfc_cpu.dequantize is a CPU op");
+    cpu::emitDequantize(b, loc, op, in[0], out);
+    return success();
+  }
+};
+
 template <typename OpTy>
 struct KernelModel
     : BufferizableOpInterface::ExternalModel<KernelModel<OpTy>, OpTy> {
@@ -178,8 +203,11 @@ struct KernelModel
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     bool gpu = isCudaTarget(op);
     // The GPU kernels compute in f32 on f32, f16 and bf16 data.
+    // The quantised kernels also read raw weights (i8 blocks).
+    bool rawWeights = isa<QGemmOp, DequantizeOp>(op);
     auto supported = [&](Type element) {
-      return element.isF32() || (gpu && (element.isF16() || element.isBF16()));
+      return element.isF32() || (gpu && (element.isF16() || element.isBF16())) ||
+             (rawWeights && element.isInteger(8));
     };
     const char *what = gpu ? "the GPU kernels support f32, f16 and bf16; got "
                            : "the CPU kernels support f32 only; got ";
@@ -238,6 +266,10 @@ template <> unsigned KernelModel<MatmulOp>::expectedGroups() { return 2; }
 template <> unsigned KernelModel<GemmOp>::expectedGroups() { return 3; }
 template <> unsigned KernelModel<LinearOp>::expectedGroups() { return 3; }
 template <> unsigned KernelModel<PackOp>::expectedGroups() { return 1; }
+template <> unsigned KernelModel<QGemmOp>::expectedGroups() { return 3; }
+template <> unsigned KernelModel<DequantizeOp>::expectedGroups() {
+  return 1;
+}
 
 } // namespace
 
@@ -270,6 +302,8 @@ struct TfcCpuKernelModels
     loadKernelDialects(ctx);
     GemmOp::attachInterface<KernelModel<GemmOp>>(*ctx);
     PackOp::attachInterface<KernelModel<PackOp>>(*ctx);
+    QGemmOp::attachInterface<KernelModel<QGemmOp>>(*ctx);
+    DequantizeOp::attachInterface<KernelModel<DequantizeOp>>(*ctx);
   }
 };
 } // namespace

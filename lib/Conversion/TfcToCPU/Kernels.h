@@ -33,6 +33,12 @@ void emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
 void emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs, Value rhs,
                 Value out);
 
+// QuantGemm.cpp
+void emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
+               Value weight, Value bias, Value out);
+void emitDequantize(OpBuilder &b, Location loc, DequantizeOp op, Value input,
+                    Value out);
+
 // Attention.cpp
 void emitAttention(OpBuilder &b, Location loc, AttentionOp op, Value query,
                    Value key, Value value, Value mask, Value out);

@@ -26,6 +26,105 @@ using namespace mlir::tfc;
 
 namespace {
 
+/// The quantised weight (f32 values with a `quant` format) `v` is, or null.
+WeightOp quantizedWeight(Value v) {
+  auto w = v.getDefiningOp<WeightOp>();
+  if (w && w.getQuant() && w.getType().getElementType().isF32())
+    return w;
+  return nullptr;
+}
+
+/// Quantised weights on the CPU. Each `tfc.weight {quant}` (its f32 values)
+/// gets its raw form (the stored blocks, i8); a linear whose weight is such
+/// a weight, or an axis-0 concat of weights of one format (tfc-merge-qkv's
+/// merged projections: the blocks run along K, so rows concatenate as they
+/// are), becomes tfc_cpu.qgemm over the raw form; every other use reads
+/// tfc_cpu.dequantize(raw), which depends on weights only and so is computed
+/// once at load (the model ABI's derived constants).
+void lowerQuantizedWeights(ModuleOp module) {
+  SmallVector<WeightOp> quantized;
+  module.walk([&](WeightOp w) {
+    if (quantizedWeight(w.getResult()))
+      quantized.push_back(w);
+  });
+  if (quantized.empty())
+    return;
+  llvm::DenseMap<Operation *, Value> raw;
+  auto rawOf = [&](WeightOp w) -> Value {
+    Value &r = raw[w];
+    if (!r) {
+      const QuantFormat *format = lookupQuantFormat(*w.getQuant());
+      auto type = w.getType();
+      SmallVector<int64_t> shape(type.getShape().drop_back());
+      shape.push_back(type.getShape().back() / format->blockElements);
+      shape.push_back(format->blockBytes);
+      OpBuilder b(w);
+      b.setInsertionPointAfter(w);
+      r = WeightOp::create(b, w.getLoc(),
+                           RankedTensorType::get(shape, b.getI8Type()),
+                           w.getNameAttr(), w.getQuantAttr());
+    }
+    return r;
+  };
+
+  SmallVector<LinearOp> linears;
+  module.walk([&](LinearOp op) { linears.push_back(op); });
+  for (LinearOp op : linears) {
+    Value weight = op.getWeight();
+    SmallVector<WeightOp> parts;
+    auto concat = weight.getDefiningOp<ConcatOp>();
+    if (WeightOp w = quantizedWeight(weight)) {
+      parts.push_back(w);
+    } else if (concat && concat.getAxis() == 0) {
+      for (Value in : concat.getInputs()) {
+        WeightOp w = quantizedWeight(in);
+        if (!w) {
+          parts.clear();
+          break;
+        }
+        parts.push_back(w);
+      }
+    }
+    if (parts.empty() || llvm::any_of(parts, [&](WeightOp w) {
+          return *w.getQuant() != *parts.front().getQuant();
+        }))
+      continue;
+    OpBuilder b(op);
+    SmallVector<Value> raws;
+    for (WeightOp w : parts)
+      raws.push_back(rawOf(w));
+    Value rawWeight = raws.front();
+    if (raws.size() > 1) {
+      auto first = cast<RankedTensorType>(raws.front().getType());
+      SmallVector<int64_t> shape(first.getShape());
+      shape[0] = 0;
+      for (Value r : raws)
+        shape[0] += cast<RankedTensorType>(r.getType()).getDimSize(0);
+      rawWeight = ConcatOp::create(
+          b, concat.getLoc(), RankedTensorType::get(shape, b.getI8Type()),
+          raws, b.getI64IntegerAttr(0));
+    }
+    Value q = cpu::QGemmOp::create(
+        b, op.getLoc(), op.getType(), op.getInput(), rawWeight, op.getBias(),
+        b.getStringAttr(*parts.front().getQuant()), op.getActivation());
+    op.replaceAllUsesWith(q);
+    op.erase();
+    if (concat && concat->use_empty())
+      concat.erase();
+  }
+  for (WeightOp w : quantized) {
+    if (!w.use_empty()) {
+      Value r = rawOf(w);
+      OpBuilder b(w);
+      b.setInsertionPointAfter(r.getDefiningOp());
+      Value values = cpu::DequantizeOp::create(b, w.getLoc(), w.getType(), r,
+                                               w.getQuantAttr());
+      w.replaceAllUsesWith(values);
+    }
+    w.erase();
+  }
+}
+
 struct LinearToGemm : OpRewritePattern<LinearOp> {
   LinearToGemm(MLIRContext *ctx, int64_t nr)
       : OpRewritePattern<LinearOp>(ctx), nr(nr) {}
@@ -97,6 +196,7 @@ struct ConvertLinearToGemmPass
       module->setAttr(cpu::kCpuIsaAttr,
                       StringAttr::get(&getContext(), isa));
     }
+    lowerQuantizedWeights(module);
     RewritePatternSet patterns(&getContext());
     patterns.add<LinearToGemm>(&getContext(), cpu::gemmConfigFor(module).nr);
     patterns.add<ExplicitMatmulTransposes>(&getContext());

@@ -31,7 +31,10 @@ struct EarlyDeallocPass : tfc::impl::EarlyDeallocBase<EarlyDeallocPass> {
     });
   }
 
-  /// The last op of `block` that uses `buffer` or a view of it.
+  /// The last op of `block` that uses `buffer`, a view of it, or a value
+  /// computed from its address (memref.extract_aligned_pointer_as_index and
+  /// whatever is computed from that: the pointers the CPU kernels pass to
+  /// their C micro-kernels).
   static Operation *lastUse(Block &block, Value buffer,
                             memref::DeallocOp dealloc) {
     Operation *last = nullptr;
@@ -53,6 +56,10 @@ struct EarlyDeallocPass : tfc::impl::EarlyDeallocBase<EarlyDeallocPass> {
               worklist.push_back(r);
         if (isa<memref::CastOp>(user))
           worklist.push_back(user->getResult(0));
+        if (isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
+            !isa<BaseMemRefType>(v.getType()))
+          for (Value r : user->getResults())
+            worklist.push_back(r);
         Operation *top = block.findAncestorOpInBlock(*user);
         if (!top)
           return nullptr; // used outside the block: leave it alone

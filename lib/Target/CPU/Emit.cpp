@@ -6,6 +6,8 @@
 
 #include "tfc/Target/CPU/CPUTarget.h"
 
+#include "LinkMicroKernels.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -128,6 +130,20 @@ std::string tfc::cpuKernelIsa(const CpuTargetOptions &options) {
 
 namespace {
 
+/// The build of the C micro-kernels the target can run: AVX-512 VNNI (on
+/// 256-bit vectors), AVX2 + FMA + F16C, or scalar x86-64.
+std::string microKernelIsa(const tfc::CpuTargetOptions &options) {
+  std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo(
+      options.cpu.empty() ? "x86-64" : options.cpu, options.features);
+  if (!sti)
+    return "generic";
+  if (sti->checkFeatures("+avx512vnni,+avx512vl,+avx512bw,+avx2,+fma,+f16c"))
+    return "avx512vnni";
+  if (sti->checkFeatures("+avx2,+fma,+f16c"))
+    return "avx2";
+  return "generic";
+}
+
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
   llvm::Triple triple(kTriple);
@@ -169,6 +185,8 @@ translateAndOptimise(ModuleOp module, llvm::LLVMContext &context,
   }
   llvmModule->setTargetTriple(tm.getTargetTriple());
   llvmModule->setDataLayout(tm.createDataLayout());
+  if (!tfc::linkMicroKernels(*llvmModule, microKernelIsa(options), error))
+    return nullptr;
   // Every function is compiled for the target CPU, including the ones the
   // runtime calls back (parallel tasks).
   for (llvm::Function &f : *llvmModule) {

@@ -90,7 +90,10 @@ struct LowerCpuModelABIPass
 
   struct Weight {
     std::string name;
+    /// The slot's type: for a quantised weight its raw form (i8 blocks).
     RankedTensorType type;
+    /// The block format of a quantised weight ("q4_1"), else "".
+    std::string quant;
   };
 
   SmallVector<Weight> weights;
@@ -209,7 +212,15 @@ struct LowerCpuModelABIPass
       auto [it, inserted] =
           weightIndex.try_emplace(w.getName(), weights.size());
       if (inserted) {
-        weights.push_back({w.getName().str(), type});
+        if (w.getQuant() && !type.getElementType().isInteger(8)) {
+          w.emitError("quantised weight '")
+              << w.getName()
+              << "' reached the model ABI as values; the CPU backend reads "
+                 "it through its raw form (convert-tfc-linear-to-cpu-gemm)";
+          return WalkResult::interrupt();
+        }
+        weights.push_back({w.getName().str(), type,
+                           w.getQuant() ? w.getQuant()->str() : ""});
         return WalkResult::advance();
       }
       if (weights[it->second].type != type) {
@@ -465,10 +476,21 @@ struct LowerCpuModelABIPass
     llvm::json::Array weightJson, constants, dims;
     for (const Weight &w : weights) {
       llvm::json::Array shape;
-      for (int64_t s : w.type.getShape())
-        shape.push_back(s);
+      std::string dtype = dtypeName(w.type.getElementType());
+      if (!w.quant.empty()) {
+        // The logical shape [..., K] of the raw [..., K / 32, block bytes].
+        ArrayRef<int64_t> raw = w.type.getShape();
+        for (int64_t s : raw.drop_back(2))
+          shape.push_back(s);
+        shape.push_back(raw[raw.size() - 2] *
+                        lookupQuantFormat(w.quant)->blockElements);
+        dtype = w.quant;
+      } else {
+        for (int64_t s : w.type.getShape())
+          shape.push_back(s);
+      }
       llvm::json::Object o{{"name", w.name},
-                           {"dtype", dtypeName(w.type.getElementType())},
+                           {"dtype", dtype},
                            {"shape", std::move(shape)}};
       if (!entryWeights.contains(w.name))
         o["init_only"] = true;

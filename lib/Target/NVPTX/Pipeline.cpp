@@ -8,6 +8,7 @@
 
 #include "tfc/Conversion/KernelBufferization.h"
 #include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/Tfc/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -80,7 +81,10 @@ void tfc::setCudaTarget(ModuleOp module) {
 }
 
 void tfc::buildCudaTensorPipeline(OpPassManager &pm) {
-  // No packing: tfc.linear stays a kernel op of its own on the GPU.
+  // No packing: tfc.linear stays a kernel op of its own on the GPU, and
+  // there are no quantised kernels: block-quantised weights are dequantised
+  // at load.
+  pm.addPass(createTfcQuantizeWeights({"none"}));
   pm.addPass(createConvertTfcToLinalg());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());

@@ -586,6 +586,38 @@ func.func @weight_dynamic() {
 
 // -----
 
+func.func @weight_quant_format() {
+  // expected-error @+1 {{'tfc.weight' op unknown quantised format 'q5_k' (expected q8_0, q4_0 or q4_1)}}
+  %0 = tfc.weight "w" {quant = "q5_k"} : tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @weight_quant_k() {
+  // expected-error @+1 {{'tfc.weight' op a q4_1 weight's last dim must be a multiple of 32, got [8, 48]}}
+  %0 = tfc.weight "w" {quant = "q4_1"} : tensor<8x48xf32>
+  return
+}
+
+// -----
+
+func.func @weight_quant_raw() {
+  // expected-error @+1 {{'tfc.weight' op the raw form of a q8_0 weight is [..., blocks, 34] i8, got [8, 2, 20]}}
+  %0 = tfc.weight "w" {quant = "q8_0"} : tensor<8x2x20xi8>
+  return
+}
+
+// -----
+
+func.func @weight_quant_dtype() {
+  // expected-error @+1 {{'tfc.weight' op a q8_0 weight is f32 (its values) or i8 (its blocks), got 'f16'}}
+  %0 = tfc.weight "w" {quant = "q8_0"} : tensor<8x64xf16>
+  return
+}
+
+// -----
+
 func.func @weight_empty_name() {
   // expected-error @+1 {{'tfc.weight' op name must not be empty}}
   %0 = tfc.weight "" : tensor<768xf32>

@@ -741,6 +741,15 @@ LogicalResult SinusoidalPositionsOp::verify() {
   return success();
 }
 
+const QuantFormat *mlir::tfc::lookupQuantFormat(StringRef name) {
+  static const QuantFormat formats[] = {
+      {"q8_0", 32, 34}, {"q4_0", 32, 18}, {"q4_1", 32, 20}};
+  for (const QuantFormat &f : formats)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError() << "name must not be empty";
@@ -748,7 +757,35 @@ LogicalResult WeightOp::verify() {
     return emitOpError() << "weight '" << getName()
                          << "' must have a static shape, got "
                          << shapeString(getType());
-  return success();
+  if (!getQuant())
+    return success();
+  const QuantFormat *format = lookupQuantFormat(*getQuant());
+  if (!format)
+    return emitOpError() << "unknown quantised format '" << *getQuant()
+                         << "' (expected q8_0, q4_0 or q4_1)";
+  auto type = getType();
+  Type element = type.getElementType();
+  if (element.isF32()) {
+    if (type.getRank() < 1 ||
+        type.getShape().back() % format->blockElements != 0)
+      return emitOpError() << "a " << format->name
+                           << " weight's last dim must be a multiple of "
+                           << format->blockElements << ", got "
+                           << shapeString(type);
+    return success();
+  }
+  if (element.isInteger(8)) {
+    if (type.getRank() < 2 || type.getShape().back() != format->blockBytes)
+      return emitOpError() << "the raw form of a " << format->name
+                           << " weight is [..., blocks, "
+                           << format->blockBytes << "] i8, got "
+                           << shapeString(type);
+    return success();
+  }
+  return emitOpError() << "a " << format->name
+                       << " weight is f32 (its values) or i8 (its blocks), "
+                          "got "
+                       << element;
 }
 
 LogicalResult ArangeOp::verify() {

@@ -10,6 +10,7 @@
 #include "mlir/IR/DialectImplementation.h"
 
 using namespace mlir;
+using namespace mlir::tfc;
 using namespace mlir::tfc::cpu;
 
 #include "tfc/Dialect/TfcCpu/IR/TfcCpuDialect.cpp.inc"
@@ -61,6 +62,73 @@ LogicalResult GemmOp::verify() {
     if (b.getRank() != 1 || b.getDimSize(0) != n)
       return emitOpError("bias must be [") << n << "], got " << b;
   }
+  return success();
+}
+
+/// The format of a raw quantised weight [..., blocks, block bytes]: null
+/// after reporting through `op` when unknown or not matching the type.
+static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
+                                         RankedTensorType raw) {
+  const QuantFormat *format = lookupQuantFormat(name);
+  if (!format) {
+    op->emitOpError("unknown quantised format '")
+        << name << "' (expected q8_0, q4_0 or q4_1)";
+    return nullptr;
+  }
+  if (raw.getRank() < 2 || !raw.hasStaticShape() ||
+      raw.getShape().back() != format->blockBytes) {
+    op->emitOpError("a raw ")
+        << name << " weight is static [..., blocks, " << format->blockBytes
+        << "] i8, got " << raw;
+    return nullptr;
+  }
+  return format;
+}
+
+LogicalResult QGemmOp::verify() {
+  auto in = getInput().getType();
+  auto w = getWeight().getType();
+  auto out = getResult().getType();
+  const QuantFormat *format = checkRawWeight(*this, getFormat(), w);
+  if (!format)
+    return failure();
+  if (w.getRank() != 3)
+    return emitOpError("weight must be [N, K / ")
+           << format->blockElements << ", " << format->blockBytes
+           << "], got " << w;
+  if (in.getRank() < 1 || out.getRank() != in.getRank())
+    return emitOpError("input and result must have the same rank >= 1");
+  int64_t k = w.getDimSize(1) * format->blockElements;
+  int64_t n = out.getDimSize(out.getRank() - 1);
+  if (n != w.getDimSize(0))
+    return emitOpError("the result's last dimension must be N = ")
+           << w.getDimSize(0) << ", got " << out;
+  int64_t inK = in.getDimSize(in.getRank() - 1);
+  if (inK != k)
+    return emitOpError("input has K = ")
+           << (ShapedType::isDynamic(inK) ? std::string("?")
+                                           : std::to_string(inK))
+           << " but the weight " << w << " has K = " << k;
+  if (getBias()) {
+    auto b = getBias().getType();
+    if (b.getRank() != 1 || b.getDimSize(0) != n)
+      return emitOpError("bias must be [") << n << "], got " << b;
+  }
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  auto in = getInput().getType();
+  auto out = getResult().getType();
+  const QuantFormat *format = checkRawWeight(*this, getFormat(), in);
+  if (!format)
+    return failure();
+  SmallVector<int64_t> expected(in.getShape().drop_back(2));
+  expected.push_back(in.getShape()[in.getRank() - 2] * format->blockElements);
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("the values of ") << in << " are "
+           << RankedTensorType::get(expected, out.getElementType())
+           << ", not " << out;
   return success();
 }
 

@@ -34,6 +34,15 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
 /// inferred from their operands.
 bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs);
 
+/// A block-quantised weight format (GGUF's): blocks of `blockElements`
+/// values along the last dim, `blockBytes` bytes each.
+struct QuantFormat {
+  StringRef name;
+  int64_t blockElements, blockBytes;
+};
+/// q8_0, q4_0 or q4_1; null for any other name.
+const QuantFormat *lookupQuantFormat(StringRef name);
+
 /// Reports a shape error; a null function reports nothing.
 using EmitErrorFn = llvm::function_ref<InFlightDiagnostic()>;
 

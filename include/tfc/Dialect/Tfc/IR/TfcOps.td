@@ -28,7 +28,9 @@ def Tfc_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def Tfc_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 def Tfc_IdTensor : RankedTensorOf<[I32, I64]>;
 def Tfc_BoolTensor : RankedTensorOf<[I1]>;
-def Tfc_AnyTensor : RankedTensorOf<[I1, I32, I64, F16, BF16, F32, F64]>;
+// i8 only for the raw blocks of quantised weights (tfc.weight's raw form and
+// the concats of those), which only the CPU backend makes.
+def Tfc_AnyTensor : RankedTensorOf<[I1, I8, I32, I64, F16, BF16, F32, F64]>;
 
 class Tfc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Tfc_Dialect, mnemonic, !listconcat([Pure], traits)>;
@@ -439,8 +441,21 @@ def Tfc_WeightOp : Tfc_Op<"weight"> {
     ```mlir
     %wte = tfc.weight "wte.weight" : tensor<50257x768xf32>
     ```
+
+    `quant` names a block-quantised storage format (`q8_0`, `q4_0`, `q4_1`:
+    GGUF's blocks of 32 values along the last dim). With an f32 result the
+    value is still the dequantised f32 matrix: every op and the interpreter
+    see f32, and the format only tells the backends how it is stored. The CPU
+    backend turns such a weight into its raw form, an i8 result of shape
+    [..., K / 32, block bytes] holding the blocks as stored, which only its
+    quantised kernels read (`tfc_cpu.qgemm`, `tfc_cpu.dequantize`).
+
+    ```mlir
+    %w = tfc.weight "blk.0.attn_q.weight" {quant = "q4_1"} : tensor<576x576xf32>
+    %raw = tfc.weight "blk.0.attn_q.weight" {quant = "q4_1"} : tensor<576x18x20xi8>
+    ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrAttr>:$quant);
   let results = (outs Tfc_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

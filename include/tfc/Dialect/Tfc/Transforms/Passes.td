@@ -121,4 +121,26 @@ def TfcMergeQkv : Pass<"tfc-merge-qkv"> {
   let options = [RemarksOption];
 }
 
+def TfcQuantizeWeights : Pass<"tfc-quantize-weights", "mlir::ModuleOp"> {
+  let summary = "Choose the block-quantised storage format of linear weights";
+  let description = [{
+    With `format` = q8_0, q4_0 or q4_1, every f32 weight of rank 2 whose
+    last dim is a multiple of 32 and that some `tfc.linear` uses as its
+    weight (directly or through an axis-0 `tfc.concat`, tfc-merge-qkv's
+    merged projections) gets `quant = format`: the runtime quantises it at
+    load (GGUF's reference quantisers) or, from a `.gguf` already in that
+    format, binds its blocks as they are, and the CPU backend multiplies in
+    int8 (`tfc_cpu.qgemm`). Weights used otherwise (embedding tables only, a
+    transposed [K, N] weight such as GPT-2's Conv1D, whose blocks would run
+    along the wrong axis) stay as they are. With `format` = none every
+    `quant` is dropped: the weights are dequantised at load and computed in
+    f32 (the CUDA pipeline does this).
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"none\"",
+           "q8_0, q4_0, q4_1 or none">
+  ];
+}
+
 #endif // TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD

@@ -62,4 +62,45 @@ def TfcCpu_GemmOp : TfcCpu_Op<"gemm"> {
   let hasVerifier = 1;
 }
 
+def TfcCpu_QGemmOp : TfcCpu_Op<"qgemm"> {
+  let summary = "x · Wᵀ + b with a fused activation, W block-quantised";
+  let description = [{
+    `input` is [..., K]; `weight` the raw form of a block-quantised [N, K]
+    weight (`tfc.weight {quant = ...}` with an i8 [N, K / 32, block bytes]
+    result) in the format `format` (q8_0, q4_0, q4_1); `bias` an optional
+    [N] vector. The result is [..., N]: `activation(input · Wᵀ + bias)`,
+    where the kernel quantises `input` per block of 32 to int8 and multiplies
+    in integers (include/tfc/Target/CPU/MicroKernels.h), as llama.cpp does.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input,
+                       RankedTensorOf<[I8]>:$weight,
+                       Optional<RankedTensorOf<[F32]>>:$bias,
+                       StrAttr:$format,
+                       DefaultValuedAttr<Tfc_Activation,
+                           "::mlir::tfc::Activation::None">:$activation);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `format` $format
+    (`activation` `(` $activation^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TfcCpu_DequantizeOp : TfcCpu_Op<"dequantize"> {
+  let summary = "the f32 values of a block-quantised weight";
+  let description = [{
+    `input` is the raw form [..., K / 32, block bytes] of a weight in
+    `format`; the result is its values [..., K]. Uses of a quantised weight
+    other than as the weight of a linear read it through this op; it depends
+    on weights only, so the model ABI computes it once, at load.
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$input, StrAttr:$format);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `format` $format attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TFC_DIALECT_TFCCPU_IR_TFCCPUOPS_TD

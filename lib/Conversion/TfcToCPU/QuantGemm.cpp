@@ -1,0 +1,199 @@
+//===- QuantGemm.cpp - Linears over block-quantised weights ---------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// tfc_cpu.qgemm and tfc_cpu.dequantize call the C micro-kernels of
+// include/tfc/Target/CPU/MicroKernels.h, which the backend links into the
+// model from bitcode built for the target's instruction set (Emit.cpp). The
+// emitted code does the parts MLIR is good at: the parallel loops, the
+// scratch buffer of quantised activations, and the activation epilogue
+// (buildActivation, the same code as the f32 GEMM's), applied by each task
+// to the columns it just computed while they are in cache.
+//
+// qgemm runs in two parallel loops: the rows of x are quantised per block of
+// 32 into int8 (tasks of kQuantRows rows), then tasks of kColumnsPerTask
+// weight rows compute every row of the output for their columns, so each
+// weight byte is read once per call (a decode step is bound by reading the
+// weights).
+//
+// Buffers are passed to C as pointers (memref.extract_aligned_pointer_as_index
+// plus the offset); tfc-early-dealloc follows such pointers to the calls, so
+// a buffer is freed after the last call that reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+#include "Kernels.h"
+
+#include "tfc/Conversion/KernelCommon.h"
+#include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
+#include "tfc/Target/CPU/MicroKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::tfc;
+using namespace mlir::tfc::cpu;
+
+namespace {
+
+/// Rows of x quantised per task.
+constexpr int64_t kQuantRows = 16;
+/// Weight rows (output columns) per task: a multiple of the micro-kernel's
+/// 4-row tile; small enough that a decode step of a 576-wide layer still
+/// has work for every thread.
+constexpr int64_t kColumnsPerTask = 32;
+
+int32_t formatCode(StringRef format) {
+  if (format == "q8_0")
+    return TFC_UK_Q8_0;
+  if (format == "q4_0")
+    return TFC_UK_Q4_0;
+  return TFC_UK_Q4_1;
+}
+
+/// The declaration of micro-kernel `name`, added to the module once.
+LLVM::LLVMFuncOp declareKernel(OpBuilder &b, Operation *at, StringRef name,
+                               Type result, ArrayRef<Type> args) {
+  auto module = at->getParentOfType<ModuleOp>();
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(
+      b, module.getLoc(), name, LLVM::LLVMFunctionType::get(result, args));
+}
+
+Value toI64(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+/// The address of element 0 of `memref` (offset included) as !llvm.ptr.
+Value pointerTo(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(),
+                                       indexConst(b, loc, elementBytes));
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+                                  toI64(b, loc, address));
+}
+
+Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MinUIOp::create(b, loc, x, y);
+}
+
+} // namespace
+
+void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
+                         Value weight, Value bias, Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  Type voidType = LLVM::LLVMVoidType::get(ctx);
+  auto quantize = declareKernel(b, op, "tfc_uk_quantize_rows", voidType,
+                                {ptr, i64, i64, i64, i64, ptr});
+  auto gemm = declareKernel(b, op, "tfc_uk_qgemm", voidType,
+                            {i32, ptr, i64, ptr, i64, i64, i64, ptr, ptr, i64});
+
+  Value a = collapseToMatrix(b, loc, contiguous(b, loc, input, /*identity=*/true));
+  Value c = collapseToMatrix(b, loc, out);
+  if (bias)
+    bias = contiguous(b, loc, bias, /*identity=*/true);
+  auto wType = cast<MemRefType>(weight.getType());
+  int64_t n = wType.getDimSize(0), kBlocks = wType.getDimSize(1);
+  int64_t k = kBlocks * 32;
+  Value m = memref::DimOp::create(b, loc, a, 0);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+
+  // The quantised activations: m rows of kBlocks blocks.
+  Value scratchBytes = arith::MulIOp::create(
+      b, loc, m, indexConst(b, loc, kBlocks * TFC_UK_ACT_BLOCK_BYTES));
+  Value scratch = memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+      ValueRange{scratchBytes}, b.getI64IntegerAttr(64));
+
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{ceilDiv(b, loc, m, kQuantRows)},
+      ValueRange{one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value r0 = arith::MulIOp::create(b, l, ivs[0],
+                                         indexConst(b, l, kQuantRows));
+        Value r1 = minIndex(
+            b, l, arith::AddIOp::create(b, l, r0, indexConst(b, l, kQuantRows)),
+            m);
+        LLVM::CallOp::create(
+            b, l, quantize,
+            ValueRange{pointerTo(b, l, a), toI64(b, l, indexConst(b, l, k)),
+                       toI64(b, l, r0), toI64(b, l, r1),
+                       toI64(b, l, indexConst(b, l, k)),
+                       pointerTo(b, l, scratch)});
+        scf::ReduceOp::create(b, l);
+      });
+
+  Activation activation = op.getActivation();
+  int64_t tasks = (n + kColumnsPerTask - 1) / kColumnsPerTask;
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, tasks)},
+      ValueRange{one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value n0 = arith::MulIOp::create(b, l, ivs[0],
+                                         indexConst(b, l, kColumnsPerTask));
+        Value n1 = minIndex(
+            b, l,
+            arith::AddIOp::create(b, l, n0, indexConst(b, l, kColumnsPerTask)),
+            indexConst(b, l, n));
+        Value biasPtr = bias ? pointerTo(b, l, bias)
+                             : LLVM::ZeroOp::create(b, l, ptr).getResult();
+        Value format = arith::ConstantOp::create(
+            b, l, b.getI32IntegerAttr(formatCode(op.getFormat())));
+        LLVM::CallOp::create(
+            b, l, gemm,
+            ValueRange{format, pointerTo(b, l, scratch), toI64(b, l, m),
+                       pointerTo(b, l, weight), toI64(b, l, n0),
+                       toI64(b, l, n1), toI64(b, l, indexConst(b, l, kBlocks)),
+                       biasPtr, pointerTo(b, l, c),
+                       toI64(b, l, indexConst(b, l, n))});
+        if (activation != Activation::None) {
+          Value width = arith::SubIOp::create(b, l, n1, n0);
+          scf::ForOp::create(
+              b, l, zero, m, one, ValueRange{},
+              [&](OpBuilder &b, Location l, Value row, ValueRange) {
+                forChunks(b, l, width,
+                          [&](OpBuilder &b, Location l, Value d, Value mask) {
+                            Value col = arith::AddIOp::create(b, l, n0, d);
+                            Value v = maskedLoad(b, l, c, ValueRange{row, col},
+                                                 mask, splatConst(b, l, 0.0));
+                            v = buildActivation(b, l, v, activation);
+                            maskedStore(b, l, v, c, ValueRange{row, col},
+                                        mask);
+                          });
+                scf::YieldOp::create(b, l);
+              });
+        }
+        scf::ReduceOp::create(b, l);
+      });
+}
+
+void tfc::cpu::emitDequantize(OpBuilder &b, Location loc, DequantizeOp op,
+                              Value input, Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  auto dequantize = declareKernel(b, op, "tfc_uk_dequantize",
+                                  LLVM::LLVMVoidType::get(ctx),
+                                  {b.getI32Type(), ptr, b.getI64Type(), ptr});
+  input = contiguous(b, loc, input, /*identity=*/true);
+  auto type = cast<MemRefType>(input.getType());
+  int64_t blocks = type.getNumElements() / type.getShape().back();
+  Value format = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(formatCode(op.getFormat())));
+  LLVM::CallOp::create(b, loc, dequantize,
+                       ValueRange{format, pointerTo(b, loc, input),
+                                  toI64(b, loc, indexConst(b, loc, blocks)),
+                                  pointerTo(b, loc, out)});
+}
