@@ -36,6 +36,7 @@ using namespace mlir::tfc;
 using mlir::tfc::cpu::DequantizeOp;
 using mlir::tfc::cpu::GemmOp;
 using mlir::tfc::cpu::PackOp;
+using mlir::tfc::cpu::QEmbeddingOp;
 using mlir::tfc::cpu::QGemmOp;
 using mlir::tfc::cpu::TfcCpuDialect;
 
@@ -178,6 +179,18 @@ template <> struct KernelTraits<DequantizeOp> {
   }
 };
 
+template <> struct KernelTraits<QEmbeddingOp> {
+  // [..., D]: the leading dims are the ids'.
+  static SizeSource size(QEmbeddingOp, int64_t d) { return {1, d}; }
+  static LogicalResult emit(OpBuilder &b, Location loc, QEmbeddingOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return op.emitError("tfc_cpu.qembedding is a CPU op");
+    cpu::emitQEmbedding(b, loc, op, in[0], in[1], out);
+    return success();
+  }
+};
+
 template <typename OpTy>
 struct KernelModel
     : BufferizableOpInterface::ExternalModel<KernelModel<OpTy>, OpTy> {
@@ -204,10 +217,14 @@ struct KernelModel
     bool gpu = isCudaTarget(op);
     // The GPU kernels compute in f32 on f32, f16 and bf16 data.
     // The quantised kernels also read raw weights (i8 blocks).
-    bool rawWeights = isa<QGemmOp, DequantizeOp>(op);
+    // The quantised kernels also read raw weights (i8 blocks), and the
+    // quantised embedding integer ids.
+    bool rawWeights = isa<QGemmOp, DequantizeOp, QEmbeddingOp>(op);
     auto supported = [&](Type element) {
       return element.isF32() || (gpu && (element.isF16() || element.isBF16())) ||
-             (rawWeights && element.isInteger(8));
+             (rawWeights && element.isInteger(8)) ||
+             (isa<QEmbeddingOp>(op) &&
+              (element.isInteger(32) || element.isInteger(64)));
     };
     const char *what = gpu ? "the GPU kernels support f32, f16 and bf16; got "
                            : "the CPU kernels support f32 only; got ";
@@ -270,6 +287,9 @@ template <> unsigned KernelModel<QGemmOp>::expectedGroups() { return 3; }
 template <> unsigned KernelModel<DequantizeOp>::expectedGroups() {
   return 1;
 }
+template <> unsigned KernelModel<QEmbeddingOp>::expectedGroups() {
+  return 2;
+}
 
 } // namespace
 
@@ -304,6 +324,7 @@ struct TfcCpuKernelModels
     PackOp::attachInterface<KernelModel<PackOp>>(*ctx);
     QGemmOp::attachInterface<KernelModel<QGemmOp>>(*ctx);
     DequantizeOp::attachInterface<KernelModel<DequantizeOp>>(*ctx);
+    QEmbeddingOp::attachInterface<KernelModel<QEmbeddingOp>>(*ctx);
   }
 };
 } // namespace

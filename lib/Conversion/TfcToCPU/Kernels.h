@@ -38,6 +38,8 @@ void emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
                Value weight, Value bias, Value out);
 void emitDequantize(OpBuilder &b, Location loc, DequantizeOp op, Value input,
                     Value out);
+void emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op, Value table,
+                    Value ids, Value out);
 
 // Attention.cpp
 void emitAttention(OpBuilder &b, Location loc, AttentionOp op, Value query,

@@ -9,6 +9,7 @@
 
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -38,7 +39,9 @@ WeightOp quantizedWeight(Value v) {
 /// gets its raw form (the stored blocks, i8); a linear whose weight is such
 /// a weight, or an axis-0 concat of weights of one format (tfc-merge-qkv's
 /// merged projections: the blocks run along K, so rows concatenate as they
-/// are), becomes tfc_cpu.qgemm over the raw form; every other use reads
+/// are), becomes tfc_cpu.qgemm over the raw form; an embedding lookup
+/// becomes tfc_cpu.qembedding (only the rows read are dequantised); every
+/// other use reads
 /// tfc_cpu.dequantize(raw), which depends on weights only and so is computed
 /// once at load (the model ABI's derived constants).
 void lowerQuantizedWeights(ModuleOp module) {
@@ -111,6 +114,22 @@ void lowerQuantizedWeights(ModuleOp module) {
     op.erase();
     if (concat && concat->use_empty())
       concat.erase();
+  }
+  // Embedding lookups read and dequantise only their rows.
+  SmallVector<EmbeddingOp> lookups;
+  module.walk([&](EmbeddingOp op) {
+    if (quantizedWeight(op.getTable()))
+      lookups.push_back(op);
+  });
+  for (EmbeddingOp op : lookups) {
+    WeightOp table = quantizedWeight(op.getTable());
+    recordIdBound(op.getIds(), table.getType().getDimSize(0));
+    OpBuilder b(op);
+    Value rows = cpu::QEmbeddingOp::create(b, op.getLoc(), op.getType(),
+                                           rawOf(table), op.getIds(),
+                                           table.getQuantAttr());
+    op.replaceAllUsesWith(rows);
+    op.erase();
   }
   for (WeightOp w : quantized) {
     if (!w.use_empty()) {

@@ -197,3 +197,59 @@ void tfc::cpu::emitDequantize(OpBuilder &b, Location loc, DequantizeOp op,
                                   toI64(b, loc, indexConst(b, loc, blocks)),
                                   pointerTo(b, loc, out)});
 }
+
+void tfc::cpu::emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op,
+                              Value table, Value ids, Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i8 = b.getI8Type();
+  auto dequantize = declareKernel(b, op, "tfc_uk_dequantize",
+                                  LLVM::LLVMVoidType::get(ctx),
+                                  {b.getI32Type(), ptr, b.getI64Type(), ptr});
+  auto tType = cast<MemRefType>(table.getType());
+  int64_t vocab = tType.getDimSize(0), blocks = tType.getDimSize(1);
+  int64_t rowBytes = blocks * tType.getDimSize(2), width = blocks * 32;
+  // The ids as one vector, the rows as a matrix.
+  auto idType = cast<MemRefType>(ids.getType());
+  Value flatIds = contiguous(b, loc, ids, /*identity=*/true);
+  if (idType.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < idType.getRank(); ++d)
+      all[0].push_back(d);
+    flatIds = idType.getRank() == 0
+                  ? memref::ExpandShapeOp::create(
+                        b, loc, MemRefType::get({1}, idType.getElementType()),
+                        flatIds, ArrayRef<ReassociationIndices>{})
+                        .getResult()
+                  : memref::CollapseShapeOp::create(b, loc, flatIds, all)
+                        .getResult();
+  }
+  Value rows = collapseToMatrix(b, loc, out);
+  Value count = memref::DimOp::create(b, loc, flatIds, 0);
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{count}, ValueRange{one},
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value id = memref::LoadOp::create(b, l, flatIds, ivs[0]);
+        id = arith::IndexCastOp::create(b, l, b.getIndexType(), id);
+        // Clamped into the table, like tfc.embedding.
+        id = arith::MaxSIOp::create(b, l, id, zero);
+        id = arith::MinSIOp::create(b, l, id, indexConst(b, l, vocab - 1));
+        Value byteOffset = toI64(
+            b, l, arith::MulIOp::create(b, l, id, indexConst(b, l, rowBytes)));
+        Value row = LLVM::GEPOp::create(b, l, ptr, i8, pointerTo(b, l, table),
+                                        ValueRange{byteOffset});
+        Value outOffset = toI64(
+            b, l,
+            arith::MulIOp::create(b, l, ivs[0], indexConst(b, l, width * 4)));
+        Value dst = LLVM::GEPOp::create(b, l, ptr, i8, pointerTo(b, l, rows),
+                                        ValueRange{outOffset});
+        Value format = arith::ConstantOp::create(
+            b, l, b.getI32IntegerAttr(formatCode(op.getFormat())));
+        LLVM::CallOp::create(
+            b, l, dequantize,
+            ValueRange{format, row, toI64(b, l, indexConst(b, l, blocks)),
+                       dst});
+        scf::ReduceOp::create(b, l);
+      });
+}

@@ -10,6 +10,7 @@
 
 #include "Patterns.h"
 
+#include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -80,10 +81,9 @@ Value inverseFrequency(OpBuilder &b, Location loc, Value pairIndex, double base,
   return math::ExpOp::create(b, loc, exponent);
 }
 
-/// Ids read straight from a function argument must be below the table's row
-/// count: recorded as the argument attribute `tfc.id_bound`, which the
-/// runtime checks before running the model.
-void recordIdBound(Value ids, int64_t rows) {
+} // namespace
+
+void mlir::tfc::recordIdBound(Value ids, int64_t rows) {
   auto arg = dyn_cast<BlockArgument>(ids);
   if (!arg || ShapedType::isDynamic(rows))
     return;
@@ -97,6 +97,8 @@ void recordIdBound(Value ids, int64_t rows) {
                   IntegerAttr::get(IntegerType::get(func.getContext(), 64),
                                    rows));
 }
+
+namespace {
 
 struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;

@@ -4,8 +4,10 @@
 // [N, K / 32, block bytes]) with no pack; an axis-0 concat of weights of
 // one format (tfc-merge-qkv's QKV) becomes the concat of their raw forms;
 // every other use (an embedding table, a transpose) reads tfc_cpu.dequantize
-// of the raw form; weights of mixed formats in one concat are dequantised
-// and packed as f32.
+// of the raw form, except an embedding lookup, which becomes
+// tfc_cpu.qembedding (the rows it reads, dequantised; the ids' bound is
+// recorded as tfc.embedding's lowering does); weights of mixed formats in one
+// concat are dequantised and packed as f32.
 // RUN: tfc-opt %s --convert-tfc-linear-to-cpu-gemm | FileCheck %s
 
 // CHECK-LABEL: func.func @single
@@ -32,18 +34,22 @@ func.func @merged(%x: tensor<?x64xf32>) -> tensor<?x96xf32> {
   return %0 : tensor<?x96xf32>
 }
 
-// A table used by an embedding and by the tied LM head: one raw weight, the
-// head multiplies it, the embedding reads its values.
+// A table used by an embedding, by the tied LM head and by an elementwise
+// op: one raw weight, the head multiplies it, the lookup reads its rows, the
+// add its dequantised values.
 // CHECK-LABEL: func.func @tied
+// CHECK-SAME: tfc.id_bound = 100
 // CHECK: %[[RAW:.*]] = tfc.weight "emb" {quant = "q8_0"} : tensor<100x2x34xi8>
 // CHECK: %[[VALUES:.*]] = tfc_cpu.dequantize %[[RAW]] format "q8_0" : tensor<100x2x34xi8> -> tensor<100x64xf32>
-// CHECK: tfc.embedding %[[VALUES]]
+// CHECK: tfc_cpu.qembedding %[[RAW]][%{{.*}}] format "q8_0" : (tensor<100x2x34xi8>, tensor<?xi64>) -> tensor<?x64xf32>
 // CHECK: tfc_cpu.qgemm %{{.*}}, %[[RAW]] format "q8_0"
-func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
+// CHECK: tfc.add %[[VALUES]]
+func.func @tied(%ids: tensor<?xi64>) -> (tensor<?x100xf32>, tensor<100x64xf32>) {
   %e = tfc.weight "emb" {quant = "q8_0"} : tensor<100x64xf32>
   %x = tfc.embedding %e[%ids] : (tensor<100x64xf32>, tensor<?xi64>) -> tensor<?x64xf32>
   %0 = tfc.linear %x, %e : (tensor<?x64xf32>, tensor<100x64xf32>) -> tensor<?x100xf32>
-  return %0 : tensor<?x100xf32>
+  %1 = tfc.add %e, %e : (tensor<100x64xf32>, tensor<100x64xf32>) -> tensor<100x64xf32>
+  return %0, %1 : tensor<?x100xf32>, tensor<100x64xf32>
 }
 
 // CHECK-LABEL: func.func @mixed

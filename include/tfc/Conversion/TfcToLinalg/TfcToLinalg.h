@@ -20,6 +20,11 @@ Value buildSilu(OpBuilder &b, Location loc, Value x);
 /// `x` after `activation` (None returns x).
 Value buildActivation(OpBuilder &b, Location loc, Value x,
                       Activation activation);
+/// Ids read straight from a function argument must be below the table's
+/// row count: recorded as the argument attribute `tfc.id_bound`, which the
+/// runtime checks before running the model (every embedding lowering calls
+/// this).
+void recordIdBound(Value ids, int64_t rows);
 /// A float scalar, or a splat vector, of `type` holding `value`.
 Value buildFloatConstant(OpBuilder &b, Location loc, Type type, double value);
 

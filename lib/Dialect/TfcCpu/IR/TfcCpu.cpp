@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -114,6 +115,26 @@ LogicalResult QGemmOp::verify() {
     if (b.getRank() != 1 || b.getDimSize(0) != n)
       return emitOpError("bias must be [") << n << "], got " << b;
   }
+  return success();
+}
+
+LogicalResult QEmbeddingOp::verify() {
+  auto table = getTable().getType();
+  auto ids = getIds().getType();
+  auto out = getResult().getType();
+  const QuantFormat *format = checkRawWeight(*this, getFormat(), table);
+  if (!format)
+    return failure();
+  if (table.getRank() != 3)
+    return emitOpError("table must be [V, D / 32, block bytes], got ")
+           << table;
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(table.getDimSize(1) * format->blockElements);
+  if (failed(verifyCompatibleShape(out.getShape(), expected)))
+    return emitOpError("rows ")
+           << ids << " of " << table << " are "
+           << RankedTensorType::get(expected, out.getElementType())
+           << ", not " << out;
   return success();
 }
 

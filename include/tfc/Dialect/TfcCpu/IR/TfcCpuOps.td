@@ -87,6 +87,25 @@ def TfcCpu_QGemmOp : TfcCpu_Op<"qgemm"> {
   let hasVerifier = 1;
 }
 
+def TfcCpu_QEmbeddingOp : TfcCpu_Op<"qembedding"> {
+  let summary = "rows of a block-quantised table, dequantised as they are read";
+  let description = [{
+    `table` is the raw form [V, D / 32, block bytes] of a [V, D] table in
+    `format`, `ids` any shape [...] of integers; the result [..., D] holds
+    the dequantised rows `ids` (clamped into [0, V), like tfc.embedding;
+    the runtime checks ids from inputs). Only the rows read are dequantised:
+    the table stays in its blocks.
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$table,
+                       RankedTensorOf<[I32, I64]>:$ids, StrAttr:$format);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` `format` $format attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def TfcCpu_DequantizeOp : TfcCpu_Op<"dequantize"> {
   let summary = "the f32 values of a block-quantised weight";
   let description = [{
