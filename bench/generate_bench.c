@@ -7,8 +7,10 @@
  *     tokens/s, for P = 128 and 1024 (where the context allows);
  *   decode at position N: the median time of one decode step (one token,
  *     the cache holding N tokens) over 16 steps, for N = 16, 256, 1024, 4096;
- *   bandwidth: a read-only sweep over 1 GiB (the bound of a decode step is
- *     the bytes of weights it reads divided by this);
+ *   bandwidth: a read-only sweep over 1 GiB, and the bound of a decode step:
+ *     the bytes of the model's weights (in their stored formats; a decode
+ *     step reads each once, a tied embedding table through the LM head)
+ *     divided by it;
  * token ids are arbitrary (i mod 1000): speed does not depend on them. */
 #define _POSIX_C_SOURCE 200809L
 #include "tfc/Runtime/tfc.h"
@@ -154,8 +156,11 @@ int main(int argc, char **argv) {
     double t = now_ms() - t0;
     best = t < best ? t : best;
   }
+  double gbps = n * sizeof(double) / best / 1e6;
   printf("bandwidth: %.1f GB/s (read-only sweep of 1 GiB, %d threads)\n",
-         n * sizeof(double) / best / 1e6, threads);
+         gbps, threads);
+  printf("bound: %.1f tokens/s (%.1f MB of weights per token)\n",
+         gbps * 1e3 / (info.weight_bytes / 1e6), info.weight_bytes / 1e6);
   free(data);
   tfc_session_free(session);
   tfc_model_free(model);

@@ -2,7 +2,7 @@
 # Resident memory of real models, bound from their checkpoints and from
 # packed weights files (tfc-pack): SmolLM2-135M-Instruct in f32 (the Q4_1
 # .gguf of the conformance tests dequantised to an F32 .gguf by
-# bench/gguf_to_f32.py, and the Q4_1 file itself), all-MiniLM-L6-v2 and
+# bench/gguf_convert.py, and the Q4_1 file itself), all-MiniLM-L6-v2 and
 # BERT-base (examples/bert-base.tfm with tfc-weights' weights): the peak
 # resident memory of one forward pass of 128 tokens against
 # 1.15 x weights + arena, and the cold and warm load times
@@ -25,11 +25,11 @@ minilm=$cache/models/minilm
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ninja -C "$build" tfc-compile tfc-pack tfc-run tfc-weights tfcrt_shared >/dev/null
-[[ -f $f32 ]] || "$cache/venv/bin/python" "$root/bench/gguf_to_f32.py" "$q41" "$f32" >&2
+[[ -f $f32 ]] || "$cache/venv/bin/python" "$root/bench/gguf_convert.py" "$q41" "$f32" >&2
 clang-22 -O2 -std=c11 -I"$root/include" "$root/bench/generate_bench.c" \
   -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -lpthread -o "$work/generate_bench"
 bin=$build/bin
-"$bin/tfc-compile" "$q41" --kv-cache -o "$work/smollm2.so"
+"$bin/tfc-compile" "$q41" --kv-cache --quantize=none -o "$work/smollm2.so"
 "$bin/tfc-compile" "$minilm" -o "$work/minilm.so"
 "$bin/tfc-compile" "$root/examples/bert-base.tfm" -o "$work/bert.so"
 "$bin/tfc-weights" "$work/bert.so" -o "$work/bert.safetensors"
