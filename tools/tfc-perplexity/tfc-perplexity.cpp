@@ -1,0 +1,243 @@
+//===- tfc-perplexity.cpp - Perplexity of a model over a text -------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//   tfc-perplexity MODEL.so --weights CHECKPOINT --text-file FILE
+//                  [--tokenizer PATH] [--context N] [--chunks N]
+//                  [--entry NAME] [--threads N]
+//
+// The perplexity of a causal language model over a text, measured as
+// llama.cpp's perplexity tool measures it, so the two can be compared on the
+// same file: the whole text is tokenised once (with the tokenizer's special
+// tokens, e.g. a BOS); the tokens are cut into chunks of the context length
+// N (the last partial chunk dropped); each chunk is one run of the model's
+// all-positions entry, its first token replaced by BOS when the tokenizer
+// adds one; the negative log-likelihood of token j + 1 given the logits at
+// position j is summed over the second half of each chunk (j from N/2 to
+// N - 2, so every scored token has at least N/2 tokens of context).
+// Perplexity = exp(mean NLL); the ± is the standard error of that mean
+// carried through exp (llama.cpp's estimate).
+//
+// Uses the C API only (tfc.h), like any program built on tfc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Runtime/tfc.h"
+
+#include <chrono>
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *const kUsage =
+    R"(usage: tfc-perplexity MODEL.so --weights CHECKPOINT --text-file FILE [options]
+
+The perplexity of a causal language model over a text file, measured as
+llama.cpp's perplexity tool does: chunks of the context length, the second
+half of each chunk scored.
+
+options:
+  -w, --weights PATH     the weights (.safetensors, a Hugging Face directory,
+                         a .gguf or a packed .tfcw)
+  -f, --text-file FILE   the text (UTF-8)
+      --tokenizer PATH   tokenizer.json, a directory holding one, or a .gguf
+                         (default: the weights path)
+  -c, --context N        tokens per chunk (default 512)
+      --chunks N         score at most N chunks (default: all)
+      --entry NAME       the entry that returns logits for every position
+                         (default: forward)
+      --threads N        worker threads (default: TFC_NUM_THREADS or all)
+  -h, --help
+)";
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "tfc-perplexity: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void check(tfc_status status) {
+  if (status != TFC_OK)
+    fail(tfc_last_error());
+}
+
+int64_t positiveInteger(const std::string &option, const std::string &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end || errno || n < 1)
+    fail("option '" + option + "' needs a positive integer, not '" + value +
+         "'");
+  return n;
+}
+
+std::vector<int64_t> encode(tfc_tokenizer *tokenizer, const std::string &text,
+                            bool special) {
+  size_t n = 0;
+  check(tfc_tokenizer_encode(tokenizer, text.data(), text.size(), special,
+                             nullptr, 0, &n));
+  std::vector<int64_t> ids(n);
+  check(tfc_tokenizer_encode(tokenizer, text.data(), text.size(), special,
+                             ids.data(), ids.size(), &n));
+  ids.resize(n);
+  return ids;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string model, weights, tokenizerPath, textPath, entry = "forward";
+  int64_t context = 512, maxChunks = -1, threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc)
+        fail("option '" + a + "' needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-w" || a == "--weights")
+      weights = next();
+    else if (a == "-f" || a == "--text-file")
+      textPath = next();
+    else if (a == "--tokenizer")
+      tokenizerPath = next();
+    else if (a == "-c" || a == "--context")
+      context = positiveInteger(a, next());
+    else if (a == "--chunks")
+      maxChunks = positiveInteger(a, next());
+    else if (a == "--entry")
+      entry = next();
+    else if (a == "--threads")
+      threads = positiveInteger(a, next());
+    else if (!a.empty() && a[0] == '-')
+      fail("unknown option '" + a + "' (see --help)");
+    else if (model.empty())
+      model = a;
+    else
+      fail("unexpected argument '" + a + "'");
+  }
+  if (model.empty() || weights.empty() || textPath.empty())
+    fail("a model, --weights and --text-file are required (see --help)");
+  if (context < 4)
+    fail("--context must be at least 4");
+  if (tokenizerPath.empty())
+    tokenizerPath = weights;
+  if (threads)
+    tfc_set_num_threads(static_cast<int>(threads));
+
+  std::ifstream in(textPath, std::ios::binary);
+  if (!in)
+    fail(textPath + ": cannot open: " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+
+  tfc_tokenizer *tokenizer = nullptr;
+  check(tfc_tokenizer_load(tokenizerPath.c_str(), &tokenizer));
+  std::vector<int64_t> tokens = encode(tokenizer, text, true);
+  // A BOS the tokenizer adds starts every chunk.
+  std::vector<int64_t> plain = encode(tokenizer, text, false);
+  int64_t bos = tokens.size() == plain.size() + 1 ? tokens.front() : -1;
+  tfc_tokenizer_free(tokenizer);
+
+  int64_t chunks = static_cast<int64_t>(tokens.size()) / context;
+  if (maxChunks > 0 && chunks > maxChunks)
+    chunks = maxChunks;
+  if (chunks == 0)
+    fail(textPath + ": " + std::to_string(tokens.size()) +
+         " tokens, fewer than one chunk of " + std::to_string(context) +
+         " (--context)");
+
+  tfc_model *m = nullptr;
+  check(tfc_model_load(model.c_str(), &m));
+  int64_t e = tfc_model_find_entry(m, entry.c_str());
+  if (e < 0)
+    fail(model + " has no entry '" + entry + "' (--entry)");
+  if (tfc_entry_num_inputs(m, e) != 1 || tfc_entry_num_outputs(m, e) != 1)
+    fail("entry '" + entry + "' must take token ids and return logits (one "
+         "input, one output)");
+  tfc_tensor_info inInfo, outInfo;
+  check(tfc_entry_input_info(m, e, 0, &inInfo));
+  check(tfc_entry_output_info(m, e, 0, &outInfo));
+  if (inInfo.rank != 2 || (inInfo.dtype != TFC_I64 && inInfo.dtype != TFC_I32))
+    fail("entry '" + entry + "': input '" + inInfo.name +
+         "' is not [batch, seq] token ids");
+  if (outInfo.rank != 3 || outInfo.dtype != TFC_F32)
+    fail("entry '" + entry + "': output '" + outInfo.name +
+         "' is not f32 [batch, seq, vocab] logits");
+  check(tfc_model_load_weights(m, weights.c_str()));
+
+  std::printf("tfc-perplexity: %zu tokens%s, %lld chunks of %lld, scoring "
+              "positions %lld..%lld of each\n",
+              tokens.size(), bos >= 0 ? " (BOS at each chunk)" : "",
+              static_cast<long long>(chunks),
+              static_cast<long long>(context),
+              static_cast<long long>(context / 2),
+              static_cast<long long>(context - 2));
+  double nll = 0, nll2 = 0;
+  int64_t count = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t *chunk = tokens.data() + c * context;
+    std::vector<int64_t> ids(chunk, chunk + context);
+    if (bos >= 0)
+      ids[0] = bos;
+    std::vector<int32_t> ids32(ids.begin(), ids.end());
+    tfc_tensor input = {inInfo.dtype, 2, {1, context}, nullptr, nullptr};
+    input.data = inInfo.dtype == TFC_I64 ? static_cast<void *>(ids.data())
+                                         : static_cast<void *>(ids32.data());
+    tfc_tensor output = {};
+    check(tfc_run(m, entry.c_str(), &input, 1, &output, 1));
+    if (output.rank != 3 || output.shape[1] != context)
+      fail("entry '" + entry + "' returned logits of another shape");
+    int64_t vocab = output.shape[2];
+    const float *logits = static_cast<const float *>(output.data);
+    for (int64_t j = context / 2; j + 1 < context; ++j) {
+      const float *row = logits + j * vocab;
+      int64_t target = chunk[j + 1];
+      if (target < 0 || target >= vocab)
+        fail("token id " + std::to_string(target) +
+             " is outside the logits' vocabulary of " +
+             std::to_string(vocab));
+      double max = row[0];
+      for (int64_t v = 1; v < vocab; ++v)
+        max = std::max<double>(max, row[v]);
+      double sum = 0;
+      for (int64_t v = 0; v < vocab; ++v)
+        sum += std::exp(row[v] - max);
+      double loss = std::log(sum) + max - row[target];
+      nll += loss;
+      nll2 += loss * loss;
+      ++count;
+    }
+    tfc_tensor_release(&output);
+    std::printf("[%lld]%.4f%s", static_cast<long long>(c + 1),
+                std::exp(nll / count), c + 1 == chunks ? "\n" : ",");
+    std::fflush(stdout);
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  double mean = nll / count;
+  double variance = nll2 / count - mean * mean;
+  double error = count > 1 ? std::sqrt(std::max(variance, 0.0) / (count - 1))
+                           : 0.0;
+  double ppl = std::exp(mean);
+  std::printf("perplexity: %.4f +/- %.4f over %lld scored tokens (%.1f s, "
+              "%.0f tokens/s)\n",
+              ppl, ppl * error, static_cast<long long>(count), seconds,
+              chunks * context / seconds);
+  tfc_model_free(m);
+  return 0;
+}
