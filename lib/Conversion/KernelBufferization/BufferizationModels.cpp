@@ -38,6 +38,7 @@ using mlir::tfc::cpu::GemmOp;
 using mlir::tfc::cpu::PackOp;
 using mlir::tfc::cpu::QEmbeddingOp;
 using mlir::tfc::cpu::QGemmOp;
+using mlir::tfc::cpu::QPackOp;
 using mlir::tfc::cpu::TfcCpuDialect;
 
 namespace {
@@ -179,6 +180,17 @@ template <> struct KernelTraits<DequantizeOp> {
   }
 };
 
+template <> struct KernelTraits<QPackOp> {
+  static SizeSource size(QPackOp, int64_t d) { return {0, d}; }
+  static LogicalResult emit(OpBuilder &b, Location loc, QPackOp op,
+                            ArrayRef<Value> in, Value out, bool gpu) {
+    if (gpu)
+      return op.emitError("tfc_cpu.qpack is a CPU op");
+    cpu::emitQPack(b, loc, op, in[0], out);
+    return success();
+  }
+};
+
 template <> struct KernelTraits<QEmbeddingOp> {
   // [..., D]: the leading dims are the ids'.
   static SizeSource size(QEmbeddingOp, int64_t d) { return {1, d}; }
@@ -219,7 +231,7 @@ struct KernelModel
     // The quantised kernels also read raw weights (i8 blocks).
     // The quantised kernels also read raw weights (i8 blocks), and the
     // quantised embedding integer ids.
-    bool rawWeights = isa<QGemmOp, DequantizeOp, QEmbeddingOp>(op);
+    bool rawWeights = isa<QGemmOp, QPackOp, DequantizeOp, QEmbeddingOp>(op);
     auto supported = [&](Type element) {
       return element.isF32() || (gpu && (element.isF16() || element.isBF16())) ||
              (rawWeights && element.isInteger(8)) ||
@@ -290,6 +302,7 @@ template <> unsigned KernelModel<DequantizeOp>::expectedGroups() {
 template <> unsigned KernelModel<QEmbeddingOp>::expectedGroups() {
   return 2;
 }
+template <> unsigned KernelModel<QPackOp>::expectedGroups() { return 1; }
 
 } // namespace
 
@@ -325,6 +338,7 @@ struct TfcCpuKernelModels
     QGemmOp::attachInterface<KernelModel<QGemmOp>>(*ctx);
     DequantizeOp::attachInterface<KernelModel<DequantizeOp>>(*ctx);
     QEmbeddingOp::attachInterface<KernelModel<QEmbeddingOp>>(*ctx);
+    QPackOp::attachInterface<KernelModel<QPackOp>>(*ctx);
   }
 };
 } // namespace

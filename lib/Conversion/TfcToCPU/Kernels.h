@@ -34,6 +34,7 @@ void emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs, Value rhs,
                 Value out);
 
 // QuantGemm.cpp
+void emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input, Value out);
 void emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
                Value weight, Value bias, Value out);
 void emitDequantize(OpBuilder &b, Location loc, DequantizeOp op, Value input,

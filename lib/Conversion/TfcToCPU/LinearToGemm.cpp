@@ -39,7 +39,8 @@ WeightOp quantizedWeight(Value v) {
 /// gets its raw form (the stored blocks, i8); a linear whose weight is such
 /// a weight, or an axis-0 concat of weights of one format (tfc-merge-qkv's
 /// merged projections: the blocks run along K, so rows concatenate as they
-/// are), becomes tfc_cpu.qgemm over the raw form; an embedding lookup
+/// are), becomes tfc_cpu.qgemm over tfc_cpu.qpack of the raw form (the
+/// kernels' layout, made at load); an embedding lookup
 /// becomes tfc_cpu.qembedding (only the rows read are dequantised); every
 /// other use reads
 /// tfc_cpu.dequantize(raw), which depends on weights only and so is computed
@@ -107,9 +108,19 @@ void lowerQuantizedWeights(ModuleOp module) {
           b, concat.getLoc(), RankedTensorType::get(shape, b.getI8Type()),
           raws, b.getI64IntegerAttr(0));
     }
-    Value q = cpu::QGemmOp::create(
-        b, op.getLoc(), op.getType(), op.getInput(), rawWeight, op.getBias(),
-        b.getStringAttr(*parts.front().getQuant()), op.getActivation());
+    auto format = b.getStringAttr(*parts.front().getQuant());
+    auto rawType = cast<RankedTensorType>(rawWeight.getType());
+    int64_t groups =
+        (rawType.getDimSize(0) + cpu::kQuantGroupRows - 1) / cpu::kQuantGroupRows;
+    auto packedType = RankedTensorType::get(
+        {groups, rawType.getDimSize(1),
+         cpu::quantGroupBlockBytes(*lookupQuantFormat(format.getValue()))},
+        b.getI8Type());
+    Value packed = cpu::QPackOp::create(b, op.getLoc(), packedType, rawWeight,
+                                        format);
+    Value q = cpu::QGemmOp::create(b, op.getLoc(), op.getType(),
+                                   op.getInput(), packed, op.getBias(), format,
+                                   op.getActivation());
     op.replaceAllUsesWith(q);
     op.erase();
     if (concat && concat->use_empty())

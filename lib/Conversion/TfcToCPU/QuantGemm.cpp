@@ -10,11 +10,12 @@
 // (buildActivation, the same code as the f32 GEMM's), applied by each task
 // to the columns it just computed while they are in cache.
 //
-// qgemm runs in two parallel loops: the rows of x are quantised per block of
-// 32 into int8 (tasks of kQuantRows rows), then tasks of kColumnsPerTask
-// weight rows compute every row of the output for their columns, so each
-// weight byte is read once per call (a decode step is bound by reading the
-// weights).
+// The weight is repacked once, at load (tfc_cpu.qpack: groups of 8 rows,
+// the layout the kernels read). qgemm runs in two parallel loops: the rows
+// of x are quantised per block of 32 into int8 (tasks of kQuantRows rows),
+// then tasks of kColumnsPerTask weight rows compute every row of the output
+// for their columns, so each weight byte is read once per call (a decode
+// step is bound by reading the weights).
 //
 // Buffers are passed to C as pointers (memref.extract_aligned_pointer_as_index
 // plus the offset); tfc-early-dealloc follows such pointers to the calls, so
@@ -44,9 +45,9 @@ namespace {
 
 /// Rows of x quantised per task.
 constexpr int64_t kQuantRows = 16;
-/// Weight rows (output columns) per task: a multiple of the micro-kernel's
-/// 4-row tile; small enough that a decode step of a 576-wide layer still
-/// has work for every thread.
+/// Weight rows (output columns) per task: a multiple of the packed groups'
+/// 8 rows; small enough that a decode step of a 576-wide layer still has
+/// work for every thread.
 constexpr int64_t kColumnsPerTask = 32;
 
 int32_t formatCode(StringRef format) {
@@ -92,6 +93,25 @@ Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
 
 } // namespace
 
+void tfc::cpu::emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input,
+                         Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type();
+  auto pack = declareKernel(b, op, "tfc_uk_qpack", LLVM::LLVMVoidType::get(ctx),
+                            {b.getI32Type(), ptr, i64, i64, ptr});
+  input = contiguous(b, loc, input, /*identity=*/true);
+  auto type = cast<MemRefType>(input.getType());
+  Value format = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(formatCode(op.getFormat())));
+  LLVM::CallOp::create(
+      b, loc, pack,
+      ValueRange{format, pointerTo(b, loc, input),
+                 toI64(b, loc, indexConst(b, loc, type.getDimSize(0))),
+                 toI64(b, loc, indexConst(b, loc, type.getDimSize(1))),
+                 pointerTo(b, loc, out)});
+}
+
 void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
                          Value weight, Value bias, Value out) {
   MLIRContext *ctx = b.getContext();
@@ -100,15 +120,17 @@ void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
   Type voidType = LLVM::LLVMVoidType::get(ctx);
   auto quantize = declareKernel(b, op, "tfc_uk_quantize_rows", voidType,
                                 {ptr, i64, i64, i64, i64, ptr});
-  auto gemm = declareKernel(b, op, "tfc_uk_qgemm", voidType,
-                            {i32, ptr, i64, ptr, i64, i64, i64, ptr, ptr, i64});
+  auto gemm = declareKernel(
+      b, op, "tfc_uk_qgemm", voidType,
+      {i32, ptr, i64, ptr, i64, i64, i64, i64, ptr, ptr, i64});
 
   Value a = collapseToMatrix(b, loc, contiguous(b, loc, input, /*identity=*/true));
   Value c = collapseToMatrix(b, loc, out);
   if (bias)
     bias = contiguous(b, loc, bias, /*identity=*/true);
   auto wType = cast<MemRefType>(weight.getType());
-  int64_t n = wType.getDimSize(0), kBlocks = wType.getDimSize(1);
+  int64_t groups = wType.getDimSize(0), kBlocks = wType.getDimSize(1);
+  int64_t n = cast<MemRefType>(out.getType()).getShape().back();
   int64_t k = kBlocks * 32;
   Value m = memref::DimOp::create(b, loc, a, 0);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
@@ -138,16 +160,17 @@ void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
       });
 
   Activation activation = op.getActivation();
-  int64_t tasks = (n + kColumnsPerTask - 1) / kColumnsPerTask;
+  int64_t groupsPerTask = kColumnsPerTask / kQuantGroupRows;
+  int64_t tasks = (groups + groupsPerTask - 1) / groupsPerTask;
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{indexConst(b, loc, tasks)},
       ValueRange{one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
-        Value n0 = arith::MulIOp::create(b, l, ivs[0],
-                                         indexConst(b, l, kColumnsPerTask));
-        Value n1 = minIndex(
+        Value g0 = arith::MulIOp::create(b, l, ivs[0],
+                                         indexConst(b, l, groupsPerTask));
+        Value g1 = minIndex(
             b, l,
-            arith::AddIOp::create(b, l, n0, indexConst(b, l, kColumnsPerTask)),
-            indexConst(b, l, n));
+            arith::AddIOp::create(b, l, g0, indexConst(b, l, groupsPerTask)),
+            indexConst(b, l, groups));
         Value biasPtr = bias ? pointerTo(b, l, bias)
                              : LLVM::ZeroOp::create(b, l, ptr).getResult();
         Value format = arith::ConstantOp::create(
@@ -155,11 +178,19 @@ void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
         LLVM::CallOp::create(
             b, l, gemm,
             ValueRange{format, pointerTo(b, l, scratch), toI64(b, l, m),
-                       pointerTo(b, l, weight), toI64(b, l, n0),
-                       toI64(b, l, n1), toI64(b, l, indexConst(b, l, kBlocks)),
-                       biasPtr, pointerTo(b, l, c),
-                       toI64(b, l, indexConst(b, l, n))});
+                       pointerTo(b, l, weight), toI64(b, l, g0),
+                       toI64(b, l, g1), toI64(b, l, indexConst(b, l, n)),
+                       toI64(b, l, indexConst(b, l, kBlocks)), biasPtr,
+                       pointerTo(b, l, c), toI64(b, l, indexConst(b, l, n))});
         if (activation != Activation::None) {
+          // The task's columns [n0, n1), in cache.
+          Value n0 = arith::MulIOp::create(
+              b, l, g0, indexConst(b, l, kQuantGroupRows));
+          Value n1 = minIndex(
+              b, l,
+              arith::MulIOp::create(b, l, g1,
+                                   indexConst(b, l, kQuantGroupRows)),
+              indexConst(b, l, n));
           Value width = arith::SubIOp::create(b, l, n1, n0);
           scf::ForOp::create(
               b, l, zero, m, one, ValueRange{},

@@ -50,13 +50,28 @@ enum {
 void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
                           int64_t row1, int64_t k, void *out);
 
-/* c[i, n] = sum over k of a[i, k] * w[n, k] (+ bias[n] when bias is not
- * null) for rows i in [0, m) and weight rows n in [n0, n1): a holds the
- * quantised activations of m rows (tfc_uk_quantize_rows), w the weight's
- * rows of kBlocks blocks of `format`, c has row stride ldc floats. */
+/* Weights are repacked at load into groups of TFC_UK_GROUP_ROWS rows: per
+ * group and block, the rows' scales, then their quants interleaved so that
+ * one vector of quants is a 4-element slice of every row of the group
+ * (QuantGemm.c has the byte order). A packed [n, k] weight is
+ * ceil(n / 8) x (k / 32) group-blocks of tfc_uk_group_block_bytes bytes:
+ * 272 (q8_0), 144 (q4_0), 160 (q4_1), the same bits per weight as the
+ * blocks; rows past n are zero. */
+#define TFC_UK_GROUP_ROWS 8
+int64_t tfc_uk_group_block_bytes(int32_t format);
+
+/* Packs w (n rows of kBlocks blocks of `format`, as stored) into out. */
+void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
+                  void *out);
+
+/* c[i, r] = sum over k of a[i, k] * w[r, k] (+ bias[r] when bias is not
+ * null) for rows i in [0, m) and the weight rows r of groups [g0, g1) that
+ * are below n: a holds the quantised activations of m rows
+ * (tfc_uk_quantize_rows), w the packed weight (tfc_uk_qpack), c has row
+ * stride ldc floats. */
 void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
-                  int64_t n0, int64_t n1, int64_t kBlocks, const float *bias,
-                  float *c, int64_t ldc);
+                  int64_t g0, int64_t g1, int64_t n, int64_t kBlocks,
+                  const float *bias, float *c, int64_t ldc);
 
 /* Dequantises `blocks` blocks of `format` from w into out (32 floats per
  * block). */

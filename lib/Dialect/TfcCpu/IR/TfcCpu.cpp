@@ -86,24 +86,53 @@ static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
   return format;
 }
 
+int64_t mlir::tfc::cpu::quantGroupBlockBytes(const QuantFormat &format) {
+  // The scales of the group's rows (f16; q4_1 also its minima), then the
+  // quants of 8 rows x 32 (q4: two per byte).
+  int64_t scales = format.name == "q4_1" ? 32 : 16;
+  return scales + (format.name == "q8_0" ? 256 : 128);
+}
+
+LogicalResult QPackOp::verify() {
+  auto in = getInput().getType();
+  auto out = getResult().getType();
+  const QuantFormat *format = checkRawWeight(*this, getFormat(), in);
+  if (!format)
+    return failure();
+  if (in.getRank() != 3)
+    return emitOpError("input must be [N, K / 32, block bytes], got ") << in;
+  int64_t groups = (in.getDimSize(0) + kQuantGroupRows - 1) / kQuantGroupRows;
+  SmallVector<int64_t> expected = {groups, in.getDimSize(1),
+                                   quantGroupBlockBytes(*format)};
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("the packed form of ")
+           << in << " is "
+           << RankedTensorType::get(expected, out.getElementType())
+           << ", not " << out;
+  return success();
+}
+
 LogicalResult QGemmOp::verify() {
   auto in = getInput().getType();
   auto w = getWeight().getType();
   auto out = getResult().getType();
-  const QuantFormat *format = checkRawWeight(*this, getFormat(), w);
+  const QuantFormat *format = lookupQuantFormat(getFormat());
   if (!format)
-    return failure();
-  if (w.getRank() != 3)
-    return emitOpError("weight must be [N, K / ")
-           << format->blockElements << ", " << format->blockBytes
-           << "], got " << w;
+    return emitOpError("unknown quantised format '")
+           << getFormat() << "' (expected q8_0, q4_0 or q4_1)";
+  if (w.getRank() != 3 || !w.hasStaticShape() ||
+      w.getDimSize(2) != quantGroupBlockBytes(*format))
+    return emitOpError("weight must be packed [groups, K / 32, ")
+           << quantGroupBlockBytes(*format) << "] (tfc_cpu.qpack), got " << w;
   if (in.getRank() < 1 || out.getRank() != in.getRank())
     return emitOpError("input and result must have the same rank >= 1");
   int64_t k = w.getDimSize(1) * format->blockElements;
   int64_t n = out.getDimSize(out.getRank() - 1);
-  if (n != w.getDimSize(0))
-    return emitOpError("the result's last dimension must be N = ")
-           << w.getDimSize(0) << ", got " << out;
+  if (ShapedType::isDynamic(n) ||
+      (n + kQuantGroupRows - 1) / kQuantGroupRows != w.getDimSize(0))
+    return emitOpError("the result's last dimension N must have ")
+           << w.getDimSize(0) << " groups of " << kQuantGroupRows
+           << " rows, got " << out;
   int64_t inK = in.getDimSize(in.getRank() - 1);
   if (inK != k)
     return emitOpError("input has K = ")

@@ -13,14 +13,18 @@
  * summed in int32 by vpmaddubsw + vpmaddwd (AVX2) or vpdpbusd (AVX-512 VNNI
  * on 256-bit vectors), then scaled by d_w * d_a into an f32 accumulator.
  * The zero points of q4_0 (-8 d) and q4_1 (m) multiply the activation
- * block's sum s, a scalar per block. vpmaddubsw takes unsigned x signed
- * bytes: q8_0 weights go in as |w| with the activation carrying w's sign.
+ * block's sum s. Both dot instructions take unsigned x signed bytes: with
+ * VNNI, q8_0 weights go in as w + 128 (zero point -128 d; vpdpbusd does not
+ * saturate); with AVX2 as |w| with the activation carrying w's sign (the
+ * 16-bit sums of vpmaddubsw would saturate on w + 128).
  *
- * Register tiles of MR activation rows x NR weight rows: every unpacked
- * weight block serves MR rows, every activation block NR weight rows. The
- * AVX2 tile (2 x 4: 8 accumulators + 4 weight vectors + 1 activation fits
- * the 16 ymm registers) and the AVX-512 one (4 x 4 in 32 registers) differ;
- * decoding (one row) runs 1 x 4 tiles. Edges run 1-row or 1-column tiles.
+ * The weights are repacked once, at load (tfc_uk_qpack), so that a vector
+ * of quants is a 4-element slice of 8 rows: each dot instruction then adds
+ * to 8 rows' sums at once, and the 8 rows' scales are one vector (no
+ * horizontal sums, one f16 conversion per 8 row-blocks). A tile is MR
+ * activation rows x 8 weight rows: every loaded weight vector serves MR
+ * rows (AVX2: 2, 16 ymm registers; AVX-512 VNNI: 4, 32 registers); decoding
+ * (one row) runs 1 x 8 tiles.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -37,7 +41,6 @@
 #else
 #define MR 2
 #endif
-#define NR 4
 #endif
 
 typedef struct {
@@ -131,152 +134,221 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
   }
 }
 
+/* The packed layout (MicroKernels.h): per group of 8 rows and block, the 8
+ * scales d (f16), for q4_1 the 8 minima m (f16), then the quants
+ * interleaved by 4: q8_0 in 8 steps of 32 bytes, step t holding k = 4t..4t+3
+ * of rows 0..7 (4 bytes each); q4 in 4 loads of 32 bytes, load u holding the
+ * nibble bytes j = 4u..4u+3 of rows 0..7 (low nibbles: k = 4u..4u+3, high:
+ * k = 16 + 4u..). A 32-byte vector of quants is then one 4-element slice of
+ * 8 rows, and its dot product with one broadcast dword of activations gives
+ * each row's partial sum in its own int32 lane. */
+INLINE int64_t quant_offset(int32_t format) {
+  return format == TFC_UK_Q4_1 ? 32 : 16;
+}
+
+int64_t tfc_uk_group_block_bytes(int32_t format) {
+  return quant_offset(format) + (format == TFC_UK_Q8_0 ? 256 : 128);
+}
+
+void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
+                  void *out) {
+  const uint8_t *src = (const uint8_t *)w;
+  uint8_t *dst = (uint8_t *)out;
+  int64_t bb = block_bytes(format), gb = tfc_uk_group_block_bytes(format);
+  int64_t groups = (n + TFC_UK_GROUP_ROWS - 1) / TFC_UK_GROUP_ROWS;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t b = 0; b < kBlocks; ++b) {
+      uint8_t *p = dst + (g * kBlocks + b) * gb;
+      memset(p, 0, (size_t)gb);
+      uint8_t *q = p + quant_offset(format);
+      for (int r = 0; r < TFC_UK_GROUP_ROWS; ++r) {
+        int64_t row = g * TFC_UK_GROUP_ROWS + r;
+        if (row >= n)
+          continue; /* padding rows: d = 0, quants 0 */
+        const uint8_t *blk = src + (row * kBlocks + b) * bb;
+        memcpy(p + 2 * r, blk, 2);
+        if (format == TFC_UK_Q4_1)
+          memcpy(p + 16 + 2 * r, blk + 2, 2);
+        const uint8_t *qs = blk + (format == TFC_UK_Q4_1 ? 4 : 2);
+        int count = format == TFC_UK_Q8_0 ? 32 : 16;
+        for (int j = 0; j < count; ++j)
+          q[(j / 4) * 32 + r * 4 + j % 4] = qs[j];
+      }
+    }
+}
+
 #if defined(TFC_UK_SIMD)
 
-/* Sums of 4 adjacent u8 x s8 products in int32 lanes. */
-INLINE __m256i dot_u8s8(__m256i u, __m256i s) {
+/* acc + the sums of 4 adjacent u8 x s8 products, in int32 lanes. */
+INLINE __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
 #if defined(TFC_UK_VNNI)
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+  return _mm256_dpbusd_epi32(acc, u, s);
 #else
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+  return _mm256_add_epi32(
+      acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 #endif
 }
 
-INLINE __m256i unpack_q4(const uint8_t *qs) {
-  __m128i raw = _mm_loadu_si128((const __m128i *)qs);
-  __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+INLINE __m256i broadcast_dword(const int8_t *p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
 }
 
-INLINE float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-/* One mr x nr tile (constants after inlining): c[i, j] for activation rows
- * a + i * kb and weight rows w + j * rowBytes. */
-INLINE void tile(int32_t format, int mr, int nr, const act_block *a,
-                 int64_t kb, const uint8_t *w, int64_t rowBytes,
-                 const float *bias, float *c, int64_t ldc) {
-  __m256 acc[MR][NR];
-  float zero[MR][NR];
+/* out[i][r] = row r of the group times activation row i, for mr rows. */
+INLINE void group_tile(int32_t format, int mr, const act_block *a, int64_t kb,
+                       const uint8_t *group, float *c, int64_t ldc, int valid,
+                       const float *bias) {
+  int64_t gb = tfc_uk_group_block_bytes(format);
+  __m256 acc[MR];
   for (int i = 0; i < mr; ++i)
-    for (int j = 0; j < nr; ++j) {
-      acc[i][j] = _mm256_setzero_ps();
-      zero[i][j] = 0;
-    }
-  int64_t bb = block_bytes(format);
+    acc[i] = _mm256_setzero_ps();
+  const __m256i low = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < kb; ++b) {
-    __m256i wq[NR], wabs[NR];
-    float wd[NR], wm[NR];
-    for (int j = 0; j < nr; ++j) {
-      const uint8_t *p = w + j * rowBytes + b * bb;
-      wd[j] = half_to_float(p);
-      if (format == TFC_UK_Q8_0) {
-        wq[j] = _mm256_loadu_si256((const __m256i *)(p + 2));
-        wabs[j] = _mm256_sign_epi8(wq[j], wq[j]);
-        wm[j] = 0;
-      } else if (format == TFC_UK_Q4_0) {
-        wq[j] = unpack_q4(p + 2);
-        wm[j] = -8 * wd[j];
-      } else {
-        wm[j] = half_to_float(p + 2);
-        wq[j] = unpack_q4(p + 4);
+    const uint8_t *p = group + b * gb;
+    __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+    __m256 zero;
+    int hasZero = 1;
+    if (format == TFC_UK_Q4_1)
+      zero = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
+    else if (format == TFC_UK_Q4_0)
+      zero = _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+#if defined(TFC_UK_VNNI)
+    else
+      zero = _mm256_mul_ps(d, _mm256_set1_ps(-128.0f)); /* q + 128 below */
+#else
+    else {
+      zero = _mm256_setzero_ps();
+      hasZero = 0; /* the sign trick needs no zero point */
+    }
+#endif
+    const uint8_t *q = p + quant_offset(format);
+    __m256i sum[MR];
+    for (int i = 0; i < mr; ++i)
+      sum[i] = _mm256_setzero_si256();
+    if (format == TFC_UK_Q8_0) {
+      for (int t = 0; t < 8; ++t) {
+        __m256i w = _mm256_loadu_si256((const __m256i *)(q + 32 * t));
+#if defined(TFC_UK_VNNI)
+        __m256i u = _mm256_xor_si256(w, _mm256_set1_epi8((char)0x80));
+        for (int i = 0; i < mr; ++i)
+          sum[i] = dot_u8s8(sum[i], u, broadcast_dword(a[i * kb + b].q + 4 * t));
+#else
+        __m256i u = _mm256_sign_epi8(w, w);
+        for (int i = 0; i < mr; ++i)
+          sum[i] = dot_u8s8(
+              sum[i], u,
+              _mm256_sign_epi8(broadcast_dword(a[i * kb + b].q + 4 * t), w));
+#endif
+      }
+    } else {
+      for (int u = 0; u < 4; ++u) {
+        __m256i raw = _mm256_loadu_si256((const __m256i *)(q + 32 * u));
+        __m256i lo = _mm256_and_si256(raw, low);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low);
+        for (int i = 0; i < mr; ++i) {
+          const int8_t *x = a[i * kb + b].q;
+          sum[i] = dot_u8s8(sum[i], lo, broadcast_dword(x + 4 * u));
+          sum[i] = dot_u8s8(sum[i], hi, broadcast_dword(x + 16 + 4 * u));
+        }
       }
     }
     for (int i = 0; i < mr; ++i) {
-      const act_block *ab = a + i * kb + b;
-      __m256i aq = _mm256_loadu_si256((const __m256i *)ab->q);
-      for (int j = 0; j < nr; ++j) {
-        __m256i p32 = format == TFC_UK_Q8_0
-                          ? dot_u8s8(wabs[j], _mm256_sign_epi8(aq, wq[j]))
-                          : dot_u8s8(wq[j], aq);
-        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p32),
-                                    _mm256_set1_ps(wd[j] * ab->d), acc[i][j]);
-        if (format != TFC_UK_Q8_0)
-          zero[i][j] += wm[j] * ab->s;
-      }
+      const act_block *x = a + i * kb + b;
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[i]),
+                               _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc[i]);
+      if (hasZero)
+        acc[i] = _mm256_fmadd_ps(zero, _mm256_set1_ps(x->s), acc[i]);
     }
   }
-  for (int i = 0; i < mr; ++i)
-    for (int j = 0; j < nr; ++j)
-      c[i * ldc + j] = hsum(acc[i][j]) + zero[i][j] + (bias ? bias[j] : 0.0f);
+  __m256 add = bias && valid == TFC_UK_GROUP_ROWS ? _mm256_loadu_ps(bias)
+                                                  : _mm256_setzero_ps();
+  for (int i = 0; i < mr; ++i) {
+    __m256 v = _mm256_add_ps(acc[i], add);
+    if (valid == TFC_UK_GROUP_ROWS) {
+      _mm256_storeu_ps(c + i * ldc, v);
+    } else {
+      float tmp[8];
+      _mm256_storeu_ps(tmp, v);
+      for (int r = 0; r < valid; ++r)
+        c[i * ldc + r] = tmp[r] + (bias ? bias[r] : 0.0f);
+    }
+  }
 }
 
 INLINE void qgemm(int32_t format, const act_block *a, int64_t m,
-                  const uint8_t *w, int64_t n0, int64_t n1, int64_t kb,
-                  const float *bias, float *c, int64_t ldc) {
-  int64_t rowBytes = kb * block_bytes(format);
-  int64_t n = n0;
-#define TILE(R, C)                                                             \
-  tile(format, R, C, a + i * kb, kb, w + n * rowBytes, rowBytes,               \
-       bias ? bias + n : 0, c + i * ldc + n, ldc)
-  for (; n + NR <= n1; n += NR) {
+                  const uint8_t *packed, int64_t g0, int64_t g1, int64_t n,
+                  int64_t kb, const float *bias, float *c, int64_t ldc) {
+  int64_t gb = tfc_uk_group_block_bytes(format);
+  for (int64_t g = g0; g < g1; ++g) {
+    const uint8_t *group = packed + g * kb * gb;
+    int64_t n0 = g * TFC_UK_GROUP_ROWS;
+    int valid = (int)(n - n0 < TFC_UK_GROUP_ROWS ? n - n0 : TFC_UK_GROUP_ROWS);
+    const float *b = bias ? bias + n0 : 0;
     int64_t i = 0;
     for (; i + MR <= m; i += MR)
-      TILE(MR, NR);
+      group_tile(format, MR, a + i * kb, kb, group, c + i * ldc + n0, ldc,
+                 valid, b);
     for (; i < m; ++i)
-      TILE(1, NR);
+      group_tile(format, 1, a + i * kb, kb, group, c + i * ldc + n0, ldc,
+                 valid, b);
   }
-  for (; n < n1; ++n) {
-    int64_t i = 0;
-    for (; i + MR <= m; i += MR)
-      TILE(MR, 1);
-    for (; i < m; ++i)
-      TILE(1, 1);
-  }
-#undef TILE
 }
 
 void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
-                  int64_t n0, int64_t n1, int64_t kBlocks, const float *bias,
-                  float *c, int64_t ldc) {
+                  int64_t g0, int64_t g1, int64_t n, int64_t kBlocks,
+                  const float *bias, float *c, int64_t ldc) {
   const act_block *ab = (const act_block *)a;
   const uint8_t *wb = (const uint8_t *)w;
   switch (format) {
   case TFC_UK_Q8_0:
-    qgemm(TFC_UK_Q8_0, ab, m, wb, n0, n1, kBlocks, bias, c, ldc);
+    qgemm(TFC_UK_Q8_0, ab, m, wb, g0, g1, n, kBlocks, bias, c, ldc);
     break;
   case TFC_UK_Q4_0:
-    qgemm(TFC_UK_Q4_0, ab, m, wb, n0, n1, kBlocks, bias, c, ldc);
+    qgemm(TFC_UK_Q4_0, ab, m, wb, g0, g1, n, kBlocks, bias, c, ldc);
     break;
   default:
-    qgemm(TFC_UK_Q4_1, ab, m, wb, n0, n1, kBlocks, bias, c, ldc);
+    qgemm(TFC_UK_Q4_1, ab, m, wb, g0, g1, n, kBlocks, bias, c, ldc);
     break;
   }
 }
 
-#else /* no SIMD: the reference computation, block by block */
+#else /* no SIMD: the same sums, element by element */
 
 void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
-                  int64_t n0, int64_t n1, int64_t kBlocks, const float *bias,
-                  float *c, int64_t ldc) {
+                  int64_t g0, int64_t g1, int64_t n, int64_t kBlocks,
+                  const float *bias, float *c, int64_t ldc) {
   const act_block *ab = (const act_block *)a;
-  int64_t bb = block_bytes(format);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t n = n0; n < n1; ++n) {
-      const uint8_t *row = (const uint8_t *)w + n * kBlocks * bb;
-      float sum = 0;
-      for (int64_t b = 0; b < kBlocks; ++b) {
-        const uint8_t *p = row + b * bb;
-        const act_block *x = ab + i * kBlocks + b;
-        float d = half_to_float(p);
-        int32_t dot = 0;
-        if (format == TFC_UK_Q8_0) {
-          for (int j = 0; j < 32; ++j)
-            dot += (int8_t)p[2 + j] * x->q[j];
-          sum += d * x->d * (float)dot;
-          continue;
+  int64_t gb = tfc_uk_group_block_bytes(format);
+  for (int64_t g = g0; g < g1; ++g)
+    for (int r = 0; r < TFC_UK_GROUP_ROWS; ++r) {
+      int64_t row = g * TFC_UK_GROUP_ROWS + r;
+      if (row >= n)
+        break;
+      for (int64_t i = 0; i < m; ++i) {
+        float sum = 0;
+        for (int64_t b = 0; b < kBlocks; ++b) {
+          const uint8_t *p = (const uint8_t *)w + (g * kBlocks + b) * gb;
+          const uint8_t *q = p + quant_offset(format);
+          const act_block *x = ab + i * kBlocks + b;
+          float d = half_to_float(p + 2 * r);
+          int32_t dot = 0;
+          if (format == TFC_UK_Q8_0) {
+            for (int k = 0; k < 32; ++k)
+              dot += (int8_t)q[(k / 4) * 32 + r * 4 + k % 4] * x->q[k];
+            sum += d * x->d * (float)dot;
+            continue;
+          }
+          for (int j = 0; j < 16; ++j) {
+            uint8_t byte = q[(j / 4) * 32 + r * 4 + j % 4];
+            dot += (byte & 0xF) * x->q[j] + (byte >> 4) * x->q[j + 16];
+          }
+          float zero = format == TFC_UK_Q4_1 ? half_to_float(p + 16 + 2 * r)
+                                             : -8 * d;
+          sum += d * x->d * (float)dot + zero * x->s;
         }
-        const uint8_t *qs = p + (format == TFC_UK_Q4_1 ? 4 : 2);
-        for (int j = 0; j < 16; ++j)
-          dot += (qs[j] & 0xF) * x->q[j] + (qs[j] >> 4) * x->q[j + 16];
-        float zero = format == TFC_UK_Q4_1 ? half_to_float(p + 2) : -8 * d;
-        sum += d * x->d * (float)dot + zero * x->s;
+        c[i * ldc + row] = sum + (bias ? bias[row] : 0.0f);
       }
-      c[i * ldc + n] = sum + (bias ? bias[n] : 0.0f);
     }
 }
 

@@ -21,4 +21,15 @@
 #define GET_OP_CLASSES
 #include "tfc/Dialect/TfcCpu/IR/TfcCpuOps.h.inc"
 
+namespace mlir::tfc::cpu {
+
+/// The packed layout of quantised weights the micro-kernels read
+/// (include/tfc/Target/CPU/MicroKernels.h, tfc_uk_qpack): groups of
+/// kQuantGroupRows rows, each group and block of K a group-block of
+/// quantGroupBlockBytes(format) bytes.
+constexpr int64_t kQuantGroupRows = 8;
+int64_t quantGroupBlockBytes(const QuantFormat &format);
+
+} // namespace mlir::tfc::cpu
+
 #endif // TFC_DIALECT_TFCCPU_IR_TFCCPU_H

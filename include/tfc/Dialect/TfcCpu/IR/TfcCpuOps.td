@@ -62,15 +62,32 @@ def TfcCpu_GemmOp : TfcCpu_Op<"gemm"> {
   let hasVerifier = 1;
 }
 
+def TfcCpu_QPackOp : TfcCpu_Op<"qpack"> {
+  let summary = "repacks a block-quantised weight for the int8 kernels";
+  let description = [{
+    `input` is the raw form [N, K / 32, block bytes] of a weight in
+    `format`; the result [ceil(N / 8), K / 32, group-block bytes] holds the
+    same bits regrouped by 8 rows, scales together and quants interleaved
+    (include/tfc/Target/CPU/MicroKernels.h, tfc_uk_qpack). N is `rows`.
+    It depends on weights only: the model ABI computes it once, at load.
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$input, StrAttr:$format);
+  let results = (outs RankedTensorOf<[I8]>:$result);
+  let assemblyFormat = [{
+    $input `format` $format attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TfcCpu_QGemmOp : TfcCpu_Op<"qgemm"> {
   let summary = "x · Wᵀ + b with a fused activation, W block-quantised";
   let description = [{
-    `input` is [..., K]; `weight` the raw form of a block-quantised [N, K]
-    weight (`tfc.weight {quant = ...}` with an i8 [N, K / 32, block bytes]
-    result) in the format `format` (q8_0, q4_0, q4_1); `bias` an optional
-    [N] vector. The result is [..., N]: `activation(input · Wᵀ + bias)`,
-    where the kernel quantises `input` per block of 32 to int8 and multiplies
-    in integers (include/tfc/Target/CPU/MicroKernels.h), as llama.cpp does.
+    `input` is [..., K]; `weight` a block-quantised [N, K] weight in the
+    format `format` (q8_0, q4_0, q4_1), packed by tfc_cpu.qpack
+    ([ceil(N / 8), K / 32, group-block bytes]); `bias` an optional [N]
+    vector. The result is [..., N]: `activation(input · Wᵀ + bias)`, where
+    the kernel quantises `input` per block of 32 to int8 and multiplies in
+    integers (include/tfc/Target/CPU/MicroKernels.h), as llama.cpp does.
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$input,
                        RankedTensorOf<[I8]>:$weight,
