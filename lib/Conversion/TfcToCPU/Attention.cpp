@@ -26,6 +26,8 @@
 #include "KernelUtils.h"
 #include "Kernels.h"
 
+#include "tfc/Target/CPU/MicroKernels.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -64,14 +66,13 @@ void forRange(OpBuilder &b, Location loc, Value lb, Value ub, Value step,
 
 } // namespace
 
-void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
-                             Value query, Value key, Value value, Value mask,
-                             Value out) {
-  query = contiguous(b, loc, query);
-  key = contiguous(b, loc, key);
-  value = contiguous(b, loc, value);
-  if (mask)
-    mask = contiguous(b, loc, mask);
+namespace {
+
+/// The flash-attention loop nest (the file comment); operands with unit
+/// innermost strides.
+void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
+                        Value query, Value key, Value value, Value mask,
+                        Value out) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   VectorType vt = vecType(ctx);
@@ -338,4 +339,131 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
           memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
         }
       });
+}
+
+/// Few query rows (decoding): the C micro-kernels of
+/// lib/Target/CPU/MicroKernels/Attention.c (flash-decoding: tasks of
+/// (batch, key/value head, split of the keys) serving every query head of
+/// the group, then a combine per (batch, head)).
+void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
+                         Value query, Value key, Value value, Value mask,
+                         Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type voidType = LLVM::LLVMVoidType::get(ctx);
+  auto split = declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
+                                  {ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+  auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine",
+                                    voidType, {ptr, ptr, ptr, i64});
+  auto partialFloats = declareMicroKernel(
+      b, op, "tfc_uk_attention_partial_floats", i64, {ptr});
+
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value batch = dim(b, loc, query, 0), heads = dim(b, loc, query, 1);
+  Value tq = dim(b, loc, query, 2), d = dim(b, loc, query, 3);
+  Value kvHeads = dim(b, loc, key, 1), tk = dim(b, loc, key, 2);
+  Value dv = dim(b, loc, value, 3);
+  // Keys per split: enough splits that one sequence has work for every
+  // thread, few enough that each reads a long run of keys.
+  Value splits = arith::MinUIOp::create(
+      b, loc,
+      arith::MaxUIOp::create(b, loc,
+                             ceilDiv(b, loc, tk, kAttentionKeysPerSplit), one),
+      indexConst(b, loc, kAttentionMaxSplits));
+
+  // The shape array (MicroKernels.h): sizes, then the strides of q, k, v
+  // and the mask as [B, H, T, D] (0 where the mask broadcasts).
+  Value shape = memref::AllocaOp::create(
+      b, loc, MemRefType::get({TFC_UK_ATTENTION_SHAPE}, i64));
+  int64_t slot = 0;
+  auto put = [&](Value v) {
+    if (v.getType().isIndex())
+      v = toI64(b, loc, v);
+    memref::StoreOp::create(b, loc, v, shape, indexConst(b, loc, slot++));
+  };
+  for (Value v : {batch, heads, kvHeads, tq, tk, d, dv, splits})
+    put(v);
+  put(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getCausal())));
+  for (Value m : {query, key, value}) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+    for (Value stride : meta.getStrides())
+      put(stride);
+  }
+  if (mask) {
+    auto maskType = cast<MemRefType>(mask.getType());
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mask);
+    int64_t missing = 4 - maskType.getRank();
+    for (int64_t k = 0; k < 4; ++k) {
+      int64_t md = k - missing;
+      bool broadcast = md < 0 || maskType.getDimSize(md) == 1;
+      put(broadcast ? zero : meta.getStrides()[md]);
+    }
+  } else {
+    for (int64_t k = 0; k < 4; ++k)
+      put(zero);
+  }
+
+  Value floats = LLVM::CallOp::create(b, loc, partialFloats,
+                                      ValueRange{pointerTo(b, loc, shape)})
+                     .getResult();
+  Value partial = memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, f32),
+      ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), floats)},
+      b.getI64IntegerAttr(64));
+  Value scale = f32Const(b, loc, op.getEffectiveScale());
+  // Without key/value heads no task runs (and no key is read).
+  Value runKvHeads = kvHeads;
+  Value runHeads = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
+      zero, heads);
+  Value splitTasks = arith::MulIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, batch, runKvHeads), splits);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{splitTasks}, ValueRange{one},
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value maskPtr = mask ? pointerTo(b, l, mask)
+                             : LLVM::ZeroOp::create(b, l, ptr).getResult();
+        LLVM::CallOp::create(
+            b, l, split,
+            ValueRange{pointerTo(b, l, query), pointerTo(b, l, key),
+                       pointerTo(b, l, value), maskPtr,
+                       pointerTo(b, l, partial), pointerTo(b, l, shape), scale,
+                       toI64(b, l, ivs[0])});
+        scf::ReduceOp::create(b, l);
+      });
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero},
+      ValueRange{arith::MulIOp::create(b, loc, batch, runHeads)},
+      ValueRange{one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
+        LLVM::CallOp::create(
+            b, l, combine,
+            ValueRange{pointerTo(b, l, partial), pointerTo(b, l, out),
+                       pointerTo(b, l, shape), toI64(b, l, ivs[0])});
+        scf::ReduceOp::create(b, l);
+      });
+}
+
+} // namespace
+
+void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
+                             Value query, Value key, Value value, Value mask,
+                             Value out) {
+  query = contiguous(b, loc, query);
+  key = contiguous(b, loc, key);
+  value = contiguous(b, loc, value);
+  if (mask)
+    mask = contiguous(b, loc, mask);
+  // A few query rows (decode steps): the micro-kernel; else flash attention.
+  Value tq = dim(b, loc, query, 2);
+  Value few = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule, tq,
+      indexConst(b, loc, kAttentionDecodeRows));
+  auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&choice.getThenRegion().front());
+  emitDecodeAttention(b, loc, op, query, key, value, mask, out);
+  b.setInsertionPointToStart(&choice.getElseRegion().front());
+  emitFlashAttention(b, loc, op, query, key, value, mask, out);
 }

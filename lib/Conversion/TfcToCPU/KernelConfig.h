@@ -63,6 +63,12 @@ constexpr int64_t kAttentionBlockK = kVectorWidth;
 /// Blocks of at most this many query rows (decode steps) compute scores as
 /// dot products instead of transposing each key tile.
 constexpr int64_t kAttentionDirectRows = 2;
+/// Attention of at most this many query rows runs the decode micro-kernel
+/// (lib/Target/CPU/MicroKernels/Attention.c): tasks of (batch, key/value
+/// head, split of kAttentionKeysPerSplit keys, at most kAttentionMaxSplits).
+constexpr int64_t kAttentionDecodeRows = 4;
+constexpr int64_t kAttentionKeysPerSplit = 256;
+constexpr int64_t kAttentionMaxSplits = 32;
 
 } // namespace mlir::tfc::cpu
 

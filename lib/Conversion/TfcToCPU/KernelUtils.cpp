@@ -134,6 +134,35 @@ Value tfc::cpu::contiguous(OpBuilder &b, Location loc, Value memref,
   return copy;
 }
 
+LLVM::LLVMFuncOp tfc::cpu::declareMicroKernel(OpBuilder &b, Operation *at,
+                                              StringRef name, Type result,
+                                              ArrayRef<Type> args) {
+  auto module = at->getParentOfType<ModuleOp>();
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
+                                  LLVM::LLVMFunctionType::get(result, args));
+}
+
+Value tfc::cpu::toI64(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+Value tfc::cpu::pointerTo(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(),
+                                       indexConst(b, loc, elementBytes));
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  return LLVM::IntToPtrOp::create(b, loc,
+                                  LLVM::LLVMPointerType::get(b.getContext()),
+                                  toI64(b, loc, address));
+}
+
 Value tfc::cpu::ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d) {
   return arith::CeilDivUIOp::create(b, loc, a, indexConst(b, loc, d));
 }

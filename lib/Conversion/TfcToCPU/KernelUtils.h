@@ -13,6 +13,7 @@
 
 #include "KernelConfig.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -62,6 +63,17 @@ Value contiguous(OpBuilder &b, Location loc, Value memref,
 
 /// ceil(a / b) for index values.
 Value ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d);
+
+/// Calling the C micro-kernels (include/tfc/Target/CPU/MicroKernels.h):
+/// the declaration of kernel `name`, added to the module of `at` once; an
+/// index as i64; the address of element 0 of a memref (its offset
+/// included) as !llvm.ptr. tfc-early-dealloc follows such addresses to the
+/// calls that use them.
+LLVM::LLVMFuncOp declareMicroKernel(OpBuilder &b, Operation *at,
+                                    StringRef name, Type result,
+                                    ArrayRef<Type> args);
+Value toI64(OpBuilder &b, Location loc, Value index);
+Value pointerTo(OpBuilder &b, Location loc, Value memref);
 
 } // namespace mlir::tfc::cpu
 

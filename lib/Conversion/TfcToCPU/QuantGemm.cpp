@@ -58,35 +58,6 @@ int32_t formatCode(StringRef format) {
   return TFC_UK_Q4_1;
 }
 
-/// The declaration of micro-kernel `name`, added to the module once.
-LLVM::LLVMFuncOp declareKernel(OpBuilder &b, Operation *at, StringRef name,
-                               Type result, ArrayRef<Type> args) {
-  auto module = at->getParentOfType<ModuleOp>();
-  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return f;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  return LLVM::LLVMFuncOp::create(
-      b, module.getLoc(), name, LLVM::LLVMFunctionType::get(result, args));
-}
-
-Value toI64(OpBuilder &b, Location loc, Value index) {
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-}
-
-/// The address of element 0 of `memref` (offset included) as !llvm.ptr.
-Value pointerTo(OpBuilder &b, Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(),
-                                       indexConst(b, loc, elementBytes));
-  Value address = arith::AddIOp::create(b, loc, base, offset);
-  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-                                  toI64(b, loc, address));
-}
-
 Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MinUIOp::create(b, loc, x, y);
 }
@@ -98,7 +69,7 @@ void tfc::cpu::emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input,
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type();
-  auto pack = declareKernel(b, op, "tfc_uk_qpack", LLVM::LLVMVoidType::get(ctx),
+  auto pack = declareMicroKernel(b, op, "tfc_uk_qpack", LLVM::LLVMVoidType::get(ctx),
                             {b.getI32Type(), ptr, i64, i64, ptr});
   input = contiguous(b, loc, input, /*identity=*/true);
   auto type = cast<MemRefType>(input.getType());
@@ -118,9 +89,9 @@ void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type(), i32 = b.getI32Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
-  auto quantize = declareKernel(b, op, "tfc_uk_quantize_rows", voidType,
+  auto quantize = declareMicroKernel(b, op, "tfc_uk_quantize_rows", voidType,
                                 {ptr, i64, i64, i64, i64, ptr});
-  auto gemm = declareKernel(
+  auto gemm = declareMicroKernel(
       b, op, "tfc_uk_qgemm", voidType,
       {i32, ptr, i64, ptr, i64, i64, i64, i64, ptr, ptr, i64});
 
@@ -215,7 +186,7 @@ void tfc::cpu::emitDequantize(OpBuilder &b, Location loc, DequantizeOp op,
                               Value input, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
-  auto dequantize = declareKernel(b, op, "tfc_uk_dequantize",
+  auto dequantize = declareMicroKernel(b, op, "tfc_uk_dequantize",
                                   LLVM::LLVMVoidType::get(ctx),
                                   {b.getI32Type(), ptr, b.getI64Type(), ptr});
   input = contiguous(b, loc, input, /*identity=*/true);
@@ -234,7 +205,7 @@ void tfc::cpu::emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op,
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i8 = b.getI8Type();
-  auto dequantize = declareKernel(b, op, "tfc_uk_dequantize",
+  auto dequantize = declareMicroKernel(b, op, "tfc_uk_dequantize",
                                   LLVM::LLVMVoidType::get(ctx),
                                   {b.getI32Type(), ptr, b.getI64Type(), ptr});
   auto tType = cast<MemRefType>(table.getType());

@@ -128,6 +128,18 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK-LABEL: func @attention_causal
 // CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>) -> memref<?x4x?x16xf32>
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x16xf32>
+// At most 4 query rows (decoding) run the micro-kernels of
+// lib/Target/CPU/MicroKernels/Attention.c, with the sizes and strides in a
+// shape array; the flash loop nest is the other branch.
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c4{{.*}} : index
+// CHECK: scf.if %[[FEW]] {
+// CHECK: %[[SHAPE:.*]] = memref.alloca() : memref<25xi64>
+// CHECK: llvm.call @tfc_uk_attention_partial_floats
+// CHECK: scf.parallel
+// CHECK: llvm.call @tfc_uk_attention_split
+// CHECK: scf.parallel
+// CHECK: llvm.call @tfc_uk_attention_combine
+// CHECK: } else {
 // CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
 // CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
 // CHECK-DAG: %[[TQ:.*]] = memref.dim %[[Q]], %c2

@@ -78,6 +78,26 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
 void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
                        float *out);
 
+/* Attention for a few query rows over many keys (decoding; Attention.c):
+ * softmax(q . k * scale + mask) . v for q [B, H, Tq, D], k [B, Hkv, Tk, D],
+ * v [B, Hkv, Tk, Dv], mask an additive bias broadcasting to [B, H, Tq, Tk]
+ * (or null), in tasks of (batch, key/value head, split of the keys), then a
+ * combine per (batch, head). `shape` is an array of TFC_UK_ATTENTION_SHAPE
+ * int64: batch, heads, kvHeads, tq, tk, d, dv, splits, causal (0/1), then
+ * the strides in elements of q, k, v and the mask as [B, H|Hkv, T, D]
+ * (4 each; 0 where the mask broadcasts; the innermost of q, k, v is 1). */
+#define TFC_UK_ATTENTION_SHAPE 25
+/* Floats of the partial results (max, sum, output per split and row). */
+int64_t tfc_uk_attention_partial_floats(const int64_t *shape);
+/* Task in [0, batch * kvHeads * splits). */
+void tfc_uk_attention_split(const float *q, const float *k, const float *v,
+                            const float *mask, float *partial,
+                            const int64_t *shape, float scale, int64_t task);
+/* Task in [0, batch * heads): writes out[b, h, :, :] (a dense
+ * [B, H, Tq, Dv] buffer). */
+void tfc_uk_attention_combine(const float *partial, float *out,
+                              const int64_t *shape, int64_t task);
+
 #ifdef __cplusplus
 }
 #endif
