@@ -99,10 +99,6 @@ void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
                      });
 }
 
-Value minIndex(OpBuilder &b, Location loc, Value a, Value c) {
-  return arith::MinUIOp::create(b, loc, a, c);
-}
-
 } // namespace
 
 void tfc::cpu::emitPack(OpBuilder &b, Location loc, PackOp op, Value input,
@@ -172,8 +168,17 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
   Value k = memref::DimOp::create(b, loc, a, 1);
   Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
   Value mBlocks = ceilDiv(b, loc, m, cfg.mc);
-  Value pGroups = indexConst(
-      b, loc, (panels + cfg.panelsPerTask - 1) / cfg.panelsPerTask);
+  // A single block of rows (decoding: a few rows) splits the columns into
+  // one task per panel: the weight is the whole cost and every thread should
+  // stream an equal share of it (the pool cuts the tasks into one contiguous
+  // chunk per thread).
+  Value oneBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                         mBlocks, indexConst(b, loc, 1));
+  Value panelsPerTask = arith::SelectOp::create(
+      b, loc, oneBlock, indexConst(b, loc, 1),
+      indexConst(b, loc, cfg.panelsPerTask));
+  Value pGroups = arith::CeilDivUIOp::create(
+      b, loc, indexConst(b, loc, panels), panelsPerTask);
   scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{mBlocks, pGroups},
       ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
@@ -182,12 +187,9 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
         Value mEnd = minIndex(
             b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
             m);
-        Value pBegin = arith::MulIOp::create(
-            b, l, ivs[1], indexConst(b, l, cfg.panelsPerTask));
+        Value pBegin = arith::MulIOp::create(b, l, ivs[1], panelsPerTask);
         Value pEnd = minIndex(
-            b, l,
-            arith::AddIOp::create(b, l, pBegin,
-                                  indexConst(b, l, cfg.panelsPerTask)),
+            b, l, arith::AddIOp::create(b, l, pBegin, panelsPerTask),
             indexConst(b, l, panels));
         scf::ForOp::create(
             b, l, pBegin, pEnd, one, ValueRange{},

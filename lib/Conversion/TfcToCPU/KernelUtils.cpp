@@ -163,6 +163,10 @@ Value tfc::cpu::pointerTo(OpBuilder &b, Location loc, Value memref) {
                                   toI64(b, loc, address));
 }
 
+Value tfc::cpu::minIndex(OpBuilder &b, Location loc, Value a, Value c) {
+  return arith::MinUIOp::create(b, loc, a, c);
+}
+
 Value tfc::cpu::ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d) {
   return arith::CeilDivUIOp::create(b, loc, a, indexConst(b, loc, d));
 }

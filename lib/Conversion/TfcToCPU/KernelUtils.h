@@ -63,6 +63,8 @@ Value contiguous(OpBuilder &b, Location loc, Value memref,
 
 /// ceil(a / b) for index values.
 Value ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d);
+/// min(a, b) for index values (unsigned).
+Value minIndex(OpBuilder &b, Location loc, Value a, Value c);
 
 /// Calling the C micro-kernels (include/tfc/Target/CPU/MicroKernels.h):
 /// the declaration of kernel `name`, added to the module of `at` once; an

@@ -58,10 +58,6 @@ int32_t formatCode(StringRef format) {
   return TFC_UK_Q4_1;
 }
 
-Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MinUIOp::create(b, loc, x, y);
-}
-
 } // namespace
 
 void tfc::cpu::emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input,

@@ -1,7 +1,8 @@
 // The GEMM kernels of a module whose kernels are tiled for AVX2
 // (tfc.cpu_isa = "avx2", KernelConfig.h): 4 x 24 register tiles of 8-lane
 // vectors, 12 accumulators (+ 3 vectors of B + 1 broadcast of A: 16 ymm),
-// tasks of 64 rows x 6 panels; tfc.matmul uses the same tile with masked
+// tasks of 64 rows x 6 panels (one panel when there is one block of rows);
+// tfc.matmul uses the same tile with masked
 // loads of B. (kernels.mlir has the AVX-512 ones.)
 // RUN: tfc-opt %s -split-input-file -verify-diagnostics --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
 
@@ -9,7 +10,10 @@
 // CHECK-LABEL: func @gemm_avx2
 // CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<3x64x24xf32>) -> memref<?x60xf32>
 // CHECK: %[[MB:.*]] = arith.ceildivui %{{.*}}, %c64 : index
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %c1{{.*}})
+// CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
+// CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c6{{.*}} : index
+// CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %[[PG]])
 // CHECK: %[[N0:.*]] = arith.muli %{{.*}}, %c24 : index
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>

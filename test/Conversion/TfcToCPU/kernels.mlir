@@ -270,7 +270,8 @@ func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) ->
 // -----
 
 // The GEMM over packed panels: [?, ?, 64] is viewed as [M, 64]; tasks are
-// (64-row block, group of 4 panels); B is read with unmasked vector loads
+// (64-row block, group of 4 panels), or one panel each when there is only
+// one block of rows (decoding); B is read with unmasked vector loads
 // from its panel; bias (masked at N = 80) and relu are applied in registers
 // before the masked store.
 // CHECK-LABEL: func @gemm_bias_relu
@@ -280,7 +281,10 @@ func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) ->
 // CHECK: %[[C:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<?x?x80xf32> into memref<?x80xf32>
 // CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
 // CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c64 : index
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %c1{{.*}})
+// CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
+// CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c4{{.*}} : index
+// CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %[[PG]])
 // CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32 : index
 // CHECK: %[[VALID:.*]] = arith.subi %c80, %[[N0]] : index
