@@ -2,13 +2,14 @@
 # Resident memory of real models, bound from their checkpoints and from
 # packed weights files (tfc-pack): SmolLM2-135M-Instruct in f32 (the Q4_1
 # .gguf of the conformance tests dequantised to an F32 .gguf by
-# bench/gguf_convert.py, and the Q4_1 file itself), all-MiniLM-L6-v2 and
+# bench/gguf_convert.py, and the Q4_1 file itself compiled with
+# --quantize=none), SmolLM2 in its own Q4_1 (int8 kernels), all-MiniLM-L6-v2 and
 # BERT-base (examples/bert-base.tfm with tfc-weights' weights): the peak
 # resident memory of one forward pass of 128 tokens against
 # 1.15 x weights + arena, and the cold and warm load times
 # (bench/memory_bench.py). With TFC_LLAMACPP_PYTHON (a Python with
 # llama-cpp-python, built from its PyPI source package), llama.cpp's peak for
-# the same F32 .gguf. Then the speed of prefill and decode with SmolLM2 bound
+# the same F32 and Q4_1 .gguf files. Then the speed of prefill and decode with SmolLM2 bound
 # from the F32 .gguf and from its packed file, in the same run
 # (bench/generate_bench.c).
 #
@@ -30,10 +31,12 @@ clang-22 -O2 -std=c11 -I"$root/include" "$root/bench/generate_bench.c" \
   -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -lpthread -o "$work/generate_bench"
 bin=$build/bin
 "$bin/tfc-compile" "$q41" --kv-cache --quantize=none -o "$work/smollm2.so"
+"$bin/tfc-compile" "$q41" --kv-cache -o "$work/smollm2-q41.so"
 "$bin/tfc-compile" "$minilm" -o "$work/minilm.so"
 "$bin/tfc-compile" "$root/examples/bert-base.tfm" -o "$work/bert.so"
 "$bin/tfc-weights" "$work/bert.so" -o "$work/bert.safetensors"
 "$bin/tfc-pack" "$work/smollm2.so" -w "$f32" -o "$work/smollm2.tfcw" -q
+"$bin/tfc-pack" "$work/smollm2-q41.so" -w "$q41" -o "$work/smollm2-q41.tfcw" -q
 "$bin/tfc-pack" "$work/minilm.so" -w "$minilm" -o "$work/minilm.tfcw" -q
 "$bin/tfc-pack" "$work/bert.so" -w "$work/bert.safetensors" -o "$work/bert.tfcw" -q
 export TFC_NUM_THREADS=$threads
@@ -45,11 +48,14 @@ py=python3
   echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct f32 (F32 .gguf)" "$work/smollm2.so" "$f32" "$work/smollm2.tfcw" 128
   $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct (Q4_1 .gguf dequantised at bind)" "$work/smollm2.so" "$q41" "$work/smollm2.tfcw" 128
+  $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct Q4_1 (its .gguf's blocks, int8 kernels)" "$work/smollm2-q41.so" "$q41" "$work/smollm2-q41.tfcw" 128
   $py "$root/bench/memory_bench.py" "$build" "all-MiniLM-L6-v2" "$work/minilm.so" "$minilm" "$work/minilm.tfcw" 128
   $py "$root/bench/memory_bench.py" "$build" "BERT-base" "$work/bert.so" "$work/bert.safetensors" "$work/bert.tfcw" 128
   if [[ -n ${TFC_LLAMACPP_PYTHON:-} ]]; then
     echo "### peer: llama.cpp, the same F32 .gguf"
     "$TFC_LLAMACPP_PYTHON" "$root/bench/memory_llamacpp.py" "$f32" 128 "$threads" 2>/dev/null
+    echo "### peer: llama.cpp, the same Q4_1 .gguf"
+    "$TFC_LLAMACPP_PYTHON" "$root/bench/memory_llamacpp.py" "$q41" 128 "$threads" 2>/dev/null
   fi
   echo "### speed: SmolLM2 f32 bound from the F32 .gguf (checkpoint) and from its packed file, 5 runs each, alternating; medians"
   for run in 1 2 3 4 5; do

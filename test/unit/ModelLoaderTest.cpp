@@ -807,6 +807,49 @@ TEST(ModelMetadata, Errors) {
                "metadata: missing \"target\""));
 }
 
+TEST(ModelMetadata, QuantizedWeights) {
+  ModelSpec spec;
+  std::string error;
+  ASSERT_TRUE(parseModelMetadata(
+      withEntries(R"("weights": [{"name": "w", "dtype": "q4_1", "shape": [3, 64]},
+                     {"name": "v", "dtype": "q8_0", "shape": [32]}], )"),
+      spec, error))
+      << error;
+  EXPECT_EQ(spec.weights[0].dtype, TFC_Q4_1);
+  EXPECT_EQ(spec.weights[0].byteSize(), 3u * 2 * 20); // 2 blocks per row
+  EXPECT_EQ(spec.weights[1].byteSize(), 34u);
+  EXPECT_STREQ(tfc_dtype_name(TFC_Q4_0), "q4_0");
+  EXPECT_EQ(tfc_dtype_size(TFC_Q8_0), 0u);
+  size_t elements = 0, bytes = 0;
+  EXPECT_TRUE(tfc_dtype_block(TFC_Q4_0, &elements, &bytes));
+  EXPECT_EQ(elements, 32u);
+  EXPECT_EQ(bytes, 18u);
+  EXPECT_TRUE(tfc_dtype_block(TFC_F16, &elements, &bytes));
+  EXPECT_EQ(elements, 1u);
+  EXPECT_EQ(bytes, 2u);
+  EXPECT_FALSE(tfc_dtype_block(static_cast<tfc_dtype>(42), &elements, &bytes));
+
+  EXPECT_TRUE(contains(
+      metadataError(withEntries(
+          R"("weights": [{"name": "w", "dtype": "q4_0", "shape": [2, 48]}], )")),
+      "weight 'w': a q4_0 weight's last dim must be a multiple of 32"));
+  EXPECT_TRUE(contains(
+      metadataError(withEntries(
+          R"("weights": [{"name": "w", "dtype": "q8_0", "shape": []}], )")),
+      "weight 'w': a q8_0 weight's last dim must be a multiple of 32"));
+  EXPECT_TRUE(contains(
+      metadataError(
+          R"({"abi": 1, "model": "m", "target": {"triple": "x"}, "entries": [{"name": "f", "symbol": "s",
+              "inputs": [{"name": "x", "dtype": "q8_0", "shape": [32]}], "outputs": []}]})"),
+      "entry 'f': input 'x': dtype q8_0 is a weight format; inputs and "
+      "outputs cannot have it"));
+  EXPECT_TRUE(contains(
+      metadataError(withEntries(
+          R"("weights": [{"name": "w", "dtype": "q5_k", "shape": [32]}], )")),
+      "unknown dtype 'q5_k' (expected f32, f64, f16, bf16, i64, i32, bool, or "
+      "for weights q8_0, q4_0 or q4_1)"));
+}
+
 TEST(ModelMetadata, TargetChecks) {
   auto host = [](std::string_view f) {
     if (f == "avx2" || f == "fma")

@@ -180,3 +180,51 @@ TEST(SafeTensors, MalformedHeaders) {
 }
 
 } // namespace
+
+// GGUF's reference quantisers, worked out by hand from their definitions
+// (ggml's quantize_row_*_ref): one block each, then dequantised.
+TEST(Quantize, BlocksAsGgufDefinesThem) {
+  float x[32];
+  for (int j = 0; j < 32; ++j)
+    x[j] = static_cast<float>(j - 16) / 4; // -4 .. 3.75
+  uint8_t q8[34], q40[18], q41[20];
+  float y[32];
+
+  // Q8_0: d = max|x| / 127 = 4 / 127; q = round(x / d).
+  quantize(DType::Q8_0, x, q8, 32);
+  dequantize(DType::Q8_0, q8, y, 32);
+  EXPECT_EQ(static_cast<int8_t>(q8[2]), -127); // x = -4
+  EXPECT_EQ(static_cast<int8_t>(q8[2 + 16]), 0);
+  EXPECT_EQ(static_cast<int8_t>(q8[2 + 17]), 8); // round(0.25 * 127 / 4 = 7.94)
+  for (int j = 0; j < 32; ++j)
+    EXPECT_NEAR(y[j], x[j], 4.0 / 127 / 2 + 1e-3) << j;
+
+  // Q4_0: the element of largest magnitude is -4 (at j = 0): d = -4 / -8 =
+  // 0.5, q = min(15, trunc(x / d + 8.5)): -4 -> 0, 3.75 -> 15 (min).
+  quantize(DType::Q4_0, x, q40, 32);
+  dequantize(DType::Q4_0, q40, y, 32);
+  EXPECT_EQ(q40[2] & 0xF, 0);     // j = 0
+  EXPECT_EQ(q40[2 + 15] >> 4, 15); // j = 31
+  EXPECT_FLOAT_EQ(y[0], -4.0f);
+  EXPECT_FLOAT_EQ(y[16], 0.0f); // j = 16, x = 0: q = trunc(8.5) = 8
+  for (int j = 0; j < 32; ++j)
+    EXPECT_NEAR(y[j], x[j], 0.5) << j;
+
+  // Q4_1: d = (max - min) / 15 = 7.75 / 15, m = min = -4;
+  // q = min(15, trunc((x - m) / d + 0.5)).
+  quantize(DType::Q4_1, x, q41, 32);
+  dequantize(DType::Q4_1, q41, y, 32);
+  EXPECT_EQ(q41[4] & 0xF, 0);
+  EXPECT_EQ(q41[4 + 15] >> 4, 15);
+  EXPECT_NEAR(y[0], -4.0f, 2e-3);  // m in f16
+  EXPECT_NEAR(y[31], 3.75f, 4e-3); // m + 15 d in f16
+  for (int j = 0; j < 32; ++j)
+    EXPECT_NEAR(y[j], x[j], 7.75 / 15 / 2 + 4e-3) << j;
+
+  // A block of zeros: d = 0, every quant at its zero point.
+  float zeros[32] = {};
+  quantize(DType::Q4_0, zeros, q40, 32);
+  dequantize(DType::Q4_0, q40, y, 32);
+  for (int j = 0; j < 32; ++j)
+    EXPECT_EQ(y[j], 0.0f);
+}

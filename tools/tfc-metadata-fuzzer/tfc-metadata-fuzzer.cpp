@@ -40,8 +40,15 @@ void checkTensor(const TensorSpec &t, const std::set<std::string> &dims,
                  bool weight) {
   if (t.shape.size() > TFC_MAX_RANK)
     broken("rank above TFC_MAX_RANK", t.name);
-  if (tfc_dtype_size(t.dtype) == 0)
+  const DTypeTraits *traits = dtypeTraits(t.dtype);
+  if (!traits)
     broken("an unknown dtype", t.name);
+  if (traits->quantized && !weight)
+    broken("a block-quantised input or output", t.name);
+  if (traits->quantized &&
+      (t.shape.empty() || t.shape.back().size % traits->blockElements != 0))
+    broken("a block-quantised weight whose last dim is not whole blocks",
+           t.name);
   for (const DimSpec &d : t.shape) {
     if (!d.isStatic() && !d.name.empty() && !dims.count(d.name))
       broken("an undeclared dim", t.name + ": " + d.name);
