@@ -43,7 +43,7 @@ _compile = (ToolSubst("tfc-compile", extra_args=["--cpu=" + _test_cpu])
             if _test_cpu else "tfc-compile")
 tools = ["tfc-opt", _compile, "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
-         "tfc-tokenize", "tfc-pack", "tfc-perplexity"]
+         "tfc-tokenize", "tfc-pack", "tfc-perplexity", "tfc-quantize"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # tfc-compile without TFC_TEST_CPU's --cpu: for tests that name a CPU.
 config.substitutions.append(

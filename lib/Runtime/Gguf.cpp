@@ -14,6 +14,9 @@
 
 #include "tfc/Runtime/Gguf.h"
 
+#include "Files.h"
+#include "tfc/Runtime/Float16.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -212,6 +215,7 @@ bool GgufFile::parse(std::string &error) {
     if (!c.str(key, "a metadata key"))
       return false;
     std::string keyName(key);
+    uint64_t valueStart = c.pos;
     uint32_t rawType;
     if (!c.read(rawType, "a metadata type"))
       return false;
@@ -276,6 +280,8 @@ bool GgufFile::parse(std::string &error) {
         return c.fail("metadata '" + keyName + "' cannot be read");
       return false;
     }
+    v.raw = std::string_view(reinterpret_cast<const char *>(base) + valueStart,
+                             c.pos - valueStart);
     if (!kv.emplace(keyName, v).second)
       return c.fail("metadata key '" + keyName + "' appears twice");
   }
@@ -564,4 +570,168 @@ bool GgufFile::getFloatArray(std::string_view key, std::vector<double> &out,
                                                : loadAt<double>(p));
   }
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+uint32_t ggmlTypeOf(DType d) {
+  switch (d) {
+  case DType::F16: return 1;
+  case DType::Q4_0: return 2;
+  case DType::Q4_1: return 3;
+  case DType::Q8_0: return 8;
+  case DType::BF16: return 30;
+  default: return 0; // F32
+  }
+}
+
+/// llama.cpp's llama_ftype of a file whose matrices are `d`.
+uint32_t fileTypeOf(DType d) {
+  switch (d) {
+  case DType::Q4_0: return 2;
+  case DType::Q4_1: return 3;
+  case DType::Q8_0: return 7;
+  default: return 0; // ALL_F32
+  }
+}
+
+/// The f32 values of a tensor of a type GgufFile reads.
+void valuesOf(const TensorView &v, float *out) {
+  uint64_t n = v.numElements();
+  const auto *p = static_cast<const uint8_t *>(v.data);
+  if (isQuantized(v.dtype)) {
+    dequantize(v.dtype, v.data, out, n);
+    return;
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (v.dtype == DType::F32) {
+      std::memcpy(&out[i], p + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      out[i] = v.dtype == DType::F16 ? halfToFloat(h) : bfloat16ToFloat(h);
+    }
+  }
+}
+
+void put(std::string &out, const void *p, size_t n) {
+  out.append(static_cast<const char *>(p), n);
+}
+template <typename T> void put(std::string &out, T v) { put(out, &v, sizeof v); }
+void putString(std::string &out, std::string_view s) {
+  put<uint64_t>(out, s.size());
+  put(out, s.data(), s.size());
+}
+
+} // namespace
+
+bool tfc::rt::writeRequantizedGguf(const GgufFile &src,
+                                   const std::string &path, DType target,
+                                   GgufWriteStats &stats, std::string &error) {
+  if (target != DType::F32 && !isQuantized(target)) {
+    error = std::string("cannot write a .gguf of ") + dtypeName(target) +
+            " (expected F32, Q8_0, Q4_0 or Q4_1)";
+    return false;
+  }
+  uint64_t blockElems = 1, blockBytes = 4;
+  dtypeBlock(target, blockElems, blockBytes);
+  uint64_t align = src.alignment();
+  auto alignUp = [&](uint64_t x) { return (x + align - 1) / align * align; };
+
+  struct Out {
+    const TensorView *view;
+    DType dtype;
+    uint64_t offset, bytes;
+  };
+  std::vector<Out> outs;
+  uint64_t dataBytes = 0;
+  for (const TensorView *v : src.allTensors()) {
+    uint64_t rowLength = v->shape.empty() ? 1 : v->shape.back();
+    bool matrix = v->shape.size() >= 2 && rowLength % blockElems == 0;
+    DType d = matrix ? target : DType::F32;
+    uint64_t bytes;
+    if (!dtypeBytes(d, v->numElements(), bytes)) {
+      error = "tensor '" + v->name + "' is too large to convert";
+      return false;
+    }
+    outs.push_back({v, d, dataBytes, bytes});
+    dataBytes = alignUp(dataBytes + bytes);
+    ++stats.tensors;
+    stats.converted += v->dtype != d;
+    stats.bytesIn += v->end - v->begin;
+    stats.bytesOut += bytes;
+  }
+
+  // Header, metadata, tensor infos.
+  std::string head;
+  put<uint32_t>(head, 0x46554747u); // "GGUF"
+  put<uint32_t>(head, 3);
+  put<uint64_t>(head, outs.size());
+  const auto &kv = src.metadata();
+  bool hasFileType = kv.count("general.file_type") != 0;
+  put<uint64_t>(head, kv.size() + (hasFileType ? 0 : 1));
+  for (const auto &[key, value] : kv) {
+    putString(head, key);
+    if (key == "general.file_type") {
+      put<uint32_t>(head, static_cast<uint32_t>(GgufType::U32));
+      put<uint32_t>(head, fileTypeOf(target));
+    } else {
+      put(head, value.raw.data(), value.raw.size());
+    }
+  }
+  if (!hasFileType) {
+    putString(head, "general.file_type");
+    put<uint32_t>(head, static_cast<uint32_t>(GgufType::U32));
+    put<uint32_t>(head, fileTypeOf(target));
+  }
+  for (const Out &o : outs) {
+    putString(head, o.view->name);
+    put<uint32_t>(head, static_cast<uint32_t>(o.view->shape.size()));
+    for (auto it = o.view->shape.rbegin(); it != o.view->shape.rend(); ++it)
+      put<uint64_t>(head, static_cast<uint64_t>(*it)); // innermost first
+    put<uint32_t>(head, ggmlTypeOf(o.dtype));
+    put<uint64_t>(head, o.offset);
+  }
+  head.resize(alignUp(head.size()), '\0');
+
+  return writeFileWhole(
+      path,
+      [&](int fd) {
+        if (!writeAll(fd, head.data(), head.size()))
+          return false;
+        std::vector<float> values;
+        std::vector<uint8_t> bytes;
+        uint64_t written = 0;
+        auto pad = [&](uint64_t n) {
+          static const char zeros[4096] = {};
+          for (; n > 0; n -= std::min<uint64_t>(n, sizeof zeros))
+            if (!writeAll(fd, zeros, std::min<uint64_t>(n, sizeof zeros)))
+              return false;
+          return true;
+        };
+        for (const Out &o : outs) {
+          const void *data = o.view->data;
+          if (o.view->dtype != o.dtype) {
+            uint64_t n = o.view->numElements();
+            values.resize(n);
+            valuesOf(*o.view, values.data());
+            if (o.dtype == DType::F32) {
+              data = values.data();
+            } else {
+              bytes.resize(o.bytes);
+              quantize(o.dtype, values.data(), bytes.data(), n);
+              data = bytes.data();
+            }
+          }
+          if (!pad(o.offset - written) || !writeAll(fd, data, o.bytes))
+            return false;
+          written = o.offset + o.bytes;
+        }
+        return pad(alignUp(written) - written);
+      },
+      error);
 }

@@ -67,6 +67,8 @@ struct GgufValue {
   GgufType elemType = GgufType::U8; // arrays
   uint64_t count = 0;               // arrays
   uint64_t offset = 0;              // arrays: first element in the file
+  /// The value as stored: its type tag and payload (for writing it again).
+  std::string_view raw;
 
   bool isInteger() const;
   bool isFloat() const { return type == GgufType::F32 || type == GgufType::F64; }
@@ -127,6 +129,22 @@ private:
   std::map<std::string, GgufValue, std::less<>> kv;
   std::vector<TensorView> views; // sorted by name
 };
+
+/// What writeRequantizedGguf did.
+struct GgufWriteStats {
+  uint64_t tensors = 0, converted = 0, bytesIn = 0, bytesOut = 0;
+};
+
+/// Writes a copy of `src` to `path` (whole or not at all) whose matrices are
+/// in `target` (F32, Q8_0, Q4_0 or Q4_1), as llama.cpp's `llama-quantize
+/// --pure` lays them out: every tensor of two or more dims whose rows are
+/// whole blocks of the target is converted (through its f32 values,
+/// quantised with GGUF's reference quantisers: tfc's and llama.cpp's files
+/// are interchangeable), every other tensor is written in F32. The metadata
+/// is copied as stored except `general.file_type`, which names the target.
+bool writeRequantizedGguf(const GgufFile &src, const std::string &path,
+                          DType target, GgufWriteStats &stats,
+                          std::string &error);
 
 } // namespace tfc::rt
 
