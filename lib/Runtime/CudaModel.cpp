@@ -228,10 +228,7 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
     uint64_t bytes, align = 64;
     bool upload = i < spec.weights.size();
     if (upload) {
-      const TensorSpec &w = spec.weights[i];
-      bytes = tfc_dtype_size(w.dtype);
-      for (const DimSpec &d : w.shape)
-        bytes *= static_cast<uint64_t>(d.size);
+      bytes = spec.weights[i].byteSize();
     } else {
       const ConstantSpec &c = spec.constants[i - spec.weights.size()];
       bytes = c.bytes;

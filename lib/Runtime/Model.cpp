@@ -529,7 +529,7 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     const TensorView &v = *views[i];
     uint64_t count = v.numElements();
     uint64_t bytes = w.byteSize();
-    tfc_dtype stored = TFC_DTYPE_MAX_ENUM; // quantized: no model dtype
+    tfc_dtype stored = TFC_DTYPE_MAX_ENUM; // a file dtype models never have
     if (!modelDType(v.dtype, stored))
       stored = TFC_DTYPE_MAX_ENUM;
     if (count == 0) {

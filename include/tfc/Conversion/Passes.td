@@ -36,8 +36,10 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
     When W is itself a transpose of a [K,N] tensor the pack reads that tensor
     directly (GPT-2's Conv1D weights). A block-quantised weight
     (`tfc.weight {quant = "q4_1"}`, or an axis-0 concat of such weights of
-    one format) is read in its raw form by `tfc_cpu.qgemm` instead, with no
-    pack; its other uses read `tfc_cpu.dequantize` of the raw form. The pack depends on weights only, so
+    one format) becomes its raw form (the stored blocks), which
+    `tfc_cpu.qpack` regroups at load for `tfc_cpu.qgemm`; an embedding
+    lookup reads it through `tfc_cpu.qembedding`, other uses through
+    `tfc_cpu.dequantize`. The pack depends on weights only, so
     the model ABI pass hoists it into the load-time initialiser. `tfc.matmul`
     with transposed operands gets explicit transposes so that its kernel
     only sees [..., M, K] x [..., K, N].

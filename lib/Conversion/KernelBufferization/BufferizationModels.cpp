@@ -228,7 +228,6 @@ struct KernelModel
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     bool gpu = isCudaTarget(op);
     // The GPU kernels compute in f32 on f32, f16 and bf16 data.
-    // The quantised kernels also read raw weights (i8 blocks).
     // The quantised kernels also read raw weights (i8 blocks), and the
     // quantised embedding integer ids.
     bool rawWeights = isa<QGemmOp, QPackOp, DequantizeOp, QEmbeddingOp>(op);

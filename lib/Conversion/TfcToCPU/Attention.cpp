@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <limits>
 
@@ -374,8 +375,17 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
 
   // The shape array (MicroKernels.h): sizes, then the strides of q, k, v
   // and the mask as [B, H, T, D] (0 where the mask broadcasts).
-  Value shape = memref::AllocaOp::create(
-      b, loc, MemRefType::get({TFC_UK_ATTENTION_SHAPE}, i64));
+  // A static stack slot of the function (its entry block), so that running
+  // this code in a loop does not grow the stack.
+  Value shape;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *entry = &b.getInsertionBlock()->getParent()->getParentOfType<
+        FunctionOpInterface>().getFunctionBody().front();
+    b.setInsertionPointToStart(entry);
+    shape = memref::AllocaOp::create(
+        b, loc, MemRefType::get({TFC_UK_ATTENTION_SHAPE}, i64));
+  }
   int64_t slot = 0;
   auto put = [&](Value v) {
     if (v.getType().isIndex())
@@ -456,10 +466,22 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   if (mask)
     mask = contiguous(b, loc, mask);
   // A few query rows (decode steps): the micro-kernel; else flash attention.
+  // The micro-kernel serves the query heads of each key/value head as one
+  // group, so it also needs run-time head counts that divide (the verifier
+  // checks static ones; the flash path maps any count).
   Value tq = dim(b, loc, query, 2);
-  Value few = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule, tq,
-      indexConst(b, loc, kAttentionDecodeRows));
+  Value heads = dim(b, loc, query, 1), kvHeads = dim(b, loc, key, 1);
+  Value one = indexConst(b, loc, 1);
+  Value divides = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, heads,
+                             arith::MaxUIOp::create(b, loc, kvHeads, one)),
+      indexConst(b, loc, 0));
+  Value few = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, tq,
+                            indexConst(b, loc, kAttentionDecodeRows)),
+      divides);
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());

@@ -127,13 +127,18 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // The default scale is 1/sqrt(16).
 // CHECK-LABEL: func @attention_causal
 // CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>) -> memref<?x4x?x16xf32>
+// The micro-kernel's shape array is a static stack slot of the function.
+// CHECK-NEXT: memref.alloca() : memref<25xi64>
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x16xf32>
 // At most 4 query rows (decoding) run the micro-kernels of
 // lib/Target/CPU/MicroKernels/Attention.c, with the sizes and strides in a
 // shape array; the flash loop nest is the other branch.
-// CHECK: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c4{{.*}} : index
+// (Only when the run-time head counts divide: the micro-kernel serves a
+// key/value head's query heads as one group.)
+// CHECK: %[[DIVIDES:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[SMALL:.*]] = arith.cmpi ule, %{{.*}}, %c4{{.*}} : index
+// CHECK: %[[FEW:.*]] = arith.andi %[[SMALL]], %[[DIVIDES]] : i1
 // CHECK: scf.if %[[FEW]] {
-// CHECK: %[[SHAPE:.*]] = memref.alloca() : memref<25xi64>
 // CHECK: llvm.call @tfc_uk_attention_partial_floats
 // CHECK: scf.parallel
 // CHECK: llvm.call @tfc_uk_attention_split
@@ -203,6 +208,9 @@ func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, 
 // CHECK-SAME: (%[[Q:.*]]: memref<2x8x?x32xf32>, %[[K:.*]]: memref<2x2x?x32xf32>, %[[V:.*]]: memref<2x2x?x24xf32>, %[[M:.*]]: memref<2x1x1x?xf32>) -> memref<2x8x?x24xf32>
 // CHECK: %[[TQ0:.*]] = memref.dim %[[Q]], %c2
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[TQ0]]) {alignment = 64 : i64} : memref<2x8x?x24xf32>
+// CHECK: scf.if
+// CHECK: llvm.call @tfc_uk_attention_split
+// CHECK: } else {
 // CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
 // CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
 // CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2

@@ -19,9 +19,10 @@
  * byte j of the nibbles holds element j (low) and element j + 16 (high).
  *
  * Activations are quantised per block of 32 on the fly into
- *   struct { float d; float s; int8_t q[32]; }                   40 bytes
- * with d = max|x| / 127, q = round-to-nearest-even(x / d) and s = d * sum(q)
- * (the term the zero points of q4_0 and q4_1 multiply).
+ *   struct { float d; float s; int32_t sum; int8_t q[32]; }      44 bytes
+ * with d = max|x| / 127, q = round-to-nearest-even(x * (1 / d)), sum = the
+ * sum of q and s = d * sum (the term the zero points of q4_0 and q4_1
+ * multiply).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -42,7 +43,7 @@ enum {
 };
 
 /* Bytes of one quantised activation block. */
-#define TFC_UK_ACT_BLOCK_BYTES 40
+#define TFC_UK_ACT_BLOCK_BYTES 44
 
 /* Quantises rows [row0, row1) of x ([rows, k], row stride ldx floats; k a
  * multiple of 32) into activation blocks: row r's k / 32 blocks start at

@@ -133,6 +133,10 @@ LogicalResult QGemmOp::verify() {
     return emitOpError("the result's last dimension N must have ")
            << w.getDimSize(0) << " groups of " << kQuantGroupRows
            << " rows, got " << out;
+  if (failed(verifyCompatibleShape(in.getShape().drop_back(),
+                                   out.getShape().drop_back())))
+    return emitOpError("input ") << in << " and result " << out
+                                 << " differ in their leading dims";
   int64_t inK = in.getDimSize(in.getRank() - 1);
   if (inK != k)
     return emitOpError("input has K = ")
@@ -154,8 +158,8 @@ LogicalResult QEmbeddingOp::verify() {
   const QuantFormat *format = checkRawWeight(*this, getFormat(), table);
   if (!format)
     return failure();
-  if (table.getRank() != 3)
-    return emitOpError("table must be [V, D / 32, block bytes], got ")
+  if (table.getRank() != 3 || table.getDimSize(0) == 0)
+    return emitOpError("table must be [V > 0, D / 32, block bytes], got ")
            << table;
   SmallVector<int64_t> expected(ids.getShape());
   expected.push_back(table.getDimSize(1) * format->blockElements);

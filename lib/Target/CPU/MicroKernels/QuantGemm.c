@@ -14,9 +14,10 @@
  * on 256-bit vectors), then scaled by d_w * d_a into an f32 accumulator.
  * The zero points of q4_0 (-8 d) and q4_1 (m) multiply the activation
  * block's sum s. Both dot instructions take unsigned x signed bytes: with
- * VNNI, q8_0 weights go in as w + 128 (zero point -128 d; vpdpbusd does not
- * saturate); with AVX2 as |w| with the activation carrying w's sign (the
- * 16-bit sums of vpmaddubsw would saturate on w + 128).
+ * VNNI, q8_0 weights go in as w + 128 and 128 times the activations'
+ * integer sum comes off the int32 result (vpdpbusd does not saturate); with
+ * AVX2 as |w| with the activation carrying w's sign (the 16-bit sums of
+ * vpmaddubsw would saturate on w + 128).
  *
  * The weights are repacked once, at load (tfc_uk_qpack), so that a vector
  * of quants is a 4-element slice of 8 rows: each dot instruction then adds
@@ -45,6 +46,7 @@
 
 typedef struct {
   float d, s;
+  int32_t sum;
   int8_t q[32];
 } act_block;
 
@@ -110,6 +112,7 @@ void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
       }
       y[b].d = d;
       y[b].s = d * (float)sum;
+      y[b].sum = sum;
     }
   }
 }
@@ -207,21 +210,14 @@ INLINE void group_tile(int32_t format, int mr, const act_block *a, int64_t kb,
   for (int64_t b = 0; b < kb; ++b) {
     const uint8_t *p = group + b * gb;
     __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
-    __m256 zero;
-    int hasZero = 1;
+    /* The zero points of the q4 formats; q8_0 has none (with VNNI the
+     * + 128 of its weights is taken off in integers below). */
+    __m256 zero = _mm256_setzero_ps();
+    int hasZero = format != TFC_UK_Q8_0;
     if (format == TFC_UK_Q4_1)
       zero = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
     else if (format == TFC_UK_Q4_0)
       zero = _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
-#if defined(TFC_UK_VNNI)
-    else
-      zero = _mm256_mul_ps(d, _mm256_set1_ps(-128.0f)); /* q + 128 below */
-#else
-    else {
-      zero = _mm256_setzero_ps();
-      hasZero = 0; /* the sign trick needs no zero point */
-    }
-#endif
     const uint8_t *q = p + quant_offset(format);
     __m256i sum[MR];
     for (int i = 0; i < mr; ++i)
@@ -233,6 +229,10 @@ INLINE void group_tile(int32_t format, int mr, const act_block *a, int64_t kb,
         __m256i u = _mm256_xor_si256(w, _mm256_set1_epi8((char)0x80));
         for (int i = 0; i < mr; ++i)
           sum[i] = dot_u8s8(sum[i], u, broadcast_dword(a[i * kb + b].q + 4 * t));
+        if (t == 7) /* sum (w + 128) q - 128 sum q = sum w q, exactly */
+          for (int i = 0; i < mr; ++i)
+            sum[i] = _mm256_sub_epi32(
+                sum[i], _mm256_set1_epi32(128 * a[i * kb + b].sum));
 #else
         __m256i u = _mm256_sign_epi8(w, w);
         for (int i = 0; i < mr; ++i)

@@ -448,7 +448,8 @@ def Tfc_WeightOp : Tfc_Op<"weight"> {
     see f32, and the format only tells the backends how it is stored. The CPU
     backend turns such a weight into its raw form, an i8 result of shape
     [..., K / 32, block bytes] holding the blocks as stored, which only its
-    quantised kernels read (`tfc_cpu.qgemm`, `tfc_cpu.dequantize`).
+    quantised ops read (`tfc_cpu.qpack`, `tfc_cpu.qembedding`,
+    `tfc_cpu.dequantize`).
 
     ```mlir
     %w = tfc.weight "blk.0.attn_q.weight" {quant = "q4_1"} : tensor<576x576xf32>
