@@ -51,7 +51,8 @@ constexpr ParamSpec kRope[] = {{"x", T, false},
 constexpr ParamSpec kSinusoidal[] = {{"length", ArgKind::Length, false},
                                      {"features", ArgKind::Int, false},
                                      {"offset", ArgKind::Length, true},
-                                     {"base", ArgKind::Float, true}};
+                                     {"base", ArgKind::Float, true},
+                                     {"interleaved", ArgKind::Bool, true}};
 constexpr ParamSpec kCausalMask[] = {{"q_len", ArgKind::Length, false},
                                      {"kv_len", ArgKind::Length, false}};
 constexpr ParamSpec kPaddingMask[] = {{"attention_mask", T, false}};

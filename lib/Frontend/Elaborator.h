@@ -145,6 +145,27 @@ public:
       SymShape shape;
     };
     llvm::SmallVector<State> states;
+    /// Cross-attention keys/values (over another dim than `seqDim`, from
+    /// inputs that do not change along it): state arguments of the cached
+    /// entry, written once per source by `<entry>_cross`, which recomputes
+    /// `source` (a value of the cached entry before it was replaced).
+    struct Cross {
+      mlir::Value arg, source;
+      std::string name;
+      SymShape shape;
+    };
+    llvm::SmallVector<Cross> cross;
+    /// Cached replacements of k/v values and of padding masks, by the value
+    /// they replace (a tensor used by several attentions is cached once).
+    llvm::DenseMap<mlir::Value, Val> replaced;
+    /// The scalar `past` argument.
+    mlir::Value pastArg;
+    /// Causal self-attentions cached so far (their layer numbers).
+    unsigned cachedAttentions = 0;
+    /// Cross-attentions cached so far.
+    unsigned crossAttentions = 0;
+    /// The description's parameters come first; `past` and states follow.
+    unsigned numParams = 0;
     /// Why the entry cannot be cached, if it cannot.
     std::string unsupported;
   };
@@ -158,6 +179,27 @@ public:
   /// next layer's cache and replaces them with the cache's first past + seq
   /// rows. False after an error.
   bool appendToCache(Val &k, Val &v, llvm::SMLoc at);
+  /// Whether `v` (a value of the cached entry) is computed from the inputs
+  /// without the token sequence, `past` or a state: what a cross-attention
+  /// may cache once per source.
+  bool independentOfSequence(mlir::Value v);
+  /// The name of the dim `v` measures when it is a `tensor.dim` of an entry
+  /// argument along a symbolic dim.
+  std::optional<std::string> argDimName(mlir::Value v);
+  /// Replaces a cross-attention key or value [B, H, T, D] by a state
+  /// argument `name` that `<entry>_cross` fills (or by the state that
+  /// already replaced the same value). False after an error.
+  bool cacheCross(Val &t, const std::string &name, llvm::SMLoc at);
+  /// Replaces an integer padding mask [batch, seq] of the new tokens by the
+  /// first past + seq columns of a mask state `cache.mask` [batch, context]
+  /// into which it is written at `past`.
+  Val cacheMask(const Val &mask, llvm::SMLoc at);
+  /// Builds `<entry>_cross` from the sources of the cached entry's cross
+  /// states: the inputs they read, the states as results written in place.
+  void generateCrossEntry(const ast::FuncDecl &func, CacheMode &mode,
+                          mlir::func::FuncOp cachedEntry);
+  /// `tfc.dims` of a shape: sizes for static dims, names for symbolic ones.
+  mlir::ArrayAttr dimsAttr(const SymShape &shape);
 
 private:
   using Env = llvm::StringMap<Val>;

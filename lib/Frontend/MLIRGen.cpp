@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -1092,6 +1094,8 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
     cache->past = mlir::arith::IndexCastOp::create(
         builder, l, builder.getIndexType(), p);
     cache->block = entryBlock;
+    cache->pastArg = pastArg;
+    cache->numParams = func.params.size();
   }
   frames.push_back(std::move(frame));
   execBody(func.body);
@@ -1170,23 +1174,27 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
   for (auto [i, name] : llvm::enumerate(resultNames))
     funcOp.setResultAttr(i, "tfc.name", builder.getStringAttr(name));
   if (cacheMode) {
-    unsigned pastIndex = func.params.size();
+    unsigned pastIndex =
+        mlir::cast<mlir::BlockArgument>(cacheMode->pastArg).getArgNumber();
     funcOp.setArgAttr(pastIndex, "tfc.name", builder.getStringAttr("past"));
     funcOp.setArgAttr(pastIndex, "tfc.dims", builder.getArrayAttr({}));
     for (const CacheMode::State &s : cacheMode->states) {
       unsigned i = mlir::cast<mlir::BlockArgument>(s.arg).getArgNumber();
-      llvm::SmallVector<mlir::Attribute> dimAttrs;
-      for (const SymDim &d : s.shape)
-        dimAttrs.push_back(d.isStatic()
-                               ? mlir::Attribute(builder.getI64IntegerAttr(d.size))
-                               : mlir::Attribute(builder.getStringAttr(d.name)));
       funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(s.name));
-      funcOp.setArgAttr(i, "tfc.dims", builder.getArrayAttr(dimAttrs));
+      funcOp.setArgAttr(i, "tfc.dims", dimsAttr(s.shape));
       funcOp.setArgAttr(i, "tfc.state", builder.getUnitAttr());
     }
     for (auto [result, arg] : stateResults)
       funcOp.setResultAttr(result, "tfc.state_for",
                            builder.getI64IntegerAttr(arg));
+    for (const CacheMode::Cross &c : cacheMode->cross) {
+      unsigned i = mlir::cast<mlir::BlockArgument>(c.arg).getArgNumber();
+      funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(c.name));
+      funcOp.setArgAttr(i, "tfc.dims", dimsAttr(c.shape));
+      funcOp.setArgAttr(i, "tfc.state", builder.getUnitAttr());
+    }
+    if (!cacheMode->cross.empty())
+      generateCrossEntry(func, *cacheMode, funcOp);
   }
   // Drop the dim queries nothing used.
   for (auto &entry : dimValues) {
@@ -1199,6 +1207,118 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
       index->erase();
   }
   currentEntry = nullptr;
+}
+
+mlir::ArrayAttr Elaborator::dimsAttr(const SymShape &shape) {
+  llvm::SmallVector<mlir::Attribute> dims;
+  for (const SymDim &d : shape)
+    dims.push_back(d.isStatic()
+                       ? mlir::Attribute(builder.getI64IntegerAttr(d.size))
+                       : mlir::Attribute(builder.getStringAttr(d.name)));
+  return builder.getArrayAttr(dims);
+}
+
+void Elaborator::generateCrossEntry(const FuncDecl &func, CacheMode &mode,
+                                    mlir::func::FuncOp cachedEntry) {
+  // The ops the cross keys/values are computed from, and the parameters
+  // they read. A size query of a parameter is not a read of it: the cross
+  // entry takes the size from whichever of its own arguments has that dim.
+  mlir::Block *body = mode.block;
+  llvm::DenseSet<mlir::Operation *> slice;
+  llvm::SmallVector<unsigned> params;
+  llvm::SmallVector<mlir::Value> work;
+  for (const CacheMode::Cross &c : mode.cross)
+    work.push_back(c.source);
+  while (!work.empty()) {
+    mlir::Value x = work.pop_back_val();
+    if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(x)) {
+      if (!llvm::is_contained(params, arg.getArgNumber()))
+        params.push_back(arg.getArgNumber());
+      continue;
+    }
+    mlir::Operation *op = x.getDefiningOp();
+    if (!slice.insert(op).second)
+      continue;
+    if (argDimName(x))
+      continue;
+    for (mlir::Value operand : op->getOperands())
+      work.push_back(operand);
+  }
+  llvm::sort(params);
+
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfter(cachedEntry);
+  mlir::Location l = cachedEntry.getLoc();
+  llvm::SmallVector<mlir::Type> argTypes;
+  for (unsigned p : params)
+    argTypes.push_back(body->getArgument(p).getType());
+  for (const CacheMode::Cross &c : mode.cross)
+    argTypes.push_back(c.arg.getType());
+  auto crossOp = mlir::func::FuncOp::create(
+      builder, l, func.name.name + "_cross",
+      builder.getFunctionType(argTypes, {}));
+  mlir::Block *entry = crossOp.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  mlir::IRMapping map;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    map.map(body->getArgument(p), entry->getArgument(i));
+    for (llvm::StringRef attr : {"tfc.name", "tfc.dims"})
+      crossOp.setArgAttr(i, attr, cachedEntry.getArgAttr(p, attr));
+  }
+  // Where each named dim can be measured in the cross entry.
+  auto measure = [&](llvm::StringRef name) -> mlir::Value {
+    for (unsigned i = 0; i < entry->getNumArguments(); ++i) {
+      mlir::ArrayAttr dims =
+          i < params.size()
+              ? cachedEntry.getArgAttrOfType<mlir::ArrayAttr>(params[i],
+                                                              "tfc.dims")
+              : dimsAttr(mode.cross[i - params.size()].shape);
+      for (auto [axis, d] : llvm::enumerate(dims))
+        if (auto s = mlir::dyn_cast<mlir::StringAttr>(d);
+            s && s.getValue() == name)
+          return mlir::tensor::DimOp::create(builder, l, entry->getArgument(i),
+                                             static_cast<int64_t>(axis));
+    }
+    return nullptr;
+  };
+  for (mlir::Operation &op : *body) {
+    if (!slice.count(&op))
+      continue;
+    if (std::optional<std::string> name = argDimName(op.getResult(0))) {
+      mlir::Value size = measure(*name);
+      if (!size) {
+        diags.error("internal error: the cross-attention cache of '" +
+                    func.name.name + "' needs the size of '" + *name + "'");
+        return;
+      }
+      map.map(op.getResult(0), size);
+      continue;
+    }
+    builder.clone(op, map);
+  }
+  llvm::SmallVector<mlir::Value> results;
+  for (const CacheMode::Cross &c : mode.cross)
+    results.push_back(map.lookup(c.source));
+  mlir::func::ReturnOp::create(builder, l, results);
+  crossOp.setFunctionType(builder.getFunctionType(
+      entry->getArgumentTypes(), mlir::ValueRange(results).getTypes()));
+  for (auto [i, c] : llvm::enumerate(mode.cross)) {
+    unsigned arg = params.size() + i;
+    crossOp.setArgAttr(arg, "tfc.name", builder.getStringAttr(c.name));
+    crossOp.setArgAttr(arg, "tfc.dims", dimsAttr(c.shape));
+    crossOp.setArgAttr(arg, "tfc.state", builder.getUnitAttr());
+    crossOp.setResultAttr(i, "tfc.name", builder.getStringAttr(c.name));
+    crossOp.setResultAttr(i, "tfc.state_for", builder.getI64IntegerAttr(arg));
+  }
+
+  // The cached entry no longer computes what it now reads from the states.
+  llvm::DenseSet<mlir::Operation *> keep;
+  for (auto &entry : dimValues)
+    keep.insert(entry.second.getDefiningOp());
+  for (mlir::Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (slice.count(&op) && !keep.count(&op) && mlir::isOpTriviallyDead(&op))
+      op.erase();
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run() {

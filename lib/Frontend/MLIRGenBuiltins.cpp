@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace tfc;
 using namespace tfc::detail;
@@ -344,6 +345,20 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                                          shapeStr(t->shape) + ")");
       }
     }
+    // In a cached entry, a causal self-attention over the token sequence
+    // reads a key/value cache; its integer padding mask [batch, seq] (the
+    // new tokens') is cached the same way, so it covers every key.
+    bool cachedSelf = cache && isCachedSelfAttention(*q, *k, causal);
+    bool maskCached = false;
+    if (cachedSelf && mask && !mlir::isa<mlir::FloatType>(mask->elementType) &&
+        mask->shape.size() == 2 &&
+        mask->shape[1] == SymDim::named(cache->seqDim)) {
+      Val cachedMask = cacheMask(*mask, args.locOf(6));
+      if (cachedMask.isPoison())
+        return Val::poison();
+      mask = cachedMask;
+      maskCached = true;
+    }
     if (mask) {
       // A 1/0 keep-mask [batch, kv_len] (integer or bool) becomes an additive
       // bias; a float mask is taken as the bias itself.
@@ -367,8 +382,19 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                                        dtypeName(q->elementType));
       }
     }
-    if (cache && isCachedSelfAttention(*q, *k, causal) && !mask) {
+    if (cachedSelf && (!mask || maskCached)) {
       if (!appendToCache(*k, *v, at))
+        return Val::poison();
+    } else if (cache && q->shape.size() == 4 &&
+               q->shape[2] == SymDim::named(cache->seqDim) &&
+               k->shape[2] != SymDim::named(cache->seqDim) &&
+               v->shape[2] == k->shape[2] &&
+               independentOfSequence(k->value) &&
+               independentOfSequence(v->value)) {
+      // Cross-attention: keys and values over another sequence (the
+      // encoder's), the same at every step, computed once per source.
+      std::string name = "cross." + std::to_string(cache->crossAttentions++);
+      if (!cacheCross(*k, name + ".k", at) || !cacheCross(*v, name + ".v", at))
         return Val::poison();
     } else if (cache && q->shape.size() == 4 &&
                q->shape[2] == SymDim::named(cache->seqDim) &&
@@ -545,6 +571,7 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
   case Builtin::SinusoidalPositions: {
     int64_t features = args.getInt(1, 0);
     double base = args.getFloat(3, 10000.0);
+    bool interleaved = args.getBool(4, true);
     if (!args.ok)
       return Val::poison();
     if (features <= 0 || features % 2)
@@ -561,10 +588,14 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     SymDim t = args.raw(0).kind == Val::Kind::Int
                    ? SymDim::of(args.raw(0).i)
                    : args.raw(0).dim;
+    // In a cached entry the positions of the sequence start at `past`.
+    if (cache && !args.has(2) && t == SymDim::named(cache->seqDim))
+      offset = cache->past;
     SymShape s = {t, SymDim::of(features)};
     return result(tfcir::SinusoidalPositionsOp::create(
                       builder, l, tensorType(s, builder.getF32Type()), length,
-                      offset, builder.getF64FloatAttr(base)),
+                      offset, builder.getF64FloatAttr(base),
+                      interleaved ? mlir::UnitAttr() : builder.getUnitAttr()),
                   s);
   }
   case Builtin::CausalMask: {
@@ -878,7 +909,7 @@ bool Elaborator::isCachedSelfAttention(const Val &q, const Val &k,
 
 bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
   mlir::Location l = loc(at);
-  unsigned layer = cache->states.size() / 2;
+  unsigned layer = cache->cachedAttentions++;
   for (auto [t, what] : {std::pair{&k, "k"}, std::pair{&v, "v"}}) {
     // [batch, kv_heads, seq, d] -> a state [batch, kv_heads, context, d].
     const SymShape &s = t->shape;
@@ -926,4 +957,120 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
     *t = Val::ofTensor(read, readShape);
   }
   return true;
+}
+
+Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
+  auto found = cache->replaced.find(mask.value);
+  if (found != cache->replaced.end())
+    return found->second;
+  mlir::Location l = loc(at);
+  SymShape stateShape = {mask.shape[0], SymDim::named("context")};
+  unsigned index = currentEntry.getNumArguments();
+  (void)currentEntry.insertArgument(
+      index, tensorType(stateShape, mask.elementType), {}, l);
+  mlir::Value arg = currentEntry.getArgument(index);
+  mlir::OpFoldResult zero = builder.getIndexAttr(0),
+                     one = builder.getIndexAttr(1);
+  mlir::Value batch = mlir::tensor::DimOp::create(builder, l, mask.value, 0);
+  mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, mask.value, 1);
+  mlir::Value updated = mlir::tensor::InsertSliceOp::create(
+      builder, l, mask.value, arg,
+      llvm::ArrayRef<mlir::OpFoldResult>{zero, cache->past},
+      llvm::ArrayRef<mlir::OpFoldResult>{batch, seqLen},
+      llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+  mlir::Value total =
+      mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
+  SymShape readShape = {mask.shape[0], SymDim::named("kv_len")};
+  mlir::Value read = mlir::tensor::ExtractSliceOp::create(
+      builder, l, tensorType(readShape, mask.elementType), updated,
+      llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
+      llvm::ArrayRef<mlir::OpFoldResult>{batch, total},
+      llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+  unsigned masks = 0;
+  for (const CacheMode::State &s : cache->states)
+    if (llvm::StringRef(s.name).starts_with("cache.mask"))
+      ++masks;
+  cache->states.push_back(
+      {arg, updated,
+       masks ? "cache.mask." + std::to_string(masks) : "cache.mask",
+       stateShape});
+  Val result = Val::ofTensor(read, readShape);
+  cache->replaced[mask.value] = result;
+  return result;
+}
+
+bool Elaborator::independentOfSequence(mlir::Value v) {
+  // Walk the values v is computed from, up to the entry's arguments.
+  llvm::SmallVector<mlir::Value> work = {v};
+  llvm::DenseSet<mlir::Value> seen;
+  while (!work.empty()) {
+    mlir::Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(x)) {
+      if (arg.getOwner() != cache->block)
+        return false; // inside a region: not a plain dataflow chain
+      if (arg == cache->pastArg || arg.getArgNumber() >= cache->numParams)
+        return false; // `past` or a state
+      auto dims = currentEntry.getArgAttrOfType<mlir::ArrayAttr>(
+          arg.getArgNumber(), "tfc.dims");
+      if (!dims)
+        return false;
+      for (mlir::Attribute d : dims)
+        if (auto name = mlir::dyn_cast<mlir::StringAttr>(d))
+          if (name.getValue() == cache->seqDim)
+            return false; // the tokens, or anything along them
+      continue;
+    }
+    mlir::Operation *op = x.getDefiningOp();
+    if (op->getNumRegions() != 0)
+      return false;
+    if (std::optional<std::string> name = argDimName(x)) {
+      if (*name == cache->seqDim)
+        return false;
+      continue; // the size of another dim: the cross entry has it too
+    }
+    for (mlir::Value operand : op->getOperands())
+      work.push_back(operand);
+  }
+  return true;
+}
+
+bool Elaborator::cacheCross(Val &t, const std::string &name, llvm::SMLoc at) {
+  auto found = cache->replaced.find(t.value);
+  if (found != cache->replaced.end()) {
+    t = found->second;
+    return true;
+  }
+  const SymShape &s = t.shape;
+  if (!s[1].isStatic() || !s[3].isStatic()) {
+    fail(at, "a cached entry (--kv-cache) needs static head counts and "
+             "head sizes, got " + shapeStr(s));
+    return false;
+  }
+  unsigned index = currentEntry.getNumArguments();
+  (void)currentEntry.insertArgument(index, t.value.getType(), {}, loc(at));
+  mlir::Value arg = currentEntry.getArgument(index);
+  cache->cross.push_back({arg, t.value, name, s});
+  Val state = Val::ofTensor(arg, s);
+  cache->replaced[t.value] = state;
+  t = state;
+  return true;
+}
+
+std::optional<std::string> Elaborator::argDimName(mlir::Value v) {
+  auto dim = v.getDefiningOp<mlir::tensor::DimOp>();
+  if (!dim)
+    return std::nullopt;
+  auto arg = mlir::dyn_cast<mlir::BlockArgument>(dim.getSource());
+  std::optional<int64_t> axis = dim.getConstantIndex();
+  if (!arg || !axis || arg.getOwner() != cache->block)
+    return std::nullopt;
+  auto dims = currentEntry.getArgAttrOfType<mlir::ArrayAttr>(
+      arg.getArgNumber(), "tfc.dims");
+  if (!dims || *axis < 0 || *axis >= static_cast<int64_t>(dims.size()))
+    return std::nullopt;
+  if (auto name = mlir::dyn_cast<mlir::StringAttr>(dims[*axis]))
+    return name.getValue().str();
+  return std::nullopt;
 }

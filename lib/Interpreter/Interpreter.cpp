@@ -742,13 +742,16 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         double base = s.getBase().convertToDouble();
         Type et = resultType().getElementType();
         Tensor out(et, {T, D});
+        bool halves = s.getHalves();
         for (int64_t t = 0; t < T; ++t)
           for (int64_t i = 0; 2 * i < D; ++i) {
             double angle = static_cast<double>(offset + t) /
                            std::pow(base, static_cast<double>(2 * i) / D);
-            out.data[t * D + 2 * i] = roundTo(et, std::sin(angle));
-            if (2 * i + 1 < D)
-              out.data[t * D + 2 * i + 1] = roundTo(et, std::cos(angle));
+            int64_t sinAt = halves ? i : 2 * i;
+            int64_t cosAt = halves ? D / 2 + i : 2 * i + 1;
+            out.data[t * D + sinAt] = roundTo(et, std::sin(angle));
+            if (cosAt < D)
+              out.data[t * D + cosAt] = roundTo(et, std::cos(angle));
           }
         return finish(std::move(out));
       })

@@ -233,6 +233,14 @@ tfc_status tfc_entry_input_info(const tfc_model *model, size_t entry,
   return argumentInfo(model, entry, index, out, true);
 }
 
+int tfc_entry_input_is_state(const tfc_model *model, size_t entry,
+                             size_t index) {
+  if (!model || entry >= model->spec.entries.size() ||
+      index >= model->spec.entries[entry].inputs.size())
+    return 0;
+  return model->spec.entries[entry].inputs[index].state ? 1 : 0;
+}
+
 tfc_status tfc_entry_output_info(const tfc_model *model, size_t entry,
                                  size_t index, tfc_tensor_info *out) {
   return argumentInfo(model, entry, index, out, false);

@@ -16,6 +16,7 @@
 #include "tfc/Runtime/MemoryPlan.h"
 
 #include <cstring>
+#include <map>
 #include <new>
 
 using namespace tfc::rt;
@@ -28,18 +29,64 @@ struct tfc_session {
   std::vector<size_t> userInputs;
   size_t pastInput = 0;
   struct State {
+    /// The input of the session's entry.
     size_t input;
+    std::string name;
+    tfc_dtype dtype = TFC_F32;
+    std::vector<DimSpec> dims;
+    /// Sizes once allocated (null buffer: not yet).
     std::vector<int64_t> shape;
     AlignedBuffer buffer;
-    uint64_t bytes;
+    uint64_t bytes = 0;
   };
   std::vector<State> states;
+
+  State *findState(const std::string &name) {
+    for (State &st : states)
+      if (st.name == name)
+        return &st;
+    return nullptr;
+  }
   /// The named dim along which runs add tokens (input_ids' second axis).
   std::string seqDim;
   std::string batchDim;
 };
 
 namespace {
+
+tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
+               tfc_tensor *outputs, size_t numOutputs);
+
+/// (Re)allocates a state, zeroed, with the sizes of its named dims.
+tfc_status allocate(tfc_session::State &st,
+                    const std::map<std::string, int64_t> &sizes) {
+  uint64_t bytes = tfc_dtype_size(st.dtype);
+  std::vector<int64_t> shape;
+  for (const DimSpec &d : st.dims) {
+    int64_t n = d.isStatic() ? d.size : sizes.at(d.name);
+    if (n < 0)
+      return setError(TFC_ERR_INPUT, "state '" + st.name + "' would have a "
+                                     "negative size");
+    if (n > 0 && bytes > UINT64_MAX / static_cast<uint64_t>(n))
+      return setError(TFC_ERR_OUT_OF_MEMORY,
+                      "state input '" + st.name + "' is too large");
+    bytes *= static_cast<uint64_t>(n);
+    shape.push_back(n);
+  }
+  st.buffer.reset();
+  st.bytes = 0;
+  st.shape.clear();
+  void *p = alignedAlloc(bytes ? bytes : 1, 64);
+  if (!p)
+    return setError(TFC_ERR_OUT_OF_MEMORY,
+                    "out of memory allocating state '" + st.name + "' (" +
+                        std::to_string(bytes) + " bytes)");
+  std::memset(p, 0, bytes);
+  st.buffer.reset(p);
+  st.bytes = bytes;
+  st.shape = std::move(shape);
+  return TFC_OK;
+}
 
 tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
                   int64_t context, tfc_session **out) {
@@ -68,8 +115,10 @@ tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
   bool havePast = false;
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     const TensorSpec &in = e.inputs[i];
-    if (in.state)
-      s->states.push_back({i, {}, nullptr, 0});
+    if (in.state) {
+      s->states.emplace_back();
+      s->states.back().input = i;
+    }
     else if (in.name == "past" && in.shape.empty() && in.dtype == TFC_I64) {
       s->pastInput = i;
       havePast = true;
@@ -106,34 +155,228 @@ tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
     }
   s->batch = batch;
   s->context = context;
+  // States over dims other than the batch and the context (the encoder's
+  // length, for cross-attention caches) are sized by the entry that writes
+  // them (tfc_session_run_entry), from its inputs.
+  std::map<std::string, int64_t> sizes = {{"context", context}};
+  if (!s->batchDim.empty())
+    sizes[s->batchDim] = batch;
   for (tfc_session::State &st : s->states) {
     const TensorSpec &in = e.inputs[st.input];
-    uint64_t bytes = tfc_dtype_size(in.dtype);
-    for (const DimSpec &d : in.shape) {
-      int64_t n = d.isStatic()           ? d.size
-                  : d.name == s->batchDim ? batch
-                  : d.name == "context"   ? context
-                                          : -1;
-      if (n < 0)
-        return setError(TFC_ERR_INVALID_MODEL,
-                        "state input '" + in.name + "' has the dim '" + d.name +
-                            "', which a session cannot size");
-      if (n > 0 && bytes > UINT64_MAX / static_cast<uint64_t>(n))
-        return setError(TFC_ERR_OUT_OF_MEMORY,
-                        "state input '" + in.name + "' is too large");
-      bytes *= static_cast<uint64_t>(n);
-      st.shape.push_back(n);
-    }
-    void *p = alignedAlloc(bytes, 64);
-    if (!p)
-      return setError(TFC_ERR_OUT_OF_MEMORY,
-                      "out of memory allocating state '" + in.name + "' (" +
-                          std::to_string(bytes) + " bytes)");
-    std::memset(p, 0, bytes);
-    st.buffer.reset(p);
-    st.bytes = bytes;
+    st.name = in.name;
+    st.dtype = in.dtype;
+    st.dims = in.shape;
+    bool sizable = true;
+    for (const DimSpec &d : in.shape)
+      sizable &= d.isStatic() || sizes.count(d.name);
+    if (!sizable)
+      continue;
+    if (tfc_status status = allocate(st, sizes); status != TFC_OK)
+      return status;
   }
   *out = s.release();
+  return TFC_OK;
+}
+
+/// The sizes of the named dims of `e`'s inputs in `all` (inputs that are
+/// not given are skipped).
+void bindDims(const EntrySpec &e, const std::vector<tfc_tensor> &all,
+              const std::vector<bool> &given,
+              std::map<std::string, int64_t> &sizes) {
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (!given[i])
+      continue;
+    const std::vector<DimSpec> &shape = e.inputs[i].shape;
+    for (size_t a = 0; a < shape.size(); ++a)
+      if (!shape[a].isStatic() && !shape[a].name.empty() &&
+          static_cast<int32_t>(a) < all[i].rank)
+        sizes.emplace(shape[a].name, all[i].shape[a]);
+  }
+}
+
+/// Passes the session's states to the state inputs of `e` in `all`.
+tfc_status passStates(tfc_session *s, const EntrySpec &e,
+                      std::vector<tfc_tensor> &all) {
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (!e.inputs[i].state)
+      continue;
+    tfc_session::State *st = s->findState(e.inputs[i].name);
+    if (!st->buffer) {
+      // Name the entry that fills it.
+      std::string writer;
+      for (const EntrySpec &other : s->model->spec.entries) {
+        bool hasPast = false, writes = false;
+        for (const TensorSpec &in : other.inputs) {
+          hasPast |= in.name == "past" && in.shape.empty();
+          writes |= in.state && in.name == st->name;
+        }
+        if (writes && !hasPast && writer.empty())
+          writer = other.name;
+      }
+      return setError(TFC_ERR_INPUT,
+                      "the session's state '" + st->name + "' is not set yet" +
+                          (writer.empty() ? std::string()
+                                          : ": run entry '" + writer +
+                                                "' first "
+                                                "(tfc_session_run_entry)"));
+    }
+    tfc_tensor &t = all[i];
+    t.dtype = st->dtype;
+    t.rank = static_cast<int32_t>(st->shape.size());
+    for (size_t k = 0; k < st->shape.size(); ++k)
+      t.shape[k] = st->shape[k];
+    t.data = st->buffer.get();
+    t.owner = nullptr;
+  }
+  return TFC_OK;
+}
+
+/// Runs another entry of the model on the session's states (one that fills
+/// cross-attention caches from the encoder's output).
+tfc_status runEntry(tfc_session *s, const char *entryName,
+                    const tfc_tensor *inputs, size_t numInputs,
+                    tfc_tensor *outputs, size_t numOutputs) {
+  if (!s || !entryName)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    std::string(!s ? "session" : "entry") + " is NULL");
+  if (entryName == s->entry->name)
+    return run(s, inputs, numInputs, outputs, numOutputs);
+  int64_t index = s->model->spec.findEntry(entryName);
+  if (index < 0)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "model '" + s->model->spec.name +
+                                                  "' has no entry '" +
+                                                  entryName + "'");
+  const EntrySpec &e = s->model->spec.entries[index];
+  std::vector<size_t> user;
+  bool anyState = false;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const TensorSpec &in = e.inputs[i];
+    if (!in.state) {
+      if (in.name == "past" && in.shape.empty())
+        return setError(TFC_ERR_INVALID_ARGUMENT,
+                        "entry '" + e.name + "' is a cached entry of its own: "
+                        "give it a session of its own");
+      user.push_back(i);
+      continue;
+    }
+    anyState = true;
+    tfc_session::State *st = s->findState(in.name);
+    if (!st || st->dtype != in.dtype ||
+        st->dims.size() != in.shape.size())
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "entry '" + e.name + "' has the state '" + in.name +
+                          "' " + in.shapeString() + ", which a session of '" +
+                          s->entry->name + "' does not hold");
+  }
+  if (!anyState)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "entry '" + e.name + "' has no state inputs: run it with "
+                    "tfc_run");
+  if (numInputs != user.size() || (numInputs && !inputs)) {
+    std::string names;
+    for (size_t u : user)
+      names += (names.empty() ? "" : ", ") + e.inputs[u].name;
+    return setError(TFC_ERR_INPUT, "entry '" + e.name + "' takes " +
+                                       std::to_string(user.size()) +
+                                       " inputs (" + names + "), " +
+                                       std::to_string(numInputs) + " given");
+  }
+  std::vector<tfc_tensor> all(e.inputs.size());
+  std::vector<bool> given(e.inputs.size(), false);
+  for (size_t k = 0; k < numInputs; ++k) {
+    all[user[k]] = inputs[k];
+    given[user[k]] = true;
+  }
+  // Size the states it writes from its inputs (the session's batch and
+  // context first); a state of another size is made anew.
+  std::map<std::string, int64_t> sizes = {{"context", s->context}};
+  if (!s->batchDim.empty())
+    sizes[s->batchDim] = s->batch;
+  bindDims(e, all, given, sizes);
+  for (const TensorSpec &in : e.inputs) {
+    if (!in.state)
+      continue;
+    tfc_session::State *st = s->findState(in.name);
+    std::vector<int64_t> shape;
+    for (const DimSpec &d : in.shape) {
+      auto found = d.isStatic() ? sizes.end() : sizes.find(d.name);
+      if (!d.isStatic() && found == sizes.end())
+        return setError(TFC_ERR_INVALID_MODEL,
+                        "state input '" + in.name + "' has the dim '" + d.name +
+                            "', which no input of '" + e.name + "' has");
+      shape.push_back(d.isStatic() ? d.size : found->second);
+    }
+    if (st->buffer && st->shape == shape)
+      continue;
+    if (tfc_status status = allocate(*st, sizes); status != TFC_OK)
+      return status;
+  }
+  if (tfc_status status = passStates(s, e, all); status != TFC_OK)
+    return status;
+  return s->model->run(e.name.c_str(), all.data(), all.size(), outputs,
+                       numOutputs);
+}
+
+/// Permutes the sequences of the batch: sequence i becomes what sequence
+/// rows[i] was, in every state (beam search keeps the caches of the beams it
+/// continues). Only the rows below the position are moved.
+tfc_status reorder(tfc_session *s, const int64_t *rows, size_t numRows) {
+  if (!s || (!rows && numRows))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    std::string(!s ? "session" : "rows") + " is NULL");
+  if (numRows != static_cast<size_t>(s->batch))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "reorder needs one row per sequence of the batch (" +
+                        std::to_string(s->batch) + "), got " +
+                        std::to_string(numRows));
+  for (size_t i = 0; i < numRows; ++i)
+    if (rows[i] < 0 || rows[i] >= s->batch)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "reorder row " + std::to_string(i) + " is " +
+                          std::to_string(rows[i]) + ", not in [0, " +
+                          std::to_string(s->batch) + ")");
+  bool identity = true;
+  for (size_t i = 0; i < numRows; ++i)
+    identity &= rows[i] == static_cast<int64_t>(i);
+  if (identity)
+    return TFC_OK;
+  std::vector<char> scratch;
+  for (tfc_session::State &st : s->states) {
+    if (!st.buffer || st.dims.empty() || st.dims[0].isStatic() ||
+        st.dims[0].name != s->batchDim)
+      continue;
+    // Per batch row: `outer` blocks of `inner` bytes, of which the first
+    // `used` bytes matter (the rows of the context below the position).
+    uint64_t elem = tfc_dtype_size(st.dtype);
+    uint64_t outer = 1, inner = elem, used = elem;
+    bool afterContext = false;
+    for (size_t a = 1; a < st.dims.size(); ++a) {
+      uint64_t n = static_cast<uint64_t>(st.shape[a]);
+      if (afterContext) {
+        inner *= n;
+        used *= n;
+      } else if (!st.dims[a].isStatic() && st.dims[a].name == "context") {
+        afterContext = true;
+        inner *= n;
+        used *= static_cast<uint64_t>(s->position);
+      } else {
+        outer *= n;
+      }
+    }
+    if (!afterContext)
+      used = inner;
+    uint64_t rowBytes = outer * inner;
+    scratch.resize(static_cast<size_t>(numRows * outer * used));
+    char *base = static_cast<char *>(st.buffer.get());
+    for (size_t i = 0; i < numRows; ++i)
+      for (uint64_t o = 0; o < outer; ++o)
+        std::memcpy(scratch.data() + (i * outer + o) * used,
+                    base + rows[i] * rowBytes + o * inner, used);
+    for (size_t i = 0; i < numRows; ++i)
+      for (uint64_t o = 0; o < outer; ++o)
+        std::memcpy(base + i * rowBytes + o * inner,
+                    scratch.data() + (i * outer + o) * used, used);
+  }
   return TFC_OK;
 }
 
@@ -175,15 +418,8 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
     all[s->userInputs[k]] = inputs[k];
   int64_t past = s->position;
   all[s->pastInput] = tfc_tensor{TFC_I64, 0, {}, &past, nullptr};
-  for (tfc_session::State &st : s->states) {
-    tfc_tensor &t = all[st.input];
-    t.dtype = e.inputs[st.input].dtype;
-    t.rank = static_cast<int32_t>(st.shape.size());
-    for (size_t k = 0; k < st.shape.size(); ++k)
-      t.shape[k] = st.shape[k];
-    t.data = st.buffer.get();
-    t.owner = nullptr;
-  }
+  if (tfc_status status = passStates(s, e, all); status != TFC_OK)
+    return status;
   tfc_status status = s->model->run(e.name.c_str(), all.data(), all.size(),
                                     outputs, numOutputs);
   if (status == TFC_OK)
@@ -204,6 +440,19 @@ tfc_status tfc_session_run(tfc_session *session, const tfc_tensor *inputs,
                            size_t num_outputs) {
   return guarded(
       [&] { return run(session, inputs, num_inputs, outputs, num_outputs); });
+}
+
+tfc_status tfc_session_run_entry(tfc_session *session, const char *entry,
+                                 const tfc_tensor *inputs, size_t num_inputs,
+                                 tfc_tensor *outputs, size_t num_outputs) {
+  return guarded([&] {
+    return runEntry(session, entry, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+tfc_status tfc_session_reorder(tfc_session *session, const int64_t *rows,
+                               size_t num_rows) {
+  return guarded([&] { return reorder(session, rows, num_rows); });
 }
 
 size_t tfc_session_num_inputs(const tfc_session *session) {

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Runtime/BeamSearch.h"
 #include "tfc/Runtime/ChatTemplate.h"
 #include "tfc/Runtime/Sampler.h"
 #include "tfc/Runtime/Tokenizer.h"
@@ -97,6 +98,19 @@ sampling (default: greedy):
                            (prompt included) by R, multiply negative ones
                            (1: off; applies to greedy decoding too)
       --seed S             the random seed (default: random, printed)
+
+beam search (transformers' num_beams; prints the best hypothesis at the end):
+      --beams N            beams (default 1: greedy or sampling, streamed)
+      --length-penalty X   hypotheses score sum(log p) / length^X (default 1)
+      --early-stopping     stop once N hypotheses have ended
+
+encoder-decoder models (an entry whose cached form reads the output of
+another, e.g. tfc-import of a MarianMT checkpoint): the prompt is the
+source; the encoder runs once, `<entry>_cross` computes every layer's
+cross-attention keys and values once, and the decoder starts from
+      --decoder-start ID   the first decoder token (default: the
+                           checkpoint's decoder_start_token_id)
+
       --entry NAME         the cached entry (default: the one entry with
                            state inputs)
       --threads N          threads (default: TFC_NUM_THREADS or all)
@@ -191,6 +205,282 @@ size_t heldBack(const std::string &text, const std::string &stop) {
   return 0;
 }
 
+/// A tensor with its own storage.
+struct OwnedTensor {
+  tfc_dtype dtype = TFC_F32;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+
+  tfc_tensor view() {
+    tfc_tensor t{dtype, static_cast<int32_t>(shape.size()), {}, bytes.data(),
+                 nullptr};
+    for (size_t i = 0; i < shape.size(); ++i)
+      t.shape[i] = shape[i];
+    return t;
+  }
+  /// `t`'s first row repeated `rows` times (t.shape[0] must be 1).
+  static OwnedTensor repeatRows(const tfc_tensor &t, int64_t rows) {
+    OwnedTensor r;
+    r.dtype = t.dtype;
+    size_t row = tfc_dtype_size(t.dtype);
+    for (int32_t i = 1; i < t.rank; ++i)
+      row *= static_cast<size_t>(t.shape[i]);
+    r.shape.assign(t.shape, t.shape + t.rank);
+    r.shape[0] = rows;
+    r.bytes.resize(row * static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i)
+      std::memcpy(r.bytes.data() + i * row, t.data, row);
+    return r;
+  }
+};
+
+/// Builds the inputs of the session's entry for each run: the token ids,
+/// masks of ones along the token sequence, and tensors given by name (an
+/// encoder-decoder's encoder output and source mask, one row per sequence
+/// of the batch).
+class StepInputs {
+public:
+  StepInputs(tfc_model *m, tfc_session *session, const std::string &entry)
+      : session(session) {
+    int64_t e = tfc_model_find_entry(m, entry.c_str());
+    std::vector<tfc_tensor_info> infos;
+    for (size_t i = 0; i < tfc_session_num_inputs(session); ++i) {
+      std::string name = tfc_session_input_name(session, i);
+      tfc_tensor_info info{};
+      for (size_t k = 0; k < tfc_entry_num_inputs(m, static_cast<size_t>(e));
+           ++k)
+        if (tfc_entry_input_info(m, static_cast<size_t>(e), k, &info) ==
+                TFC_OK &&
+            name == info.name)
+          break;
+      Input in;
+      in.name = name;
+      bool tokens = info.dtype == TFC_I64 && info.rank == 2 && info.dim_names[1];
+      if (tokens && seqDim.empty()) {
+        in.kind = Input::Ids;
+        seqDim = info.dim_names[1];
+      } else if (tokens && seqDim == info.dim_names[1]) {
+        in.kind = Input::Ones;
+      } else {
+        in.kind = Input::Given;
+      }
+      inputs.push_back(std::move(in));
+    }
+  }
+
+  /// The inputs that must be given by name.
+  std::vector<std::string> needed() const {
+    std::vector<std::string> names;
+    for (const Input &in : inputs)
+      if (in.kind == Input::Given)
+        names.push_back(in.name);
+    return names;
+  }
+  void give(const std::string &name, OwnedTensor t) {
+    for (Input &in : inputs)
+      if (in.name == name)
+        in.given = std::move(t);
+  }
+
+  /// Runs `rows` x `n` tokens; `logits` is the output (release it).
+  void run(const std::vector<int64_t> &tokens, int64_t rows, int64_t n,
+           tfc_tensor &logits) {
+    std::vector<int64_t> ones(static_cast<size_t>(rows * n), 1);
+    std::vector<tfc_tensor> args;
+    for (Input &in : inputs) {
+      if (in.kind == Input::Given) {
+        args.push_back(in.given.view());
+        continue;
+      }
+      const std::vector<int64_t> &data = in.kind == Input::Ids ? tokens : ones;
+      args.push_back(tfc_tensor{TFC_I64,
+                                2,
+                                {rows, n},
+                                const_cast<int64_t *>(data.data()),
+                                nullptr});
+    }
+    if (tfc_session_run(session, args.data(), args.size(), &logits, 1) !=
+        TFC_OK)
+      fail(tfc_last_error());
+  }
+
+private:
+  struct Input {
+    std::string name;
+    enum Kind { Ids, Ones, Given } kind = Ids;
+    OwnedTensor given;
+  };
+  tfc_session *session;
+  std::vector<Input> inputs;
+  std::string seqDim;
+};
+
+/// Runs the encoder of an encoder-decoder model on the source ids and gives
+/// the decoder's session what it reads from it (by name: the encoder's
+/// outputs, else its inputs, e.g. the source mask), one copy per row; then
+/// runs `<entry>_cross` (the cross-attention caches) when the model has it.
+void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
+                           const std::string &entry, StepInputs &inputs,
+                           const std::vector<int64_t> &source, int64_t rows,
+                           double &encodeMs) {
+  std::vector<std::string> needed = inputs.needed();
+  // The encoder: the entry with an output the decoder reads.
+  std::string encoder;
+  int64_t encoderIndex = -1;
+  tfc_model_info modelInfo;
+  tfc_model_get_info(m, &modelInfo);
+  for (size_t e = 0; e < modelInfo.num_entries && encoder.empty(); ++e) {
+    std::string name = tfc_model_entry_name(m, e);
+    if (name == entry)
+      continue;
+    for (size_t k = 0; k < tfc_entry_num_outputs(m, e); ++k) {
+      tfc_tensor_info info;
+      if (tfc_entry_output_info(m, e, k, &info) == TFC_OK &&
+          std::find(needed.begin(), needed.end(), info.name) != needed.end()) {
+        encoder = name;
+        encoderIndex = static_cast<int64_t>(e);
+      }
+    }
+  }
+  if (encoder.empty())
+    fail("entry '" + entry + "' takes '" + needed.front() +
+         "' besides the token ids, and no entry of the model outputs it");
+  // Its inputs: the source ids and masks of ones.
+  size_t e = static_cast<size_t>(encoderIndex);
+  std::vector<tfc_tensor> args;
+  std::vector<std::string> argNames;
+  std::vector<int64_t> ones(source.size(), 1);
+  const char *srcDim = nullptr;
+  for (size_t k = 0; k < tfc_entry_num_inputs(m, e); ++k) {
+    tfc_tensor_info info;
+    tfc_entry_input_info(m, e, k, &info);
+    bool tokens = info.dtype == TFC_I64 && info.rank == 2 && info.dim_names[1];
+    if (!tokens || (srcDim && std::strcmp(srcDim, info.dim_names[1]) != 0))
+      fail("the encoder '" + encoder + "' takes '" + info.name +
+           "', which is neither its token ids nor a mask over them");
+    bool ids = !srcDim;
+    srcDim = info.dim_names[1];
+    args.push_back(tfc_tensor{
+        TFC_I64,
+        2,
+        {1, static_cast<int64_t>(source.size())},
+        const_cast<int64_t *>(ids ? source.data() : ones.data()),
+        nullptr});
+    argNames.push_back(info.name);
+  }
+  size_t numOutputs = tfc_entry_num_outputs(m, e);
+  std::vector<tfc_tensor> outputs(numOutputs);
+  auto t0 = std::chrono::steady_clock::now();
+  if (tfc_run(m, encoder.c_str(), args.data(), args.size(), outputs.data(),
+              numOutputs) != TFC_OK)
+    fail(tfc_last_error());
+  encodeMs = msSince(t0);
+  // What the decoder reads, by name.
+  std::vector<std::pair<std::string, OwnedTensor>> given;
+  for (const std::string &name : needed) {
+    const tfc_tensor *found = nullptr;
+    for (size_t k = 0; k < numOutputs && !found; ++k) {
+      tfc_tensor_info info;
+      tfc_entry_output_info(m, e, k, &info);
+      if (name == info.name)
+        found = &outputs[k];
+    }
+    for (size_t k = 0; k < args.size() && !found; ++k)
+      if (name == argNames[k])
+        found = &args[k];
+    if (!found)
+      fail("entry '" + entry + "' takes '" + name + "', which the encoder '" +
+           encoder + "' neither takes nor outputs");
+    given.push_back({name, OwnedTensor::repeatRows(*found, rows)});
+  }
+  for (tfc_tensor &t : outputs)
+    tfc_tensor_release(&t);
+  // The cross-attention caches, once per source.
+  std::string base = entry;
+  if (base.size() > 7 && base.compare(base.size() - 7, 7, "_cached") == 0)
+    base.resize(base.size() - 7);
+  std::string cross = base + "_cross";
+  int64_t c = tfc_model_find_entry(m, cross.c_str());
+  if (c >= 0) {
+    std::vector<tfc_tensor> crossArgs;
+    for (size_t k = 0; k < tfc_entry_num_inputs(m, static_cast<size_t>(c));
+         ++k) {
+      if (tfc_entry_input_is_state(m, static_cast<size_t>(c), k))
+        continue;
+      tfc_tensor_info info;
+      tfc_entry_input_info(m, static_cast<size_t>(c), k, &info);
+      auto it = std::find_if(given.begin(), given.end(), [&](const auto &g) {
+        return g.first == info.name;
+      });
+      if (it == given.end())
+        fail("entry '" + cross + "' takes '" + info.name +
+             "', which the encoder does not provide");
+      crossArgs.push_back(it->second.view());
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    if (tfc_session_run_entry(session, cross.c_str(), crossArgs.data(),
+                              crossArgs.size(), nullptr, 0) != TFC_OK)
+      fail(tfc_last_error());
+    encodeMs += msSince(t1);
+  }
+  for (auto &[name, tensor] : given)
+    inputs.give(name, std::move(tensor));
+}
+
+/// Beam search (BeamSearch.h) over the session's batch, one beam per row:
+/// the prompt is fed to every row, then each step reorders the caches to
+/// the beams that continue and feeds their new tokens.
+struct BeamRun {
+  std::vector<int64_t> tokens;
+  double score = 0, prefillMs = 0, decodeMs = 0;
+  int64_t decodeSteps = 0;
+};
+
+BeamRun runBeamSearch(tfc_session *session, StepInputs &inputs,
+                      const std::vector<int64_t> &prompt,
+                      const tfc::rt::BeamSearchParams &params) {
+  tfc::rt::BeamSearch search(params);
+  int64_t rows = params.beams;
+  std::vector<int64_t> tokens;
+  for (int64_t r = 0; r < rows; ++r)
+    tokens.insert(tokens.end(), prompt.begin(), prompt.end());
+  int64_t n = static_cast<int64_t>(prompt.size());
+  BeamRun result;
+  std::vector<float> last;
+  for (int64_t step = 0;; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    tfc_tensor out;
+    inputs.run(tokens, rows, n, out);
+    int64_t vocab = out.shape[out.rank - 1];
+    last.resize(static_cast<size_t>(rows * vocab));
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(last.data() + r * vocab,
+                  static_cast<const float *>(out.data) +
+                      (r * out.shape[1] + out.shape[1] - 1) * vocab,
+                  static_cast<size_t>(vocab) * sizeof(float));
+    tfc_tensor_release(&out);
+    tfc::rt::BeamSearch::Step next;
+    bool more = search.step(last.data(), static_cast<size_t>(vocab), next);
+    if (more && tfc_session_reorder(session, next.parents.data(),
+                                    next.parents.size()) != TFC_OK)
+      fail(tfc_last_error());
+    double ms = msSince(t0);
+    if (step == 0) {
+      result.prefillMs = ms;
+    } else {
+      result.decodeMs += ms;
+      ++result.decodeSteps;
+    }
+    if (!more)
+      break;
+    tokens = next.tokens;
+    n = 1;
+  }
+  result.tokens = search.best().tokens;
+  result.score = search.best().score;
+  return result;
+}
+
 /// Generation over one session: prefill the new tokens of a prompt, then
 /// sample one token per step until an end-of-sequence id, a stop string, the
 /// token limit or a full context. The text is streamed as it is decided:
@@ -198,14 +488,15 @@ size_t heldBack(const std::string &text, const std::string &stop) {
 /// not, and a stop string ends the reply before it (llama.cpp's and
 /// transformers' behaviour). Used once, or once per turn in --interactive.
 struct Generation {
-  Generation(tfc_session *session, tfc::rt::Sampler &sampler,
-             const std::vector<int64_t> &eos,
+  Generation(tfc_session *session, StepInputs &inputs,
+             tfc::rt::Sampler &sampler, const std::vector<int64_t> &eos,
              const std::vector<std::string> &stops,
              tfc::rt::IncrementalDecoder *stream)
-      : session(session), sampler(sampler), eos(eos), stops(stops),
-        stream(stream) {}
+      : session(session), inputs(inputs), sampler(sampler), eos(eos),
+        stops(stops), stream(stream) {}
 
   tfc_session *session;
+  StepInputs &inputs;
   tfc::rt::Sampler &sampler;
   const std::vector<int64_t> &eos;
   const std::vector<std::string> &stops;
@@ -277,14 +568,8 @@ struct Generation {
         break;
       }
       auto t0 = std::chrono::steady_clock::now();
-      tfc_tensor in{TFC_I64,
-                    2,
-                    {1, static_cast<int64_t>(feed.size())},
-                    feed.data(),
-                    nullptr};
       tfc_tensor out;
-      if (tfc_session_run(session, &in, 1, &out, 1) != TFC_OK)
-        fail(tfc_last_error());
+      inputs.run(feed, 1, static_cast<int64_t>(feed.size()), out);
       fed.insert(fed.end(), feed.begin(), feed.end());
       // The last position's logits: greedy (the argmax) or sampled.
       int64_t vocab = out.shape[out.rank - 1];
@@ -340,6 +625,9 @@ int main(int argc, char **argv) {
   bool chat = false, haveSystem = false, printPrompt = false;
   tfc::rt::SamplingParams sampling;
   bool haveSeed = false, samplingFlags = false, interactive = false;
+  tfc::rt::BeamSearchParams beam;
+  beam.beams = 1;
+  int64_t decoderStart = -1;
   std::vector<std::string> stops;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -432,7 +720,17 @@ int main(int argc, char **argv) {
         fail("option '--seed' needs a non-negative integer, not '" + v + "'");
       sampling.seed = seed;
       haveSeed = true;
-    } else if (a == "--quiet")
+    } else if (a == "--beams")
+      beam.beams = number(1);
+    else if (a == "--length-penalty") {
+      std::string v = next();
+      if (!parseDouble(v, beam.lengthPenalty))
+        fail("option '--length-penalty' needs a number, not '" + v + "'");
+    } else if (a == "--early-stopping")
+      beam.earlyStopping = true;
+    else if (a == "--decoder-start")
+      decoderStart = number(0);
+    else if (a == "--quiet")
       quiet = true;
     else if (a == "--stats")
       stats = true;
@@ -469,6 +767,20 @@ int main(int argc, char **argv) {
            : havePrompt == !idsText.empty())
     fail(chat ? "--chat needs --prompt or --messages"
               : "give the prompt with exactly one of --prompt and --ids");
+  if (beam.beams > 1) {
+    if (sample)
+      fail("--beams searches deterministically: leave out --temperature "
+           "(beam sampling is not supported)");
+    if (interactive || !stops.empty())
+      fail("--beams prints the best hypothesis when the search ends: it "
+           "does not work with --interactive or --stop");
+    if (sampling.repetitionPenalty != 1)
+      fail("--repetition-penalty does not apply to --beams");
+    beam.maxNewTokens = maxNew;
+    std::string error;
+    if (!tfc::rt::validateBeamSearchParams(beam, error))
+      fail(error);
+  }
   if (threads > 0 && tfc_set_num_threads(static_cast<int>(threads)) != TFC_OK)
     fail(tfc_last_error());
 
@@ -657,24 +969,107 @@ int main(int argc, char **argv) {
         cache.rank == 4 && cache.dim_max[2] > 0)
       total = std::min<int64_t>(cache.dim_max[2], 4096);
   }
+  // An encoder-decoder's decoder reads what its encoder wrote: the prompt
+  // is the source, and the decoder's prompt is its start token.
+  bool encoderDecoder = false;
+  {
+    int64_t e = tfc_model_find_entry(m, entry.c_str());
+    if (e >= 0)
+      for (size_t k = 0; k < tfc_entry_num_inputs(m, static_cast<size_t>(e));
+           ++k) {
+        tfc_tensor_info in;
+        if (tfc_entry_input_info(m, static_cast<size_t>(e), k, &in) ==
+                TFC_OK &&
+            in.dtype != TFC_I64 &&
+            !tfc_entry_input_is_state(m, static_cast<size_t>(e), k))
+          encoderDecoder = true;
+      }
+  }
+  std::vector<int64_t> source;
+  if (encoderDecoder) {
+    if (chat || interactive)
+      fail("--chat and --interactive need a decoder-only model; entry '" +
+           entry + "' is an encoder-decoder's decoder");
+    if (decoderStart < 0) {
+      // The checkpoint's decoder_start_token_id (config.json).
+      std::string dir = weights;
+      std::ifstream f(dir + "/config.json");
+      if (f) {
+        try {
+          nlohmann::json config = nlohmann::json::parse(f);
+          if (config.contains("decoder_start_token_id") &&
+              config["decoder_start_token_id"].is_number_integer())
+            decoderStart = config["decoder_start_token_id"].get<int64_t>();
+        } catch (const std::exception &e) {
+          fail(dir + "/config.json: not valid JSON: " + e.what());
+        }
+      }
+      if (decoderStart < 0)
+        fail("entry '" + entry + "' is an encoder-decoder's decoder: give "
+             "its first token with --decoder-start (the checkpoint states "
+             "no decoder_start_token_id)");
+    }
+    source = promptIds;
+    promptIds.assign(1, decoderStart);
+    total = 1 + maxNew;
+  }
+  int64_t rows = beam.beams;
   tfc_session *session = nullptr;
-  if (tfc_session_create(m, entry.c_str(), 1, context ? context : total,
+  if (tfc_session_create(m, entry.c_str(), rows, context ? context : total,
                          &session) != TFC_OK)
     fail(tfc_last_error());
-  if (tfc_session_num_inputs(session) != 1)
+  StepInputs inputs(m, session, entry);
+  double encodeMs = 0;
+  if (encoderDecoder)
+    prepareEncoderDecoder(m, session, entry, inputs, source, rows, encodeMs);
+  else if (!inputs.needed().empty())
     fail("entry '" + entry + "' takes more than the token ids");
+
+  if (beam.beams > 1) {
+    // Beam search: the best hypothesis at the end.
+    beam.eos = eos;
+    auto start = std::chrono::steady_clock::now();
+    BeamRun r = runBeamSearch(session, inputs, promptIds, beam);
+    double totalMs = msSince(start) + encodeMs;
+    if (tokenizer && !quiet) {
+      std::string text, error;
+      if (!tokenizer->decode(r.tokens, /*skipSpecialTokens=*/true, text,
+                             error))
+        fail(error);
+      std::printf("%s\n", text.c_str());
+    }
+    std::fprintf(stderr,
+                 "tfc-generate: beam search, %lld beams: %zu tokens, score "
+                 "%.6f; %zu prompt tokens%s; prefill %.1f ms, decode %.1f "
+                 "steps/s over %lld steps; total %.1f ms\n",
+                 static_cast<long long>(beam.beams), r.tokens.size(), r.score,
+                 encoderDecoder ? source.size() : promptIds.size(),
+                 encoderDecoder ? " (source)" : "", r.prefillMs + encodeMs,
+                 r.decodeSteps ? r.decodeSteps * 1000.0 / r.decodeMs : 0.0,
+                 static_cast<long long>(r.decodeSteps), totalMs);
+    if (printIds) {
+      std::printf("ids:");
+      for (size_t i = 0; i < r.tokens.size(); ++i)
+        std::printf("%s%lld", i ? "," : " ",
+                    static_cast<long long>(r.tokens[i]));
+      std::printf("\n");
+    }
+    tfc_session_free(session);
+    tfc_model_free(m);
+    return 0;
+  }
 
   std::unique_ptr<tfc::rt::IncrementalDecoder> stream;
   if (tokenizer && !quiet)
     stream = std::make_unique<tfc::rt::IncrementalDecoder>(
         *tokenizer, /*skipSpecialTokens=*/true);
   tfc::rt::Sampler sampler(sampling);
-  Generation gen(session, sampler, eos, stops, stream.get());
+  Generation gen(session, inputs, sampler, eos, stops, stream.get());
   auto start = std::chrono::steady_clock::now();
   // In chat mode only the reply is printed (the prompt still primes the
   // decoder, so the reply's first characters decode in context).
   if (!promptIds.empty())
-    gen.run(promptIds, maxNew, /*printPrompt=*/!chat);
+    gen.run(promptIds, maxNew, /*printPrompt=*/!chat && !encoderDecoder);
   if (interactive) {
     // One user turn per line of standard input until its end. Each turn
     // renders the whole conversation and feeds only the tokens the session

@@ -30,7 +30,7 @@ namespace tfc::importer {
 struct ImportedModel {
   /// The model description.
   std::string tfm;
-  /// "bert", "gpt2", "llama", "mistral", "qwen2" (Hugging Face) or
+  /// "bert", "gpt2", "llama", "marian", "mistral", "qwen2" (Hugging Face) or
   /// "gguf:llama".
   std::string family;
   /// What to bind with `tfc-run --weights` (the directory or the .gguf).

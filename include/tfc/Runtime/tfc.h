@@ -215,6 +215,10 @@ TFC_API size_t tfc_entry_num_inputs(const tfc_model *model, size_t entry);
 TFC_API size_t tfc_entry_num_outputs(const tfc_model *model, size_t entry);
 TFC_API tfc_status tfc_entry_input_info(const tfc_model *model, size_t entry,
                                         size_t index, tfc_tensor_info *out);
+/* 1 if input `index` of `entry` is a state input (a cache a session owns
+ * and passes; docs/abi.md), else 0 (also when out of range). */
+TFC_API int tfc_entry_input_is_state(const tfc_model *model, size_t entry,
+                                     size_t index);
 TFC_API tfc_status tfc_entry_output_info(const tfc_model *model, size_t entry,
                                          size_t index, tfc_tensor_info *out);
 TFC_API tfc_status tfc_model_weight_info(const tfc_model *model, size_t index,
@@ -334,6 +338,29 @@ TFC_API tfc_status tfc_session_create(tfc_model *model, const char *entry,
 TFC_API tfc_status tfc_session_run(tfc_session *session,
                                    const tfc_tensor *inputs, size_t num_inputs,
                                    tfc_tensor *outputs, size_t num_outputs);
+/* Runs another entry of the model on this session's states: one whose
+ * state inputs the session holds and that has no `past`, such as the
+ * `<entry>_cross` that --kv-cache makes for encoder-decoder models (it
+ * computes every decoder layer's cross-attention keys and values from the
+ * encoder's output once per source; the cached entry then reads them each
+ * step). States over dims the session does not know (the source length)
+ * are sized here from the inputs, and made anew when that size changes.
+ * The position does not move. `entry` may also be the session's own entry
+ * (then this is tfc_session_run). */
+TFC_API tfc_status tfc_session_run_entry(tfc_session *session,
+                                         const char *entry,
+                                         const tfc_tensor *inputs,
+                                         size_t num_inputs,
+                                         tfc_tensor *outputs,
+                                         size_t num_outputs);
+
+/* Reorders the sequences of the batch: sequence i continues what sequence
+ * rows[i] was (every state row is copied; rows[] may repeat an index), as
+ * beam search does when it keeps some beams and drops others. num_rows must
+ * be the session's batch. */
+TFC_API tfc_status tfc_session_reorder(tfc_session *session,
+                                       const int64_t *rows, size_t num_rows);
+
 TFC_API size_t tfc_session_num_inputs(const tfc_session *session);
 TFC_API const char *tfc_session_input_name(const tfc_session *session,
                                            size_t index);

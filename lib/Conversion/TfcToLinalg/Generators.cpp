@@ -242,15 +242,26 @@ struct SinusoidalPositionsLowering : OpRewritePattern<SinusoidalPositionsOp> {
             t = arith::AddIOp::create(b, l, t, offset);
           Value d = linalg::IndexOp::create(b, l, 1);
           Value two = arith::ConstantIndexOp::create(b, l, 2);
-          Value pair = arith::DivUIOp::create(b, l, d, two);
+          // interleaved: feature d is pair d/2, cos when odd; halves: pair
+          // d mod D/2, cos in the second half.
+          Value pair, useCos;
+          if (op.getHalves()) {
+            Value half = arith::ConstantIndexOp::create(b, l, width / 2);
+            pair = arith::RemUIOp::create(b, l, d, half);
+            useCos = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, d,
+                                           half);
+          } else {
+            pair = arith::DivUIOp::create(b, l, d, two);
+            useCos = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ne,
+                arith::RemUIOp::create(b, l, d, two),
+                arith::ConstantIndexOp::create(b, l, 0));
+          }
           Value angle =
               arith::MulFOp::create(b, l, indexToF64(b, l, t),
                                     inverseFrequency(b, l, pair, base, width));
           auto [s, c] = sinCos(b, l, angle, et);
-          Value odd = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::ne, arith::RemUIOp::create(b, l, d, two),
-              arith::ConstantIndexOp::create(b, l, 0));
-          return arith::SelectOp::create(b, l, odd, c, s).getResult();
+          return arith::SelectOp::create(b, l, useCos, c, s).getResult();
         });
     rewriter.replaceOp(op, r);
     return success();

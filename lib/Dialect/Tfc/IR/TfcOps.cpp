@@ -734,6 +734,9 @@ LogicalResult SinusoidalPositionsOp::verify() {
   if (type.getRank() != 2 || isDynamic(type.getDimSize(1)))
     return emitOpError() << "result must be [seq, features] with a static "
                          << "feature size, got " << shapeString(type);
+  if (getHalves() && type.getDimSize(1) % 2)
+    return emitOpError() << "halves needs an even feature size, got "
+                         << type.getDimSize(1);
   double base = getBase().convertToDouble();
   if (!(base > 1.0) || !std::isfinite(base))
     return emitOpError() << "base must be finite and > 1, got "

@@ -345,13 +345,18 @@ def Tfc_SinusoidalPositionsOp : Tfc_Op<"sinusoidal_positions"> {
   let description = [{
     Produces a [T, D] table for positions `offset .. offset + length`:
     `PE(p, 2i) = sin(p / base^(2i/D))`, `PE(p, 2i+1) = cos(p / base^(2i/D))`.
-    D must be static.
+    With `halves` the sines fill the first D/2 features and the cosines the
+    last D/2 (`PE(p, i) = sin(...)`, `PE(p, D/2 + i) = cos(...)`, i < D/2:
+    Marian, XLM without interleaving). D must be static (and even with
+    `halves`).
   }];
   let arguments = (ins Index:$length, Optional<Index>:$offset,
-                       DefaultValuedAttr<F64Attr, "10000.0">:$base);
+                       DefaultValuedAttr<F64Attr, "10000.0">:$base,
+                       UnitAttr:$halves);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $length (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
+    (`halves` $halves^)? $length (`offset` `(` $offset^ `)`)? attr-dict `:`
+    type($result)
   }];
   let hasVerifier = 1;
 }
