@@ -155,11 +155,25 @@ public:
       SymShape shape;
     };
     llvm::SmallVector<Cross> cross;
+    /// States the entry reads but does not write (`cache.bias`).
+    struct ReadOnly {
+      mlir::Value arg;
+      std::string name;
+      SymShape shape;
+    };
+    llvm::SmallVector<ReadOnly> readOnlyStates;
     /// Cached replacements of k/v values and of padding masks, by the value
     /// they replace (a tensor used by several attentions is cached once).
     llvm::DenseMap<mlir::Value, Val> replaced;
     /// The scalar `past` argument.
     mlir::Value pastArg;
+    /// Whether positions along `seqDim` are absolute (learned or
+    /// sinusoidal tables indexed from `past`): left padding would shift
+    /// them, so such entries get no padding bias.
+    bool absolutePositions = false;
+    /// The padding bias of mask-less cached self-attentions (state
+    /// `cache.bias`, written by the runtime), once made.
+    std::optional<Val> paddingBias;
     /// Causal self-attentions cached so far (their layer numbers).
     unsigned cachedAttentions = 0;
     /// Cross-attentions cached so far.
@@ -194,6 +208,12 @@ public:
   /// first past + seq columns of a mask state `cache.mask` [batch, context]
   /// into which it is written at `past`.
   Val cacheMask(const Val &mask, llvm::SMLoc at);
+  /// The additive padding bias [batch, 1, 1, past + seq] of a mask-less
+  /// cached self-attention over q [batch, heads, seq, d]: the first
+  /// past + seq columns of a state `cache.bias` [batch, context] that the
+  /// entry only reads and the runtime writes (0 for a token, -inf for left
+  /// padding; zeroed by the session, so no padding unless asked).
+  Val cachePaddingBias(const Val &q, llvm::SMLoc at);
   /// Builds `<entry>_cross` from the sources of the cached entry's cross
   /// states: the inputs they read, the states as results written in place.
   void generateCrossEntry(const ast::FuncDecl &func, CacheMode &mode,

@@ -1187,6 +1187,12 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
     for (auto [result, arg] : stateResults)
       funcOp.setResultAttr(result, "tfc.state_for",
                            builder.getI64IntegerAttr(arg));
+    for (const CacheMode::ReadOnly &r : cacheMode->readOnlyStates) {
+      unsigned i = mlir::cast<mlir::BlockArgument>(r.arg).getArgNumber();
+      funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(r.name));
+      funcOp.setArgAttr(i, "tfc.dims", dimsAttr(r.shape));
+      funcOp.setArgAttr(i, "tfc.state", builder.getUnitAttr());
+    }
     for (const CacheMode::Cross &c : cacheMode->cross) {
       unsigned i = mlir::cast<mlir::BlockArgument>(c.arg).getArgNumber();
       funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(c.name));

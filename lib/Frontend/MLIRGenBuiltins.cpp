@@ -358,6 +358,14 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
         return Val::poison();
       mask = cachedMask;
       maskCached = true;
+    } else if (cachedSelf && !mask && !cache->absolutePositions) {
+      // Without a mask of its own, the runtime's padding bias (left-padded
+      // prompts of different lengths in one batch).
+      Val bias = cachePaddingBias(*q, at);
+      if (bias.isPoison())
+        return Val::poison();
+      mask = bias;
+      maskCached = true;
     }
     if (mask) {
       // A 1/0 keep-mask [batch, kv_len] (integer or bool) becomes an additive
@@ -589,8 +597,10 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                    ? SymDim::of(args.raw(0).i)
                    : args.raw(0).dim;
     // In a cached entry the positions of the sequence start at `past`.
-    if (cache && !args.has(2) && t == SymDim::named(cache->seqDim))
+    if (cache && !args.has(2) && t == SymDim::named(cache->seqDim)) {
       offset = cache->past;
+      cache->absolutePositions = true;
+    }
     SymShape s = {t, SymDim::of(features)};
     return result(tfcir::SinusoidalPositionsOp::create(
                       builder, l, tensorType(s, builder.getF32Type()), length,
@@ -864,8 +874,10 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
       return Val::poison();
     // In a cached entry the positions of the sequence start at `past`.
     if (cache && !args.has(1) && args.raw(0).kind == Val::Kind::Dim &&
-        args.raw(0).dim == SymDim::named(cache->seqDim))
+        args.raw(0).dim == SymDim::named(cache->seqDim)) {
       offset = cache->past;
+      cache->absolutePositions = true;
+    }
     SymShape s = {args.raw(0).kind == Val::Kind::Int
                       ? SymDim::of(args.raw(0).i)
                       : args.raw(0).dim};
@@ -997,6 +1009,38 @@ Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
   Val result = Val::ofTensor(read, readShape);
   cache->replaced[mask.value] = result;
   return result;
+}
+
+Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at) {
+  if (cache->paddingBias)
+    return *cache->paddingBias;
+  mlir::Location l = loc(at);
+  SymShape stateShape = {q.shape[0], SymDim::named("context")};
+  unsigned index = currentEntry.getNumArguments();
+  (void)currentEntry.insertArgument(
+      index, tensorType(stateShape, q.elementType), {}, l);
+  mlir::Value arg = currentEntry.getArgument(index);
+  mlir::OpFoldResult zero = builder.getIndexAttr(0),
+                     one = builder.getIndexAttr(1);
+  mlir::Value batch = mlir::tensor::DimOp::create(builder, l, q.value, 0);
+  mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
+  mlir::Value total =
+      mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
+  SymShape readShape = {q.shape[0], SymDim::named("kv_len")};
+  mlir::Value read = mlir::tensor::ExtractSliceOp::create(
+      builder, l, tensorType(readShape, q.elementType), arg,
+      llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
+      llvm::ArrayRef<mlir::OpFoldResult>{batch, total},
+      llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+  SymShape biasShape = {q.shape[0], SymDim::of(1), SymDim::of(1),
+                        SymDim::named("kv_len")};
+  mlir::Value bias = mlir::tensor::ExpandShapeOp::create(
+      builder, l, tensorType(biasShape, q.elementType), read,
+      llvm::ArrayRef<mlir::ReassociationIndices>{{0, 1, 2}, {3}},
+      llvm::ArrayRef<mlir::OpFoldResult>{batch, one, one, total});
+  cache->readOnlyStates.push_back({arg, "cache.bias", stateShape});
+  cache->paddingBias = Val::ofTensor(bias, biasShape);
+  return *cache->paddingBias;
 }
 
 bool Elaborator::independentOfSequence(mlir::Value v) {

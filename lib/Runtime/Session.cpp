@@ -15,6 +15,7 @@
 
 #include "tfc/Runtime/MemoryPlan.h"
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <new>
@@ -55,7 +56,7 @@ struct tfc_session {
 namespace {
 
 tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
-               tfc_tensor *outputs, size_t numOutputs);
+               tfc_tensor *outputs, size_t numOutputs, const int64_t *keep);
 
 /// (Re)allocates a state, zeroed, with the sizes of its named dims.
 tfc_status allocate(tfc_session::State &st,
@@ -240,7 +241,7 @@ tfc_status runEntry(tfc_session *s, const char *entryName,
     return setError(TFC_ERR_INVALID_ARGUMENT,
                     std::string(!s ? "session" : "entry") + " is NULL");
   if (entryName == s->entry->name)
-    return run(s, inputs, numInputs, outputs, numOutputs);
+    return run(s, inputs, numInputs, outputs, numOutputs, nullptr);
   int64_t index = s->model->spec.findEntry(entryName);
   if (index < 0)
     return setError(TFC_ERR_INVALID_ARGUMENT, "model '" + s->model->spec.name +
@@ -380,8 +381,44 @@ tfc_status reorder(tfc_session *s, const int64_t *rows, size_t numRows) {
   return TFC_OK;
 }
 
+/// Writes the padding bias of the positions [position, position + added):
+/// 0 for a token, -inf where keep (batch x added, row-major) is 0.
+void writePaddingBias(tfc_session *s, tfc_session::State &bias,
+                      int64_t added, const int64_t *keep) {
+  uint64_t elem = tfc_dtype_size(bias.dtype);
+  auto *base = static_cast<unsigned char *>(bias.buffer.get());
+  for (int64_t b = 0; b < s->batch; ++b)
+    for (int64_t t = 0; t < added; ++t) {
+      bool token = !keep || keep[b * added + t];
+      unsigned char *p =
+          base + (static_cast<uint64_t>(b) * s->context + s->position + t) *
+                     elem;
+      switch (bias.dtype) {
+      case TFC_F32: {
+        float v = token ? 0.0f : -INFINITY;
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case TFC_F64: {
+        double v = token ? 0.0 : -INFINITY;
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case TFC_F16:
+      case TFC_BF16: {
+        uint16_t v = token ? 0 : bias.dtype == TFC_F16 ? 0xFC00 : 0xFF80;
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      default:
+        break;
+      }
+    }
+}
+
 tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
-               tfc_tensor *outputs, size_t numOutputs) {
+               tfc_tensor *outputs, size_t numOutputs,
+               const int64_t *keep = nullptr) {
   if (!s)
     return setError(TFC_ERR_INVALID_ARGUMENT, "session is NULL");
   const EntrySpec &e = *s->entry;
@@ -413,6 +450,22 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
                         " tokens + " + std::to_string(added) +
                         " new exceed the session's context of " +
                         std::to_string(s->context));
+  tfc_session::State *bias = s->findState("cache.bias");
+  if (keep) {
+    if (!bias)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "entry '" + e.name + "' cannot take left-padded "
+                      "sequences: it has absolute positions (learned or "
+                      "sinusoidal), which padding would shift, or a padding "
+                      "mask input of its own");
+    for (int64_t i = 0; i < s->batch * added; ++i)
+      if (keep[i] != 0 && keep[i] != 1)
+        return setError(TFC_ERR_INPUT,
+                        "keep[" + std::to_string(i) + "] is " +
+                            std::to_string(keep[i]) + ", not 0 or 1");
+  }
+  if (bias && bias->buffer)
+    writePaddingBias(s, *bias, added, keep);
   std::vector<tfc_tensor> all(e.inputs.size());
   for (size_t k = 0; k < numInputs; ++k)
     all[s->userInputs[k]] = inputs[k];
@@ -438,8 +491,27 @@ tfc_status tfc_session_create(tfc_model *model, const char *entry,
 tfc_status tfc_session_run(tfc_session *session, const tfc_tensor *inputs,
                            size_t num_inputs, tfc_tensor *outputs,
                            size_t num_outputs) {
-  return guarded(
-      [&] { return run(session, inputs, num_inputs, outputs, num_outputs); });
+  return guarded([&] {
+    return run(session, inputs, num_inputs, outputs, num_outputs, nullptr);
+  });
+}
+
+tfc_status tfc_session_run_padded(tfc_session *session,
+                                  const tfc_tensor *inputs, size_t num_inputs,
+                                  const int64_t *keep, tfc_tensor *outputs,
+                                  size_t num_outputs) {
+  return guarded([&] {
+    return run(session, inputs, num_inputs, outputs, num_outputs, keep);
+  });
+}
+
+int tfc_session_can_pad(const tfc_session *session) {
+  if (!session)
+    return 0;
+  for (const tfc_session::State &st : session->states)
+    if (st.name == "cache.bias")
+      return 1;
+  return 0;
 }
 
 tfc_status tfc_session_run_entry(tfc_session *session, const char *entry,

@@ -218,18 +218,20 @@ struct OwnedTensor {
       t.shape[i] = shape[i];
     return t;
   }
-  /// `t`'s first row repeated `rows` times (t.shape[0] must be 1).
-  static OwnedTensor repeatRows(const tfc_tensor &t, int64_t rows) {
+  /// Each row of `t` repeated `times` times in a row.
+  static OwnedTensor repeatRows(const tfc_tensor &t, int64_t times) {
     OwnedTensor r;
     r.dtype = t.dtype;
     size_t row = tfc_dtype_size(t.dtype);
     for (int32_t i = 1; i < t.rank; ++i)
       row *= static_cast<size_t>(t.shape[i]);
     r.shape.assign(t.shape, t.shape + t.rank);
-    r.shape[0] = rows;
-    r.bytes.resize(row * static_cast<size_t>(rows));
-    for (int64_t i = 0; i < rows; ++i)
-      std::memcpy(r.bytes.data() + i * row, t.data, row);
+    r.shape[0] = t.shape[0] * times;
+    r.bytes.resize(row * static_cast<size_t>(r.shape[0]));
+    for (int64_t i = 0; i < r.shape[0]; ++i)
+      std::memcpy(r.bytes.data() + i * row,
+                  static_cast<const unsigned char *>(t.data) + (i / times) * row,
+                  row);
     return r;
   }
 };
@@ -283,9 +285,12 @@ public:
   }
 
   /// Runs `rows` x `n` tokens; `logits` is the output (release it).
+  /// `keep` (rows x n, 1 token / 0 left padding): tfc_session_run_padded,
+  /// and the value of the masks along the tokens.
   void run(const std::vector<int64_t> &tokens, int64_t rows, int64_t n,
-           tfc_tensor &logits) {
-    std::vector<int64_t> ones(static_cast<size_t>(rows * n), 1);
+           tfc_tensor &logits, const std::vector<int64_t> *keep = nullptr) {
+    std::vector<int64_t> ones =
+        keep ? *keep : std::vector<int64_t>(static_cast<size_t>(rows * n), 1);
     std::vector<tfc_tensor> args;
     for (Input &in : inputs) {
       if (in.kind == Input::Given) {
@@ -299,8 +304,9 @@ public:
                                 const_cast<int64_t *>(data.data()),
                                 nullptr});
     }
-    if (tfc_session_run(session, args.data(), args.size(), &logits, 1) !=
-        TFC_OK)
+    if (tfc_session_run_padded(session, args.data(), args.size(),
+                               keep ? keep->data() : nullptr, &logits,
+                               1) != TFC_OK)
       fail(tfc_last_error());
   }
 
@@ -321,8 +327,8 @@ private:
 /// runs `<entry>_cross` (the cross-attention caches) when the model has it.
 void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
                            const std::string &entry, StepInputs &inputs,
-                           const std::vector<int64_t> &source, int64_t rows,
-                           double &encodeMs) {
+                           const std::vector<std::vector<int64_t>> &sources,
+                           int64_t rowsPerSource, double &encodeMs) {
   std::vector<std::string> needed = inputs.needed();
   // The encoder: the entry with an output the decoder reads.
   std::string encoder;
@@ -345,11 +351,24 @@ void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
   if (encoder.empty())
     fail("entry '" + entry + "' takes '" + needed.front() +
          "' besides the token ids, and no entry of the model outputs it");
-  // Its inputs: the source ids and masks of ones.
+  // Its inputs: the source ids, padded on the right to one length, and
+  // masks that mark the padding.
   size_t e = static_cast<size_t>(encoderIndex);
+  size_t width = 0;
+  for (const std::vector<int64_t> &src : sources)
+    width = std::max(width, src.size());
+  std::vector<int64_t> ids(sources.size() * width, 0),
+      keep(sources.size() * width, 0);
+  bool padded = false;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    padded |= sources[i].size() != width;
+    for (size_t t = 0; t < sources[i].size(); ++t) {
+      ids[i * width + t] = sources[i][t];
+      keep[i * width + t] = 1;
+    }
+  }
   std::vector<tfc_tensor> args;
   std::vector<std::string> argNames;
-  std::vector<int64_t> ones(source.size(), 1);
   const char *srcDim = nullptr;
   for (size_t k = 0; k < tfc_entry_num_inputs(m, e); ++k) {
     tfc_tensor_info info;
@@ -358,16 +377,19 @@ void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
     if (!tokens || (srcDim && std::strcmp(srcDim, info.dim_names[1]) != 0))
       fail("the encoder '" + encoder + "' takes '" + info.name +
            "', which is neither its token ids nor a mask over them");
-    bool ids = !srcDim;
+    bool isIds = !srcDim;
     srcDim = info.dim_names[1];
-    args.push_back(tfc_tensor{
-        TFC_I64,
-        2,
-        {1, static_cast<int64_t>(source.size())},
-        const_cast<int64_t *>(ids ? source.data() : ones.data()),
-        nullptr});
+    args.push_back(tfc_tensor{TFC_I64,
+                              2,
+                              {static_cast<int64_t>(sources.size()),
+                               static_cast<int64_t>(width)},
+                              isIds ? ids.data() : keep.data(),
+                              nullptr});
     argNames.push_back(info.name);
   }
+  if (padded && args.size() < 2)
+    fail("the sources have different lengths and the encoder '" + encoder +
+         "' takes no mask: give sources of one length");
   size_t numOutputs = tfc_entry_num_outputs(m, e);
   std::vector<tfc_tensor> outputs(numOutputs);
   auto t0 = std::chrono::steady_clock::now();
@@ -391,7 +413,7 @@ void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
     if (!found)
       fail("entry '" + entry + "' takes '" + name + "', which the encoder '" +
            encoder + "' neither takes nor outputs");
-    given.push_back({name, OwnedTensor::repeatRows(*found, rows)});
+    given.push_back({name, OwnedTensor::repeatRows(*found, rowsPerSource)});
   }
   for (tfc_tensor &t : outputs)
     tfc_tensor_release(&t);
@@ -427,30 +449,63 @@ void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
     inputs.give(name, std::move(tensor));
 }
 
-/// Beam search (BeamSearch.h) over the session's batch, one beam per row:
-/// the prompt is fed to every row, then each step reorders the caches to
-/// the beams that continue and feeds their new tokens.
-struct BeamRun {
-  std::vector<int64_t> tokens;
-  double score = 0, prefillMs = 0, decodeMs = 0;
+/// Generation for a batch: one row per prompt, or per beam of each prompt
+/// with beam search. Prompts of different lengths are padded on the left
+/// (tfc_session_run_padded: attention skips the padding, so each row
+/// computes what it would alone). Greedy/sampled rows that reach an EOS id
+/// are done; beam search runs one BeamSearch per prompt and reorders the
+/// caches to the beams that continue (rows of finished prompts stay as they
+/// are). The results are printed when every row is done.
+struct BatchResult {
+  std::vector<std::vector<int64_t>> tokens;
+  std::vector<double> scores;
+  double prefillMs = 0, decodeMs = 0;
   int64_t decodeSteps = 0;
 };
 
-BeamRun runBeamSearch(tfc_session *session, StepInputs &inputs,
-                      const std::vector<int64_t> &prompt,
-                      const tfc::rt::BeamSearchParams &params) {
-  tfc::rt::BeamSearch search(params);
-  int64_t rows = params.beams;
-  std::vector<int64_t> tokens;
-  for (int64_t r = 0; r < rows; ++r)
-    tokens.insert(tokens.end(), prompt.begin(), prompt.end());
-  int64_t n = static_cast<int64_t>(prompt.size());
-  BeamRun result;
+BatchResult generateBatch(tfc_session *session, StepInputs &inputs,
+                          const std::vector<std::vector<int64_t>> &prompts,
+                          const tfc::rt::BeamSearchParams &beam,
+                          tfc::rt::Sampler &sampler,
+                          const std::vector<int64_t> &eos, int64_t maxNew) {
+  size_t n = prompts.size();
+  int64_t beams = beam.beams;
+  int64_t rows = static_cast<int64_t>(n) * beams;
+  size_t width = 0;
+  for (const std::vector<int64_t> &p : prompts)
+    width = std::max(width, p.size());
+  // Left-padded prompts: padding is never attended to, its id is moot.
+  std::vector<int64_t> tokens(static_cast<size_t>(rows) * width, 0);
+  std::vector<int64_t> keep(tokens.size(), 0);
+  bool padded = false;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<int64_t> &p = prompts[static_cast<size_t>(r / beams)];
+    size_t pad = width - p.size();
+    padded |= pad > 0;
+    for (size_t t = 0; t < p.size(); ++t) {
+      tokens[r * width + pad + t] = p[t];
+      keep[r * width + pad + t] = 1;
+    }
+  }
+  if (padded && !tfc_session_can_pad(session))
+    fail("these prompts have different lengths, and the model's cached entry "
+         "cannot take left padding (its positions are absolute: learned or "
+         "sinusoidal); generate them one at a time");
+  BatchResult result;
+  result.tokens.resize(n);
+  result.scores.assign(n, 0.0);
+  std::vector<tfc::rt::BeamSearch> searches;
+  if (beams > 1)
+    for (size_t i = 0; i < n; ++i)
+      searches.emplace_back(beam);
+  std::vector<bool> done(n, false);
+  std::vector<std::vector<int64_t>> history(prompts);
   std::vector<float> last;
+  int64_t feedWidth = static_cast<int64_t>(width);
   for (int64_t step = 0;; ++step) {
     auto t0 = std::chrono::steady_clock::now();
     tfc_tensor out;
-    inputs.run(tokens, rows, n, out);
+    inputs.run(tokens, rows, feedWidth, out, padded && step == 0 ? &keep : nullptr);
     int64_t vocab = out.shape[out.rank - 1];
     last.resize(static_cast<size_t>(rows * vocab));
     for (int64_t r = 0; r < rows; ++r)
@@ -459,10 +514,44 @@ BeamRun runBeamSearch(tfc_session *session, StepInputs &inputs,
                       (r * out.shape[1] + out.shape[1] - 1) * vocab,
                   static_cast<size_t>(vocab) * sizeof(float));
     tfc_tensor_release(&out);
-    tfc::rt::BeamSearch::Step next;
-    bool more = search.step(last.data(), static_cast<size_t>(vocab), next);
-    if (more && tfc_session_reorder(session, next.parents.data(),
-                                    next.parents.size()) != TFC_OK)
+    // The next token of every row.
+    std::vector<int64_t> next(static_cast<size_t>(rows));
+    std::vector<int64_t> parents(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      parents[r] = r;
+      next[r] = tokens[r * feedWidth + feedWidth - 1];
+    }
+    bool reorder = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i])
+        continue;
+      if (beams > 1) {
+        tfc::rt::BeamSearch::Step s;
+        if (!searches[i].step(last.data() + i * beams * vocab,
+                              static_cast<size_t>(vocab), s)) {
+          done[i] = true;
+          result.tokens[i] = searches[i].best().tokens;
+          result.scores[i] = searches[i].best().score;
+          continue;
+        }
+        for (int64_t b = 0; b < beams; ++b) {
+          parents[i * beams + b] = static_cast<int64_t>(i) * beams + s.parents[b];
+          next[i * beams + b] = s.tokens[b];
+          reorder |= s.parents[b] != b;
+        }
+      } else {
+        int64_t id = sampler.sample(last.data() + i * vocab,
+                                    static_cast<size_t>(vocab), history[i]);
+        history[i].push_back(id);
+        result.tokens[i].push_back(id);
+        next[i] = id;
+        if (std::find(eos.begin(), eos.end(), id) != eos.end() ||
+            static_cast<int64_t>(result.tokens[i].size()) >= maxNew)
+          done[i] = true;
+      }
+    }
+    if (reorder && tfc_session_reorder(session, parents.data(),
+                                       parents.size()) != TFC_OK)
       fail(tfc_last_error());
     double ms = msSince(t0);
     if (step == 0) {
@@ -471,13 +560,14 @@ BeamRun runBeamSearch(tfc_session *session, StepInputs &inputs,
       result.decodeMs += ms;
       ++result.decodeSteps;
     }
-    if (!more)
+    if (std::find(done.begin(), done.end(), false) == done.end())
       break;
-    tokens = next.tokens;
-    n = 1;
+    if (tfc_session_position(session) + 1 > tfc_session_context(session))
+      fail("the context of " + std::to_string(tfc_session_context(session)) +
+           " tokens is full");
+    tokens = std::move(next);
+    feedWidth = 1;
   }
-  result.tokens = search.best().tokens;
-  result.score = search.best().score;
   return result;
 }
 
@@ -628,6 +718,8 @@ int main(int argc, char **argv) {
   tfc::rt::BeamSearchParams beam;
   beam.beams = 1;
   int64_t decoderStart = -1;
+  // Repeated --prompt or --ids: a batch.
+  std::vector<std::string> promptTexts, idsTexts;
   std::vector<std::string> stops;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -668,10 +760,13 @@ int main(int argc, char **argv) {
     else if (a == "--tokenizer")
       tokenizerPath = next();
     else if (a == "-p" || a == "--prompt") {
-      prompt = next();
+      promptTexts.push_back(next());
+      prompt = promptTexts.front();
       havePrompt = true;
-    } else if (a == "--ids")
-      idsText = next();
+    } else if (a == "--ids") {
+      idsTexts.push_back(next());
+      idsText = idsTexts.front();
+    }
     else if (a == "-n" || a == "--max-new-tokens")
       maxNew = number(0);
     else if (a == "--context")
@@ -767,6 +862,10 @@ int main(int argc, char **argv) {
            : havePrompt == !idsText.empty())
     fail(chat ? "--chat needs --prompt or --messages"
               : "give the prompt with exactly one of --prompt and --ids");
+  bool batch = promptTexts.size() + idsTexts.size() > 1;
+  if (batch && (chat || interactive || !stops.empty()))
+    fail("several prompts are generated as one batch and printed at the "
+         "end: leave out --chat, --interactive and --stop");
   if (beam.beams > 1) {
     if (sample)
       fail("--beams searches deterministically: leave out --temperature "
@@ -803,6 +902,7 @@ int main(int argc, char **argv) {
   if (!stops.empty() && quiet)
     fail("--stop works on the streamed text: leave out --quiet");
   std::vector<int64_t> promptIds;
+  std::vector<std::vector<int64_t>> batchIds;
   std::string promptText = prompt;
   std::vector<int64_t> endOfTurn;
   std::unique_ptr<tfc::rt::ChatTemplate> tpl;
@@ -890,14 +990,22 @@ int main(int argc, char **argv) {
         !enc.ids.empty() && tokenizer->isSpecial(enc.ids[0]))
       endOfTurn.push_back(enc.ids[0]);
   } else if (havePrompt) {
-    tfc::rt::Encoding enc;
-    std::string error;
-    if (!tokenizer->encode(prompt, /*addSpecialTokens=*/true, enc, error))
-      fail(error);
-    promptIds = enc.ids;
+    for (const std::string &text : promptTexts) {
+      tfc::rt::Encoding enc;
+      std::string error;
+      if (!tokenizer->encode(text, /*addSpecialTokens=*/true, enc, error))
+        fail(error);
+      batchIds.push_back(enc.ids);
+    }
   } else {
-    promptIds = parseIds(idsText, "--ids");
+    for (const std::string &text : idsTexts)
+      batchIds.push_back(parseIds(text, "--ids"));
   }
+  if (!batchIds.empty())
+    promptIds = batchIds.front();
+  for (const std::vector<int64_t> &ids : batchIds)
+    if (ids.empty())
+      fail("a prompt has no tokens");
   if (printPrompt) {
     nlohmann::ordered_json j;
     if (chat || havePrompt)
@@ -985,7 +1093,6 @@ int main(int argc, char **argv) {
           encoderDecoder = true;
       }
   }
-  std::vector<int64_t> source;
   if (encoderDecoder) {
     if (chat || interactive)
       fail("--chat and --interactive need a decoder-only model; entry '" +
@@ -1009,11 +1116,22 @@ int main(int argc, char **argv) {
              "its first token with --decoder-start (the checkpoint states "
              "no decoder_start_token_id)");
     }
-    source = promptIds;
     promptIds.assign(1, decoderStart);
     total = 1 + maxNew;
   }
-  int64_t rows = beam.beams;
+  // Several prompts or beams: one row each, printed at the end.
+  std::vector<std::vector<int64_t>> prompts =
+      encoderDecoder ? std::vector<std::vector<int64_t>>(batchIds.size(),
+                                                         promptIds)
+                     : batchIds;
+  if (batch || beam.beams > 1) {
+    size_t width = 0;
+    for (const std::vector<int64_t> &p : prompts)
+      width = std::max(width, p.size());
+    total = static_cast<int64_t>(width) + maxNew;
+  }
+  int64_t rows = static_cast<int64_t>(std::max<size_t>(prompts.size(), 1)) *
+                 beam.beams;
   tfc_session *session = nullptr;
   if (tfc_session_create(m, entry.c_str(), rows, context ? context : total,
                          &session) != TFC_OK)
@@ -1021,39 +1139,66 @@ int main(int argc, char **argv) {
   StepInputs inputs(m, session, entry);
   double encodeMs = 0;
   if (encoderDecoder)
-    prepareEncoderDecoder(m, session, entry, inputs, source, rows, encodeMs);
+    prepareEncoderDecoder(m, session, entry, inputs, batchIds, beam.beams,
+                          encodeMs);
   else if (!inputs.needed().empty())
     fail("entry '" + entry + "' takes more than the token ids");
+  tfc::rt::Sampler sampler(sampling);
 
-  if (beam.beams > 1) {
-    // Beam search: the best hypothesis at the end.
+  if (batch || beam.beams > 1) {
     beam.eos = eos;
     auto start = std::chrono::steady_clock::now();
-    BeamRun r = runBeamSearch(session, inputs, promptIds, beam);
+    BatchResult r =
+        generateBatch(session, inputs, prompts, beam, sampler, eos, maxNew);
     double totalMs = msSince(start) + encodeMs;
-    if (tokenizer && !quiet) {
-      std::string text, error;
-      if (!tokenizer->decode(r.tokens, /*skipSpecialTokens=*/true, text,
-                             error))
-        fail(error);
-      std::printf("%s\n", text.c_str());
+    size_t generated = 0, promptTokens = 0;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      generated += r.tokens[i].size();
+      promptTokens += batchIds[i].size();
+      if (tokenizer && !quiet) {
+        std::string text, error;
+        if (!tokenizer->decode(r.tokens[i], /*skipSpecialTokens=*/true, text,
+                               error))
+          fail(error);
+        if (batch)
+          std::printf("[%zu] ", i);
+        std::printf("%s\n", text.c_str());
+      }
     }
+    std::string search =
+        beam.beams > 1 ? "beam search, " + std::to_string(beam.beams) +
+                             " beams"
+                       : std::string(sample ? "sampling" : "greedy");
     std::fprintf(stderr,
-                 "tfc-generate: beam search, %lld beams: %zu tokens, score "
-                 "%.6f; %zu prompt tokens%s; prefill %.1f ms, decode %.1f "
-                 "steps/s over %lld steps; total %.1f ms\n",
-                 static_cast<long long>(beam.beams), r.tokens.size(), r.score,
-                 encoderDecoder ? source.size() : promptIds.size(),
-                 encoderDecoder ? " (source)" : "", r.prefillMs + encodeMs,
+                 "tfc-generate: %s; %zu sequence%s in one batch of %lld rows: "
+                 "%zu prompt tokens%s, %zu generated; prefill %.1f ms, %.1f "
+                 "decode steps/s over %lld steps (%.1f tokens/s); total %.1f "
+                 "ms\n",
+                 search.c_str(), prompts.size(), prompts.size() == 1 ? "" : "s",
+                 static_cast<long long>(rows), promptTokens,
+                 encoderDecoder ? " (source)" : "", generated,
+                 r.prefillMs + encodeMs,
                  r.decodeSteps ? r.decodeSteps * 1000.0 / r.decodeMs : 0.0,
-                 static_cast<long long>(r.decodeSteps), totalMs);
-    if (printIds) {
-      std::printf("ids:");
-      for (size_t i = 0; i < r.tokens.size(); ++i)
-        std::printf("%s%lld", i ? "," : " ",
-                    static_cast<long long>(r.tokens[i]));
-      std::printf("\n");
-    }
+                 static_cast<long long>(r.decodeSteps),
+                 r.decodeSteps ? (generated - prompts.size()) * 1000.0 /
+                                     r.decodeMs
+                               : 0.0,
+                 totalMs);
+    if (beam.beams > 1)
+      for (size_t i = 0; i < prompts.size(); ++i)
+        std::fprintf(stderr, "tfc-generate: sequence %zu: score %.6f\n", i,
+                     r.scores[i]);
+    if (printIds)
+      for (size_t i = 0; i < prompts.size(); ++i) {
+        if (batch)
+          std::printf("ids[%zu]:", i);
+        else
+          std::printf("ids:");
+        for (size_t k = 0; k < r.tokens[i].size(); ++k)
+          std::printf("%s%lld", k ? "," : " ",
+                      static_cast<long long>(r.tokens[i][k]));
+        std::printf("\n");
+      }
     tfc_session_free(session);
     tfc_model_free(m);
     return 0;
@@ -1063,7 +1208,6 @@ int main(int argc, char **argv) {
   if (tokenizer && !quiet)
     stream = std::make_unique<tfc::rt::IncrementalDecoder>(
         *tokenizer, /*skipSpecialTokens=*/true);
-  tfc::rt::Sampler sampler(sampling);
   Generation gen(session, inputs, sampler, eos, stops, stream.get());
   auto start = std::chrono::steady_clock::now();
   // In chat mode only the reply is printed (the prompt still primes the

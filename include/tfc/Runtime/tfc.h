@@ -361,6 +361,23 @@ TFC_API tfc_status tfc_session_run_entry(tfc_session *session,
 TFC_API tfc_status tfc_session_reorder(tfc_session *session,
                                        const int64_t *rows, size_t num_rows);
 
+/* tfc_session_run for a batch of sequences of different lengths, padded on
+ * the left to one length: keep[b * seq + t] is 1 for a token and 0 for
+ * padding (batch x seq, the tokens this run adds). Attention never looks at
+ * padding, so each sequence computes what it would alone. Needs an entry
+ * with relative positions only (RoPE, or none): such cached entries have the
+ * state `cache.bias` (tfc_session_can_pad); entries with learned or
+ * sinusoidal positions refuse (padding would shift them). keep NULL: all
+ * tokens. */
+TFC_API tfc_status tfc_session_run_padded(tfc_session *session,
+                                          const tfc_tensor *inputs,
+                                          size_t num_inputs,
+                                          const int64_t *keep,
+                                          tfc_tensor *outputs,
+                                          size_t num_outputs);
+/* 1 if tfc_session_run_padded accepts padding on this session, else 0. */
+TFC_API int tfc_session_can_pad(const tfc_session *session);
+
 TFC_API size_t tfc_session_num_inputs(const tfc_session *session);
 TFC_API const char *tfc_session_input_name(const tfc_session *session,
                                            size_t index);

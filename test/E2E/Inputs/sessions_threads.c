@@ -144,7 +144,101 @@ static int split(const char *cached) {
   return ok ? 0 : 1;
 }
 
+static double max_diff(const float *a, const float *b, int64_t n) {
+  double err = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double d = a[k] > b[k] ? a[k] - b[k] : b[k] - a[k];
+    err = d > err ? d : err;
+  }
+  return err;
+}
+
+/* Two prompts of different lengths in one session, the shorter padded on
+ * the left (tfc_session_run_padded), then one more token each after
+ * swapping the rows (tfc_session_reorder): every row's logits match the
+ * same prompt run alone. Also what it refuses. */
+static int padded(const char *cached) {
+  int64_t a[5] = {3, 14, 15, 9, 26}, b[3] = {5, 35, 8}, more[2] = {7, 11};
+  float solo[2][2][64]; /* [prompt][step][vocab <= 64] */
+  int64_t vocab = 0;
+  for (int p = 0; p < 2; ++p) {
+    tfc_session *s = NULL;
+    tfc_tensor in = {TFC_I64, 2, {1, p ? 3 : 5}, p ? b : a, NULL}, out;
+    tfc_tensor next = {TFC_I64, 2, {1, 1}, &more[p], NULL};
+    if (tfc_session_create(model, cached, 1, 8, &s) != TFC_OK)
+      goto error;
+    for (int step = 0; step < 2; ++step) {
+      if (tfc_session_run(s, step ? &next : &in, 1, &out, 1) != TFC_OK)
+        goto error;
+      vocab = out.shape[2];
+      if (vocab > 64)
+        return 1;
+      memcpy(solo[p][step],
+             (const float *)out.data + (out.shape[1] - 1) * vocab,
+             sizeof(float) * vocab);
+      tfc_tensor_release(&out);
+    }
+    tfc_session_free(s);
+  }
+  {
+    tfc_session *s = NULL;
+    /* Row 0: a; row 1: b padded on the left to 5. */
+    int64_t ids[10] = {3, 14, 15, 9, 26, 0, 0, 5, 35, 8};
+    int64_t keep[10] = {1, 1, 1, 1, 1, 0, 0, 1, 1, 1};
+    tfc_tensor in = {TFC_I64, 2, {2, 5}, ids, NULL}, out;
+    if (tfc_session_create(model, cached, 2, 8, &s) != TFC_OK)
+      goto error;
+    printf("can pad: %d\n", tfc_session_can_pad(s));
+    int64_t bad[10] = {1, 1, 1, 1, 1, 0, 2, 1, 1, 1};
+    if (tfc_session_run_padded(s, &in, 1, bad, &out, 1) == TFC_OK)
+      return 1;
+    printf("bad keep: %s\n", tfc_last_error());
+    if (tfc_session_run_padded(s, &in, 1, keep, &out, 1) != TFC_OK)
+      goto error;
+    const float *l = (const float *)out.data;
+    double e0 = max_diff(l + 4 * vocab, solo[0][0], vocab);
+    double e1 = max_diff(l + 9 * vocab, solo[1][0], vocab);
+    tfc_tensor_release(&out);
+    /* Swap the rows, then one token each. */
+    int64_t swap[2] = {1, 0}, bad_rows[2] = {0, 2};
+    if (tfc_session_reorder(s, bad_rows, 2) == TFC_OK)
+      return 1;
+    printf("bad reorder: %s\n", tfc_last_error());
+    if (tfc_session_reorder(s, swap, 2) != TFC_OK)
+      goto error;
+    int64_t next[2] = {more[1], more[0]};
+    tfc_tensor step = {TFC_I64, 2, {2, 1}, next, NULL};
+    if (tfc_session_run(s, &step, 1, &out, 1) != TFC_OK)
+      goto error;
+    l = (const float *)out.data;
+    double e2 = max_diff(l, solo[1][1], vocab);
+    double e3 = max_diff(l + vocab, solo[0][1], vocab);
+    tfc_tensor_release(&out);
+    tfc_session_free(s);
+    double err = e0 > e1 ? e0 : e1;
+    err = e2 > err ? e2 : err;
+    err = e3 > err ? e3 : err;
+    int ok = err <= 1e-4;
+    printf("padded batch vs solo: max abs error %.3g %s\n", err,
+           ok ? "OK" : "MISMATCH");
+    return ok ? 0 : 1;
+  }
+error:
+  fprintf(stderr, "%s\n", tfc_last_error());
+  return 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[4], "padded") == 0) {
+    if (tfc_model_load(argv[1], &model) != TFC_OK ||
+        tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+      fprintf(stderr, "%s\n", tfc_last_error());
+      return 1;
+    }
+    int status = padded(argv[3]);
+    tfc_model_free(model);
+    return status;
+  }
   if (argc == 5 && strcmp(argv[4], "split") == 0) {
     if (tfc_model_load(argv[1], &model) != TFC_OK ||
         tfc_model_load_weights(model, argv[2]) != TFC_OK) {
