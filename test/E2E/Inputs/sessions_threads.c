@@ -228,7 +228,71 @@ error:
   return 1;
 }
 
+/* An encoder-decoder's cached decoder (inputs: target ids, target mask,
+ * encoder output [batch, src, d], source mask) and its `_cross` entry: what
+ * a session refuses before and around filling the cross-attention caches,
+ * then a step that works. Prints each error. */
+static int cross(const char *cached, const char *crossEntry, int64_t d) {
+  tfc_session *s = NULL;
+  if (tfc_session_create(model, cached, 1, 8, &s) != TFC_OK)
+    goto error;
+  float memory[4 * 64] = {0};
+  int64_t tgt[1] = {3}, one[1] = {1}, src_mask[4] = {1, 1, 1, 1},
+          src_mask5[5] = {1, 1, 1, 1, 1};
+  tfc_tensor mem = {TFC_F32, 3, {1, 4, d}, memory, NULL};
+  tfc_tensor in[4] = {{TFC_I64, 2, {1, 1}, tgt, NULL},
+                      {TFC_I64, 2, {1, 1}, one, NULL},
+                      mem,
+                      {TFC_I64, 2, {1, 4}, src_mask, NULL}};
+  tfc_tensor out;
+  if (tfc_session_run(s, in, 4, &out, 1) == TFC_OK)
+    return 1;
+  printf("before cross: %s\n", tfc_last_error());
+  if (tfc_session_run_entry(s, crossEntry, NULL, 0, NULL, 0) == TFC_OK)
+    return 1;
+  printf("no inputs: %s\n", tfc_last_error());
+  if (tfc_session_run_entry(s, "encode", &mem, 1, NULL, 0) == TFC_OK)
+    return 1;
+  printf("stateless: %s\n", tfc_last_error());
+  if (tfc_session_run_entry(s, "nope", &mem, 1, NULL, 0) == TFC_OK)
+    return 1;
+  printf("unknown: %s\n", tfc_last_error());
+  if (tfc_session_run_entry(s, crossEntry, &mem, 1, NULL, 0) != TFC_OK)
+    goto error;
+  printf("cross states: %llu bytes\n",
+         (unsigned long long)tfc_session_state_bytes(s));
+  /* A source of another length than the cross caches were made for. */
+  in[3] = (tfc_tensor){TFC_I64, 2, {1, 5}, src_mask5, NULL};
+  in[2].shape[1] = 5;
+  if (tfc_session_run(s, in, 4, &out, 1) == TFC_OK)
+    return 1;
+  printf("other source length: %s\n", tfc_last_error());
+  in[3] = (tfc_tensor){TFC_I64, 2, {1, 4}, src_mask, NULL};
+  in[2].shape[1] = 4;
+  if (tfc_session_run(s, in, 4, &out, 1) != TFC_OK)
+    goto error;
+  printf("step: logits [%lld, %lld, %lld], position %lld\n",
+         (long long)out.shape[0], (long long)out.shape[1],
+         (long long)out.shape[2], (long long)tfc_session_position(s));
+  tfc_tensor_release(&out);
+  tfc_session_free(s);
+  return 0;
+error:
+  fprintf(stderr, "%s\n", tfc_last_error());
+  return 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 7 && strcmp(argv[4], "cross") == 0) {
+    if (tfc_model_load(argv[1], &model) != TFC_OK ||
+        tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+      fprintf(stderr, "%s\n", tfc_last_error());
+      return 1;
+    }
+    int status = cross(argv[3], argv[5], atoi(argv[6]));
+    tfc_model_free(model);
+    return status;
+  }
   if (argc == 5 && strcmp(argv[4], "padded") == 0) {
     if (tfc_model_load(argv[1], &model) != TFC_OK ||
         tfc_model_load_weights(model, argv[2]) != TFC_OK) {
