@@ -1178,6 +1178,8 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
         mlir::cast<mlir::BlockArgument>(cacheMode->pastArg).getArgNumber();
     funcOp.setArgAttr(pastIndex, "tfc.name", builder.getStringAttr("past"));
     funcOp.setArgAttr(pastIndex, "tfc.dims", builder.getArrayAttr({}));
+    // Read by the host code (a CUDA model launches kernels sized by it).
+    funcOp.setArgAttr(pastIndex, "tfc.host", builder.getUnitAttr());
     for (const CacheMode::State &s : cacheMode->states) {
       unsigned i = mlir::cast<mlir::BlockArgument>(s.arg).getArgNumber();
       funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(s.name));

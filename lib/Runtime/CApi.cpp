@@ -275,6 +275,17 @@ tfc_status tfc_run(tfc_model *model, const char *entry,
   });
 }
 
+tfc_status tfc_run_into(tfc_model *model, const char *entry,
+                        const tfc_tensor *inputs, size_t num_inputs,
+                        tfc_tensor *outputs, size_t num_outputs) {
+  if (!model)
+    return nullModel();
+  return guarded([&] {
+    return model->run(entry, inputs, num_inputs, outputs, num_outputs,
+                      nullptr, /*into=*/true);
+  });
+}
+
 void tfc_tensor_release(tfc_tensor *tensor) {
   if (!tensor)
     return;

@@ -231,6 +231,10 @@ struct MemoryPlanner::Plan {
   std::vector<Lifetime> lifetimes;
   std::vector<uint64_t> events;
   ArenaPlan arena;
+  /// Per output index: the ordinal of the allocation returned as it, or -1.
+  std::vector<int64_t> outputs;
+  /// Per output index: its bytes.
+  std::vector<uint64_t> outputBytes;
   uint64_t lastUse = 0;
   /// False once a replay left the plan: record again.
   bool valid = true;
@@ -306,6 +310,9 @@ void MemoryPlanner::beginRun(const std::string &runSignature) {
   failedAllocs = 0;
   live.clear();
   shared.clear();
+  recordedOutputs.clear();
+  recordedOutputBytes.clear();
+  destinations.clear();
   runStats = PlannerStats();
   plan = nullptr;
   for (Plan *p : plans)
@@ -387,7 +394,14 @@ void *MemoryPlanner::allocate(int64_t size, int64_t alignArg) {
       fallBack();
       p = heap(bytes, align);
     } else if (plan->arena.offsets[ordinal] == ArenaPlan::kNotInArena) {
-      p = heap(bytes, align); // an output: it outlives the arena
+      // An output: it outlives the arena; the caller's buffer if given.
+      auto dest = destinations.find(ordinal);
+      if (dest != destinations.end()) {
+        p = dest->second;
+        inHeap = false;
+      } else {
+        p = heap(bytes, align);
+      }
     } else {
       p = arena + plan->arena.offsets[ordinal];
       inHeap = false;
@@ -480,6 +494,49 @@ void MemoryPlanner::deallocateShared(void *ptr) {
   releaseUnknown(ptr);
 }
 
+void MemoryPlanner::noteOutput(size_t index, void *ptr, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!running || mode != TFC_PLAN_RECORDED)
+    return;
+  auto it = live.find(ptr);
+  if (it == live.end() || !it->second.heap ||
+      recording[it->second.ordinal].end != Lifetime::kForever)
+    return;
+  // The allocation is the output and nothing more: its size, or its size
+  // plus the alignment that memref.alloc's lowering asks for on top to
+  // align the pointer itself (the hooks return aligned memory, so that
+  // slack is the unused tail). A larger buffer (a padded kernel's) is not
+  // served with the caller's buffer.
+  const Lifetime &l = recording[it->second.ordinal];
+  if (l.size != bytes && l.size != bytes + l.align)
+    return;
+  if (recordedOutputs.size() <= index) {
+    recordedOutputs.resize(index + 1, -1);
+    recordedOutputBytes.resize(index + 1, 0);
+  }
+  recordedOutputs[index] = it->second.ordinal;
+  recordedOutputBytes[index] = bytes;
+}
+
+void MemoryPlanner::setDestinations(
+    const std::vector<std::pair<void *, uint64_t>> &dests) {
+  std::lock_guard<std::mutex> lock(mutex);
+  destinations.clear();
+  if (!running || mode != TFC_PLAN_REPLAYED || !hostSource)
+    return;
+  for (size_t i = 0; i < dests.size() && i < plan->outputs.size(); ++i) {
+    int64_t ordinal = plan->outputs[i];
+    void *ptr = dests[i].first;
+    if (ordinal < 0 || !ptr)
+      continue;
+    const Lifetime &l = plan->lifetimes[static_cast<size_t>(ordinal)];
+    uint64_t needed = plan->outputBytes[i];
+    if (dests[i].second >= needed && l.size <= needed + l.align &&
+        reinterpret_cast<uintptr_t>(ptr) % l.align == 0)
+      destinations[static_cast<uint32_t>(ordinal)] = ptr;
+  }
+}
+
 bool MemoryPlanner::adopt(void *ptr) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = live.find(ptr);
@@ -533,6 +590,8 @@ void MemoryPlanner::endRun() {
     }
     p->lifetimes = std::move(recording);
     p->events = std::move(recordedEvents);
+    p->outputs = std::move(recordedOutputs);
+    p->outputBytes = std::move(recordedOutputBytes);
     if (p->lifetimes.size() <= kMaxPlannedAllocs) {
       p->arena = planArena(p->lifetimes);
     } else {
@@ -550,6 +609,9 @@ void MemoryPlanner::endRun() {
   }
   recording.clear();
   recordedEvents.clear();
+  recordedOutputs.clear();
+  recordedOutputBytes.clear();
+  destinations.clear();
   plan = nullptr;
   runStats.mode = mode;
   runStats.numPlans = plans.size();

@@ -73,8 +73,14 @@ struct tfc_model {
   tfc_status bindWeights(const char *path);
   /// Writes the bound weights in their resident form (PackedWeights.h).
   tfc_status saveWeights(const char *path);
+  /// `resident` (per input, optional): the data is already in the model's
+  /// device memory (a session's states on a CUDA model): neither checked
+  /// nor uploaded.
+  /// `into`: the outputs are the caller's buffers (tfc_run_into).
   tfc_status run(const char *entry, const tfc_tensor *inputs, size_t numInputs,
-                 tfc_tensor *outputs, size_t numOutputs);
+                 tfc_tensor *outputs, size_t numOutputs,
+                 const std::vector<bool> *resident = nullptr,
+                 bool into = false);
 
   std::string path;
   /// The CPU variant run ("__x86_64_v4") of a multi-versioned library;

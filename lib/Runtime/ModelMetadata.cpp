@@ -232,6 +232,11 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
       return fail(where, "\"state\" must be true or false, on inputs only");
     out.state = state->boolean;
   }
+  if (const Value *host = v.get("host")) {
+    if (!isInput || host->kind != Value::Bool)
+      return fail(where, "\"host\" must be true or false, on inputs only");
+    out.host = host->boolean;
+  }
   if (const Value *initOnly = v.get("init_only")) {
     if (!isWeight || initOnly->kind != Value::Bool)
       return fail(where,

@@ -203,8 +203,9 @@ void copyStrided(uint8_t *dst, const uint8_t *src, const int64_t *sizes,
 
 tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
                           size_t numInputs, tfc_tensor *outputs,
-                          size_t numOutputs) {
-  if (outputs)
+                          size_t numOutputs,
+                          const std::vector<bool> *resident, bool into) {
+  if (outputs && !into)
     for (size_t i = 0; i < numOutputs; ++i)
       outputs[i] = tfc_tensor();
   if (!runnable)
@@ -258,6 +259,38 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     return setError(TFC_ERR_INVALID_ARGUMENT,
                     std::string(numInputs && !inputs ? "inputs" : "outputs") +
                         " is NULL");
+  // The caller's output buffers: dtype and rank as the metadata says, data
+  // aligned to the element; their shapes are checked after the run (sizes
+  // the entry decides are known only then).
+  std::vector<std::pair<void *, uint64_t>> destinations;
+  if (into)
+    for (size_t i = 0; i < numOutputs; ++i) {
+      const TensorSpec &o = entry.outputs[i];
+      const tfc_tensor &t = outputs[i];
+      std::string bad;
+      if (t.dtype != o.dtype)
+        bad = std::string("has dtype ") + tfc_dtype_name(t.dtype) +
+              ", the output is " + tfc_dtype_name(o.dtype);
+      else if (t.rank != static_cast<int32_t>(o.shape.size()))
+        bad = "has rank " + std::to_string(t.rank) + ", the output " +
+              o.shapeString();
+      else if (!t.data)
+        bad = "has no data";
+      else if (reinterpret_cast<uintptr_t>(t.data) % tfc_dtype_size(o.dtype))
+        bad = "is not aligned to its element size";
+      uint64_t bytes = tfc_dtype_size(o.dtype);
+      for (int32_t k = 0; k < t.rank && bad.empty(); ++k) {
+        if (t.shape[k] < 0)
+          bad = "has a negative size";
+        else
+          bytes *= static_cast<uint64_t>(t.shape[k]);
+      }
+      if (!bad.empty())
+        return setError(TFC_ERR_INVALID_ARGUMENT,
+                        "the caller's buffer for output '" + o.name + "' " +
+                            bad);
+      destinations.push_back({t.data, bytes});
+    }
 
   // Inputs: shapes first (so that a shape error is reported before a value
   // error of another input), then alignment, then values.
@@ -270,9 +303,14 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
   std::vector<AlignedBuffer> copies;
   std::vector<const void *> data(numInputs);
   alignas(64) static char emptyInput[64];
+  auto isResident = [&](size_t i) {
+    return resident && i < resident->size() && (*resident)[i];
+  };
   for (size_t i = 0; i < numInputs; ++i) {
     size_t size = tfc_dtype_size(inputs[i].dtype);
     data[i] = inputs[i].data;
+    if (isResident(i))
+      continue; // device memory: the session sized and aligned it
     if (elements[i] == 0) {
       data[i] = emptyInput;
       continue;
@@ -337,6 +375,10 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     if (!cuda->deviceTable.empty())
       runTable = cuda->deviceTable.data();
     for (size_t i = 0; i < numInputs; ++i) {
+      // Host scalars (`past`) stay where they are; a session's states
+      // already live on the device.
+      if (entry.inputs[i].host || isResident(i))
+        continue;
       uint64_t bytes = tfc_dtype_size(inputs[i].dtype);
       for (int32_t k = 0; k < inputs[i].rank; ++k)
         bytes *= static_cast<uint64_t>(inputs[i].shape[k]);
@@ -359,6 +401,8 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     }
   }
   runPlanner.beginRun(signature);
+  if (into && !cuda)
+    runPlanner.setDestinations(destinations);
   cuda::CUevent startEvent = nullptr, endEvent = nullptr;
   {
     MemoryPlanner::Scope scope(&runPlanner);
@@ -506,11 +550,27 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
       break;
     }
     tfc_tensor &t = outputs[i];
+    if (into) {
+      bool same = true;
+      for (int32_t k = 0; k < rank; ++k)
+        same &= t.shape[k] == sizes[k];
+      if (!same) {
+        status = setError(
+            TFC_ERR_INPUT,
+            "output '" + o.name + "' is " +
+                shapeString(sizes, static_cast<size_t>(rank)) +
+                " but the caller's buffer is " +
+                shapeString(t.shape, static_cast<size_t>(rank)));
+        break;
+      }
+    }
     t.dtype = o.dtype;
     t.rank = rank;
     for (int32_t k = 0; k < rank; ++k)
       t.shape[k] = sizes[k];
     if (count == 0) {
+      if (into)
+        continue;
       t.owner = t.data = alignedAlloc(0, 64);
       if (!t.owner)
         status = setError(TFC_ERR_OUT_OF_MEMORY, "out of memory");
@@ -529,6 +589,18 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     }
     auto *base = static_cast<uint8_t *>(d.aligned) +
                  d.offset * static_cast<int64_t>(size);
+    // A whole allocation: the plan learns it is output i (a replay can then
+    // serve it with the caller's buffer).
+    if (contiguous && d.allocated && d.allocated == d.aligned && d.offset == 0)
+      runPlanner.noteOutput(i, d.allocated, count * size);
+    if (into) {
+      // Computed in place (a replay served the caller's buffer), else
+      // copied into it.
+      if (base != t.data)
+        copyStrided(static_cast<uint8_t *>(t.data), base, sizes, strides, rank,
+                    size);
+      continue;
+    }
     if (contiguous && d.allocated && runPlanner.adopt(d.allocated)) {
       t.owner = d.allocated;
       t.data = base;
@@ -544,7 +616,7 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     t.owner = t.data = copy;
   }
   runPlanner.endRun();
-  if (status != TFC_OK)
+  if (status != TFC_OK && !into)
     for (size_t i = 0; i < numOutputs; ++i)
       tfc_tensor_release(&outputs[i]);
   return status;

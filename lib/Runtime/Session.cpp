@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaModel.h"
 #include "Model.h"
 
 #include "tfc/Runtime/MemoryPlan.h"
@@ -35,10 +36,17 @@ struct tfc_session {
     std::string name;
     tfc_dtype dtype = TFC_F32;
     std::vector<DimSpec> dims;
-    /// Sizes once allocated (null buffer: not yet).
+    /// Sizes once allocated (not yet: no buffer).
     std::vector<int64_t> shape;
+    /// Host memory (CPU models) or device memory (CUDA models).
     AlignedBuffer buffer;
+    tfc::rt::cuda::CUdeviceptr device = 0;
     uint64_t bytes = 0;
+
+    bool allocated() const { return buffer || device; }
+    void *data() const {
+      return device ? reinterpret_cast<void *>(device) : buffer.get();
+    }
   };
   std::vector<State> states;
 
@@ -48,6 +56,20 @@ struct tfc_session {
         return &st;
     return nullptr;
   }
+
+  /// Frees a state's device memory (CUDA models).
+  void releaseDevice(State &st) {
+    if (!st.device)
+      return;
+    tfc::rt::CudaState::Scope scope(model->cuda.get());
+    model->cuda->driver->release(st.device);
+    st.device = 0;
+  }
+
+  ~tfc_session() {
+    for (State &st : states)
+      releaseDevice(st);
+  }
   /// The named dim along which runs add tokens (input_ids' second axis).
   std::string seqDim;
   std::string batchDim;
@@ -56,10 +78,32 @@ struct tfc_session {
 namespace {
 
 tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
-               tfc_tensor *outputs, size_t numOutputs, const int64_t *keep);
+               tfc_tensor *outputs, size_t numOutputs, const int64_t *keep,
+               bool into = false);
 
-/// (Re)allocates a state, zeroed, with the sizes of its named dims.
-tfc_status allocate(tfc_session::State &st,
+/// Copies `bytes` between host memory and a state at byte `offset`, in the
+/// direction `toState`: a memcpy, or a transfer for device states.
+bool copyState(tfc_session *s, tfc_session::State &st, uint64_t offset,
+               void *host, uint64_t bytes, bool toState, std::string &error) {
+  if (!st.device) {
+    char *p = static_cast<char *>(st.buffer.get()) + offset;
+    if (toState)
+      std::memcpy(p, host, bytes);
+    else
+      std::memcpy(host, p, bytes);
+    return true;
+  }
+  if (!bytes)
+    return true;
+  tfc::rt::CudaState::Scope scope(s->model->cuda.get());
+  tfc::rt::cuda::Driver *driver = s->model->cuda->driver;
+  return toState ? driver->copyToDevice(st.device + offset, host, bytes, error)
+                 : driver->copyToHost(host, st.device + offset, bytes, error);
+}
+
+/// (Re)allocates a state, zeroed, with the sizes of its named dims: host
+/// memory, or device memory for a CUDA model (the caches stay there).
+tfc_status allocate(tfc_session *s, tfc_session::State &st,
                     const std::map<std::string, int64_t> &sizes) {
   uint64_t bytes = tfc_dtype_size(st.dtype);
   std::vector<int64_t> shape;
@@ -75,8 +119,32 @@ tfc_status allocate(tfc_session::State &st,
     shape.push_back(n);
   }
   st.buffer.reset();
+  s->releaseDevice(st);
   st.bytes = 0;
   st.shape.clear();
+  if (s->model->cuda) {
+    tfc::rt::CudaState::Scope scope(s->model->cuda.get());
+    tfc::rt::cuda::Driver *driver = s->model->cuda->driver;
+    std::string error;
+    tfc::rt::cuda::CUdeviceptr ptr = 0;
+    if (!driver->allocate(bytes, ptr, error))
+      return setError(TFC_ERR_OUT_OF_MEMORY,
+                      "device memory for state '" + st.name + "': " + error);
+    // Zeroed in chunks from one host buffer.
+    std::vector<char> zeros(std::min<uint64_t>(bytes, 1 << 20), 0);
+    for (uint64_t at = 0; at < bytes; at += zeros.size())
+      if (!driver->copyToDevice(ptr + at, zeros.data(),
+                                std::min<uint64_t>(zeros.size(), bytes - at),
+                                error)) {
+        driver->release(ptr);
+        return setError(TFC_ERR_INTERNAL,
+                        "clearing state '" + st.name + "': " + error);
+      }
+    st.device = ptr;
+    st.bytes = bytes;
+    st.shape = std::move(shape);
+    return TFC_OK;
+  }
   void *p = alignedAlloc(bytes ? bytes : 1, 64);
   if (!p)
     return setError(TFC_ERR_OUT_OF_MEMORY,
@@ -100,10 +168,6 @@ tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
   if (!model->runnable)
     return setError(TFC_ERR_INVALID_ARGUMENT,
                     model->path + " was opened with tfc_model_inspect");
-  if (model->cuda)
-    return setError(TFC_ERR_INVALID_ARGUMENT,
-                    "sessions do not support CUDA models yet (the caches "
-                    "would have to stay on the device)");
   int64_t index = model->spec.findEntry(entryName);
   if (index < 0)
     return setError(TFC_ERR_INVALID_ARGUMENT, "model '" + model->spec.name +
@@ -172,7 +236,7 @@ tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
       sizable &= d.isStatic() || sizes.count(d.name);
     if (!sizable)
       continue;
-    if (tfc_status status = allocate(st, sizes); status != TFC_OK)
+    if (tfc_status status = allocate(s.get(), st, sizes); status != TFC_OK)
       return status;
   }
   *out = s.release();
@@ -195,14 +259,17 @@ void bindDims(const EntrySpec &e, const std::vector<tfc_tensor> &all,
   }
 }
 
-/// Passes the session's states to the state inputs of `e` in `all`.
+/// Passes the session's states to the state inputs of `e` in `all`
+/// (marked resident: on a CUDA model they are device memory).
 tfc_status passStates(tfc_session *s, const EntrySpec &e,
-                      std::vector<tfc_tensor> &all) {
+                      std::vector<tfc_tensor> &all,
+                      std::vector<bool> &resident) {
+  resident.assign(e.inputs.size(), false);
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     if (!e.inputs[i].state)
       continue;
     tfc_session::State *st = s->findState(e.inputs[i].name);
-    if (!st->buffer) {
+    if (!st->allocated()) {
       // Name the entry that fills it.
       std::string writer;
       for (const EntrySpec &other : s->model->spec.entries) {
@@ -226,8 +293,9 @@ tfc_status passStates(tfc_session *s, const EntrySpec &e,
     t.rank = static_cast<int32_t>(st->shape.size());
     for (size_t k = 0; k < st->shape.size(); ++k)
       t.shape[k] = st->shape[k];
-    t.data = st->buffer.get();
+    t.data = st->data();
     t.owner = nullptr;
+    resident[i] = st->device != 0;
   }
   return TFC_OK;
 }
@@ -307,15 +375,16 @@ tfc_status runEntry(tfc_session *s, const char *entryName,
                             "', which no input of '" + e.name + "' has");
       shape.push_back(d.isStatic() ? d.size : found->second);
     }
-    if (st->buffer && st->shape == shape)
+    if (st->allocated() && st->shape == shape)
       continue;
-    if (tfc_status status = allocate(*st, sizes); status != TFC_OK)
+    if (tfc_status status = allocate(s, *st, sizes); status != TFC_OK)
       return status;
   }
-  if (tfc_status status = passStates(s, e, all); status != TFC_OK)
+  std::vector<bool> resident;
+  if (tfc_status status = passStates(s, e, all, resident); status != TFC_OK)
     return status;
   return s->model->run(e.name.c_str(), all.data(), all.size(), outputs,
-                       numOutputs);
+                       numOutputs, &resident);
 }
 
 /// Permutes the sequences of the batch: sequence i becomes what sequence
@@ -342,8 +411,9 @@ tfc_status reorder(tfc_session *s, const int64_t *rows, size_t numRows) {
   if (identity)
     return TFC_OK;
   std::vector<char> scratch;
+  std::string error;
   for (tfc_session::State &st : s->states) {
-    if (!st.buffer || st.dims.empty() || st.dims[0].isStatic() ||
+    if (!st.allocated() || st.dims.empty() || st.dims[0].isStatic() ||
         st.dims[0].name != s->batchDim)
       continue;
     // Per batch row: `outer` blocks of `inner` bytes, of which the first
@@ -368,31 +438,35 @@ tfc_status reorder(tfc_session *s, const int64_t *rows, size_t numRows) {
       used = inner;
     uint64_t rowBytes = outer * inner;
     scratch.resize(static_cast<size_t>(numRows * outer * used));
-    char *base = static_cast<char *>(st.buffer.get());
     for (size_t i = 0; i < numRows; ++i)
       for (uint64_t o = 0; o < outer; ++o)
-        std::memcpy(scratch.data() + (i * outer + o) * used,
-                    base + rows[i] * rowBytes + o * inner, used);
+        if (!copyState(s, st, rows[i] * rowBytes + o * inner,
+                       scratch.data() + (i * outer + o) * used, used,
+                       /*toState=*/false, error))
+          return setError(TFC_ERR_INTERNAL, "reordering '" + st.name +
+                                                "': " + error);
     for (size_t i = 0; i < numRows; ++i)
       for (uint64_t o = 0; o < outer; ++o)
-        std::memcpy(base + i * rowBytes + o * inner,
-                    scratch.data() + (i * outer + o) * used, used);
+        if (!copyState(s, st, i * rowBytes + o * inner,
+                       scratch.data() + (i * outer + o) * used, used,
+                       /*toState=*/true, error))
+          return setError(TFC_ERR_INTERNAL, "reordering '" + st.name +
+                                                "': " + error);
   }
   return TFC_OK;
 }
 
 /// Writes the padding bias of the positions [position, position + added):
 /// 0 for a token, -inf where keep (batch x added, row-major) is 0.
-void writePaddingBias(tfc_session *s, tfc_session::State &bias,
-                      int64_t added, const int64_t *keep) {
+tfc_status writePaddingBias(tfc_session *s, tfc_session::State &bias,
+                            int64_t added, const int64_t *keep) {
   uint64_t elem = tfc_dtype_size(bias.dtype);
-  auto *base = static_cast<unsigned char *>(bias.buffer.get());
-  for (int64_t b = 0; b < s->batch; ++b)
+  std::vector<unsigned char> row(static_cast<size_t>(added) * elem);
+  std::string error;
+  for (int64_t b = 0; b < s->batch; ++b) {
     for (int64_t t = 0; t < added; ++t) {
       bool token = !keep || keep[b * added + t];
-      unsigned char *p =
-          base + (static_cast<uint64_t>(b) * s->context + s->position + t) *
-                     elem;
+      unsigned char *p = row.data() + t * elem;
       switch (bias.dtype) {
       case TFC_F32: {
         float v = token ? 0.0f : -INFINITY;
@@ -414,11 +488,17 @@ void writePaddingBias(tfc_session *s, tfc_session::State &bias,
         break;
       }
     }
+    uint64_t at = (static_cast<uint64_t>(b) * s->context + s->position) * elem;
+    if (!copyState(s, bias, at, row.data(), row.size(), /*toState=*/true,
+                   error))
+      return setError(TFC_ERR_INTERNAL, "writing the padding bias: " + error);
+  }
+  return TFC_OK;
 }
 
 tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
-               tfc_tensor *outputs, size_t numOutputs,
-               const int64_t *keep = nullptr) {
+               tfc_tensor *outputs, size_t numOutputs, const int64_t *keep,
+               bool into) {
   if (!s)
     return setError(TFC_ERR_INVALID_ARGUMENT, "session is NULL");
   const EntrySpec &e = *s->entry;
@@ -464,17 +544,20 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
                         "keep[" + std::to_string(i) + "] is " +
                             std::to_string(keep[i]) + ", not 0 or 1");
   }
-  if (bias && bias->buffer)
-    writePaddingBias(s, *bias, added, keep);
+  if (bias && bias->allocated())
+    if (tfc_status status = writePaddingBias(s, *bias, added, keep);
+        status != TFC_OK)
+      return status;
   std::vector<tfc_tensor> all(e.inputs.size());
   for (size_t k = 0; k < numInputs; ++k)
     all[s->userInputs[k]] = inputs[k];
   int64_t past = s->position;
   all[s->pastInput] = tfc_tensor{TFC_I64, 0, {}, &past, nullptr};
-  if (tfc_status status = passStates(s, e, all); status != TFC_OK)
+  std::vector<bool> resident;
+  if (tfc_status status = passStates(s, e, all, resident); status != TFC_OK)
     return status;
   tfc_status status = s->model->run(e.name.c_str(), all.data(), all.size(),
-                                    outputs, numOutputs);
+                                    outputs, numOutputs, &resident, into);
   if (status == TFC_OK)
     s->position += added;
   return status;
@@ -502,6 +585,16 @@ tfc_status tfc_session_run_padded(tfc_session *session,
                                   size_t num_outputs) {
   return guarded([&] {
     return run(session, inputs, num_inputs, outputs, num_outputs, keep);
+  });
+}
+
+tfc_status tfc_session_run_into(tfc_session *session,
+                                const tfc_tensor *inputs, size_t num_inputs,
+                                const int64_t *keep, tfc_tensor *outputs,
+                                size_t num_outputs) {
+  return guarded([&] {
+    return run(session, inputs, num_inputs, outputs, num_outputs, keep,
+               /*into=*/true);
   });
 }
 

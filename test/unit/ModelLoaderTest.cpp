@@ -733,6 +733,32 @@ TEST(ModelMetadata, ParsesAFullDescription) {
   EXPECT_EQ(spec.entries[0].outputs[0].shapeString(), "[batch, ?, 50257]");
 }
 
+TEST(ModelMetadata, StateAndHostInputs) {
+  auto entry = [](const std::string &input) {
+    return std::string(R"({"abi": 1, "model": "m", "target": {"triple": "x86_64-unknown-linux-gnu"},
+        "dims": [{"name": "batch"}, {"name": "context"}],
+        "entries": [{"name": "f", "symbol": "tfc_entry_f", "inputs": [)") +
+           input + R"(], "outputs": []}]})";
+  };
+  ModelSpec spec;
+  std::string error;
+  ASSERT_TRUE(parseModelMetadata(
+      entry(R"({"name": "past", "dtype": "i64", "shape": [], "host": true},
+               {"name": "cache.0.k", "dtype": "f32", "shape": ["batch", 2, "context", 8], "state": true})"),
+      spec, error))
+      << error;
+  EXPECT_TRUE(spec.entries[0].inputs[0].host);
+  EXPECT_FALSE(spec.entries[0].inputs[0].state);
+  EXPECT_TRUE(spec.entries[0].inputs[1].state);
+  EXPECT_FALSE(spec.entries[0].inputs[1].host);
+  EXPECT_TRUE(contains(
+      metadataError(entry(R"({"name": "p", "dtype": "i64", "shape": [], "host": 1})")),
+      "\"host\" must be true or false, on inputs only"));
+  EXPECT_TRUE(contains(
+      metadataError(entry(R"({"name": "p", "dtype": "i64", "shape": [], "state": "yes"})")),
+      "\"state\" must be true or false, on inputs only"));
+}
+
 TEST(ModelMetadata, Errors) {
   EXPECT_TRUE(contains(metadataError("{"), "invalid metadata JSON at byte 1"));
   EXPECT_TRUE(contains(metadataError("[]"), "must be an object, not an array"));

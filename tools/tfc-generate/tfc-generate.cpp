@@ -36,6 +36,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -245,6 +246,14 @@ public:
   StepInputs(tfc_model *m, tfc_session *session, const std::string &entry)
       : session(session) {
     int64_t e = tfc_model_find_entry(m, entry.c_str());
+    // Logits [batch, seq, vocab] with a static vocabulary go into one
+    // buffer of ours (tfc_session_run_into: decode steps compute in it).
+    tfc_tensor_info logits;
+    if (tfc_entry_num_outputs(m, static_cast<size_t>(e)) == 1 &&
+        tfc_entry_output_info(m, static_cast<size_t>(e), 0, &logits) ==
+            TFC_OK &&
+        logits.dtype == TFC_F32 && logits.rank == 3 && logits.dims[2] > 0)
+      vocab = logits.dims[2];
     std::vector<tfc_tensor_info> infos;
     for (size_t i = 0; i < tfc_session_num_inputs(session); ++i) {
       std::string name = tfc_session_input_name(session, i);
@@ -285,10 +294,13 @@ public:
   }
 
   /// Runs `rows` x `n` tokens; `logits` is the output (release it).
-  /// `keep` (rows x n, 1 token / 0 left padding): tfc_session_run_padded,
-  /// and the value of the masks along the tokens.
-  void run(const std::vector<int64_t> &tokens, int64_t rows, int64_t n,
-           tfc_tensor &logits, const std::vector<int64_t> *keep = nullptr) {
+  /// Runs `rows` x `n` tokens and returns the logits [rows, n, vocab] (valid
+  /// until the next run; `vocabOut` is set). `keep` (rows x n, 1 token / 0
+  /// left padding): tfc_session_run_padded, and the value of the masks
+  /// along the tokens.
+  const float *run(const std::vector<int64_t> &tokens, int64_t rows,
+                   int64_t n, int64_t &vocabOut,
+                   const std::vector<int64_t> *keep = nullptr) {
     std::vector<int64_t> ones =
         keep ? *keep : std::vector<int64_t>(static_cast<size_t>(rows * n), 1);
     std::vector<tfc_tensor> args;
@@ -304,10 +316,40 @@ public:
                                 const_cast<int64_t *>(data.data()),
                                 nullptr});
     }
+    if (vocab > 0) {
+      size_t need = static_cast<size_t>(rows * n * vocab);
+      if (need > capacity) {
+        buffer.reset(static_cast<float *>(
+            std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
+        if (!buffer)
+          fail("out of memory for the logits");
+        capacity = need;
+      }
+      tfc_tensor out{TFC_F32, 3, {rows, n, vocab}, buffer.get(), nullptr};
+      if (tfc_session_run_into(session, args.data(), args.size(),
+                               keep ? keep->data() : nullptr, &out,
+                               1) != TFC_OK)
+        fail(tfc_last_error());
+      vocabOut = vocab;
+      return buffer.get();
+    }
+    tfc_tensor out;
     if (tfc_session_run_padded(session, args.data(), args.size(),
-                               keep ? keep->data() : nullptr, &logits,
+                               keep ? keep->data() : nullptr, &out,
                                1) != TFC_OK)
       fail(tfc_last_error());
+    vocabOut = out.shape[out.rank - 1];
+    size_t need = static_cast<size_t>(rows * n * vocabOut);
+    if (need > capacity) {
+      buffer.reset(static_cast<float *>(
+          std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
+      if (!buffer)
+        fail("out of memory for the logits");
+      capacity = need;
+    }
+    std::memcpy(buffer.get(), out.data, need * sizeof(float));
+    tfc_tensor_release(&out);
+    return buffer.get();
   }
 
 private:
@@ -316,9 +358,16 @@ private:
     enum Kind { Ids, Ones, Given } kind = Ids;
     OwnedTensor given;
   };
+  struct FreeDeleter {
+    void operator()(float *p) const { std::free(p); }
+  };
   tfc_session *session;
   std::vector<Input> inputs;
   std::string seqDim;
+  /// The static vocabulary of the logits, or 0.
+  int64_t vocab = 0;
+  std::unique_ptr<float, FreeDeleter> buffer;
+  size_t capacity = 0;
 };
 
 /// Runs the encoder of an encoder-decoder model on the source ids and gives
@@ -504,16 +553,14 @@ BatchResult generateBatch(tfc_session *session, StepInputs &inputs,
   int64_t feedWidth = static_cast<int64_t>(width);
   for (int64_t step = 0;; ++step) {
     auto t0 = std::chrono::steady_clock::now();
-    tfc_tensor out;
-    inputs.run(tokens, rows, feedWidth, out, padded && step == 0 ? &keep : nullptr);
-    int64_t vocab = out.shape[out.rank - 1];
+    int64_t vocab = 0;
+    const float *logits = inputs.run(tokens, rows, feedWidth, vocab,
+                                     padded && step == 0 ? &keep : nullptr);
     last.resize(static_cast<size_t>(rows * vocab));
     for (int64_t r = 0; r < rows; ++r)
       std::memcpy(last.data() + r * vocab,
-                  static_cast<const float *>(out.data) +
-                      (r * out.shape[1] + out.shape[1] - 1) * vocab,
+                  logits + (r * feedWidth + feedWidth - 1) * vocab,
                   static_cast<size_t>(vocab) * sizeof(float));
-    tfc_tensor_release(&out);
     // The next token of every row.
     std::vector<int64_t> next(static_cast<size_t>(rows));
     std::vector<int64_t> parents(static_cast<size_t>(rows));
@@ -658,15 +705,12 @@ struct Generation {
         break;
       }
       auto t0 = std::chrono::steady_clock::now();
-      tfc_tensor out;
-      inputs.run(feed, 1, static_cast<int64_t>(feed.size()), out);
+      int64_t vocab = 0, n = static_cast<int64_t>(feed.size());
+      const float *logits = inputs.run(feed, 1, n, vocab);
       fed.insert(fed.end(), feed.begin(), feed.end());
       // The last position's logits: greedy (the argmax) or sampled.
-      int64_t vocab = out.shape[out.rank - 1];
-      const float *row =
-          static_cast<const float *>(out.data) + (out.shape[1] - 1) * vocab;
+      const float *row = logits + (n - 1) * vocab;
       int64_t next = sampler.sample(row, static_cast<size_t>(vocab), history);
-      tfc_tensor_release(&out);
       history.push_back(next);
       double ms = msSince(t0);
       if (step == 0) {

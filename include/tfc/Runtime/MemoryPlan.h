@@ -121,6 +121,16 @@ public:
   /// Ends the run: frees what is still live, records or updates the plan.
   void endRun();
 
+  /// In a recorded run, after the entry returned: output `index`, of
+  /// `bytes`, starts the live allocation `ptr` (contiguous). The plan
+  /// remembers which allocation that was when it holds nothing else.
+  void noteOutput(size_t index, void *ptr, uint64_t bytes);
+  /// In a replayed run, before the entry: the caller's buffer for each
+  /// output (null: none). The allocation a recorded run returned as output
+  /// i is served with buffer i when it fits (size and alignment), so the
+  /// entry computes straight into it.
+  void setDestinations(const std::vector<std::pair<void *, uint64_t>> &dests);
+
   /// Whether an allocation through this planner (in a run or not, from any
   /// thread) returned null for a non-zero size since the last call; `size`
   /// is the first such request. The model library then returned early
@@ -198,6 +208,11 @@ private:
   uint64_t event = 0;
   uint32_t nextOrdinal = 0;
   std::vector<Lifetime> recording;
+  /// Per output index of the recording run: its allocation's ordinal, or -1.
+  std::vector<int64_t> recordedOutputs;
+  std::vector<uint64_t> recordedOutputBytes;
+  /// Ordinal -> the caller's buffer, in a replayed run.
+  std::unordered_map<uint32_t, void *> destinations;
   std::vector<uint64_t> recordedEvents;
   std::unordered_map<void *, Live> live;
   std::unordered_set<void *> shared;

@@ -64,6 +64,9 @@ struct TensorSpec {
   /// A state input ("state": true): a buffer the entry updates in place,
   /// owned by a session (the key/value caches of a cached entry).
   bool state = false;
+  /// An input the entry's host code reads ("host": true, e.g. `past`): a
+  /// CUDA model takes it from host memory (never uploaded).
+  bool host = false;
   /// A weight only tfc_model_init reads ("init_only": true): once the derived
   /// constants exist the runtime releases it.
   bool initOnly = false;

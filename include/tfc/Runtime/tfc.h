@@ -253,6 +253,20 @@ TFC_API tfc_status tfc_run(tfc_model *model, const char *entry,
                            const tfc_tensor *inputs, size_t num_inputs,
                            tfc_tensor *outputs, size_t num_outputs);
 
+/* tfc_run into the caller's buffers: outputs[i] gives the output's dtype,
+ * rank and exact shape and `data`, writable and aligned to the element
+ * (owner is ignored and stays the caller's). A wrong dtype, rank or missing
+ * data is TFC_ERR_INVALID_ARGUMENT before the run; a shape other than the
+ * one the entry produces is TFC_ERR_INPUT after it. Nothing is allocated for
+ * the outputs: a run whose input shapes repeat an earlier run's (a replayed
+ * memory plan, e.g. every decode step) computes straight into 64-byte
+ * aligned buffers (zero copy; tfc_memory_stats counts no heap allocation
+ * for them); otherwise the result is copied in. CPU models compute in place;
+ * CUDA models download into the buffers. */
+TFC_API tfc_status tfc_run_into(tfc_model *model, const char *entry,
+                                const tfc_tensor *inputs, size_t num_inputs,
+                                tfc_tensor *outputs, size_t num_outputs);
+
 /* Frees an output of tfc_run and zeroes data and owner; a zeroed tensor or
  * NULL is ignored. */
 TFC_API void tfc_tensor_release(tfc_tensor *tensor);
@@ -325,7 +339,9 @@ typedef struct tfc_session tfc_session;
  * most `context` tokens (prompt and generated). TFC_ERR_INVALID_ARGUMENT if
  * the entry has no state inputs (compile with --kv-cache) or the sizes are
  * not positive or exceed the entry's sequence bound; TFC_ERR_OUT_OF_MEMORY
- * if the caches cannot be allocated. CPU models only for now. */
+ * if the caches cannot be allocated. On a CUDA model the caches are device
+ * memory: only the caller's inputs and the outputs cross to and from the
+ * host each run. */
 TFC_API tfc_status tfc_session_create(tfc_model *model, const char *entry,
                                       int64_t batch, int64_t context,
                                       tfc_session **out);
@@ -338,6 +354,16 @@ TFC_API tfc_status tfc_session_create(tfc_model *model, const char *entry,
 TFC_API tfc_status tfc_session_run(tfc_session *session,
                                    const tfc_tensor *inputs, size_t num_inputs,
                                    tfc_tensor *outputs, size_t num_outputs);
+/* tfc_session_run_padded (keep NULL: no padding) into the caller's
+ * buffers, as tfc_run_into: decode steps, whose shapes repeat, write their
+ * logits straight into the caller's buffer. */
+TFC_API tfc_status tfc_session_run_into(tfc_session *session,
+                                        const tfc_tensor *inputs,
+                                        size_t num_inputs,
+                                        const int64_t *keep,
+                                        tfc_tensor *outputs,
+                                        size_t num_outputs);
+
 /* Runs another entry of the model on this session's states: one whose
  * state inputs the session holds and that has no `past`, such as the
  * `<entry>_cross` that --kv-cache makes for encoder-decoder models (it

@@ -120,14 +120,25 @@ void keepShapeBuffersOnHost(ModuleOp module) {
   }
 }
 
-/// Whether `op` writes or reads host stack memory (memref.alloca).
-bool onHostStack(Operation *op) {
+/// Whether `op` writes or reads host memory: the host stack
+/// (memref.alloca) or an entry argument the host holds (`tfc.host`, e.g. the
+/// position `past` of a cached entry, which the runtime never uploads).
+bool onHost(Operation *op) {
   Value memref;
   if (auto store = dyn_cast<memref::StoreOp>(op))
     memref = store.getMemRef();
   else if (auto load = dyn_cast<memref::LoadOp>(op))
     memref = load.getMemRef();
-  return memref && memref.getDefiningOp<memref::AllocaOp>();
+  if (!memref)
+    return false;
+  if (memref.getDefiningOp<memref::AllocaOp>())
+    return true;
+  auto arg = dyn_cast<BlockArgument>(memref);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  return isa_and_nonnull<memref::LoadOp>(op) && fn &&
+         arg.getOwner() == &fn.front() &&
+         fn.getArgAttr(arg.getArgNumber(), "tfc.host");
 }
 
 struct MapLoopsToGPUPass
@@ -154,7 +165,7 @@ struct MapLoopsToGPUPass
         getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
           if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
             return WalkResult::skip();
-          if (touchesMemory(op) && !onHostStack(op)) {
+          if (touchesMemory(op) && !onHost(op)) {
             op->emitError("this operation would access device memory from the "
                           "host; the CUDA target runs every buffer access in a "
                           "kernel");

@@ -140,12 +140,19 @@ struct LowerCpuModelABIPass
         }
       entryJson.push_back(describeEntry(module, entry));
       lowerStates(entry);
-      // The names and dims now live in the metadata.
+      // The names and dims now live in the metadata; `tfc.host` stays for
+      // the GPU lowering (a scalar the host reads, e.g. `past`).
+      llvm::SmallVector<unsigned> host;
+      for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+        if (entry.getArgAttr(i, "tfc.host"))
+          host.push_back(i);
       entry.removeArgAttrsAttr();
       entry.removeResAttrsAttr();
       if (failed(entry.insertArgument(0u, ptrType, DictionaryAttr(),
                                       entry.getLoc())))
         return signalPassFailure();
+      for (unsigned i : host)
+        entry.setArgAttr(i + 1, "tfc.host", b.getUnitAttr());
       Value table = entry.getArgument(0);
       hoistWeightComputations(entry, table, init);
       entry.setName((kImplPrefix + entry.getName()).str());
@@ -452,6 +459,8 @@ struct LowerCpuModelABIPass
         in["bound"] = bound.getInt();
       if (entry.getArgAttr(i, "tfc.state"))
         in["state"] = true;
+      if (entry.getArgAttr(i, "tfc.host"))
+        in["host"] = true;
       inputs.push_back(std::move(in));
     }
     for (unsigned i = 0; i < entry.getNumResults(); ++i) {

@@ -282,7 +282,77 @@ error:
   return 1;
 }
 
+/* Outputs into the caller's buffers (tfc_run_into, tfc_session_run_into):
+ * the same logits as tfc_run; once a shape repeats (a replayed plan) the
+ * entry computes straight into the buffer: no heap allocation, nothing
+ * adopted; and what is refused. */
+static int into(const char *cached, int64_t vocab) {
+  int64_t ids[4] = {3, 14, 15, 9};
+  tfc_tensor in = {TFC_I64, 2, {1, 4}, ids, NULL}, ref;
+  if (tfc_run(model, "forward", &in, 1, &ref, 1) != TFC_OK)
+    goto error;
+  float *buf = aligned_alloc(64, 4 * 64 * sizeof(float));
+  if (vocab > 64 || !buf)
+    return 1;
+  for (int round = 0; round < 2; ++round) {
+    tfc_tensor out = {TFC_F32, 3, {1, 4, vocab}, buf, NULL};
+    memset(buf, 0, 4 * 64 * sizeof(float));
+    if (tfc_run_into(model, "forward", &in, 1, &out, 1) != TFC_OK)
+      goto error;
+    tfc_memory_stats st;
+    tfc_model_memory_stats(model, &st);
+    double err = max_diff(buf, (const float *)ref.data, 4 * vocab);
+    printf("run_into %s: max abs error %.3g, heap allocations %llu, "
+           "adopted %llu, owner %s\n",
+           st.mode == TFC_PLAN_REPLAYED ? "replayed" : "recorded", err,
+           (unsigned long long)st.heap_allocs,
+           (unsigned long long)st.output_allocs, out.owner ? "set" : "NULL");
+  }
+  tfc_tensor bad = {TFC_I64, 3, {1, 4, vocab}, buf, NULL};
+  if (tfc_run_into(model, "forward", &in, 1, &bad, 1) == TFC_OK)
+    return 1;
+  printf("wrong dtype: %s\n", tfc_last_error());
+  tfc_tensor small = {TFC_F32, 3, {1, 3, vocab}, buf, NULL};
+  if (tfc_run_into(model, "forward", &in, 1, &small, 1) == TFC_OK)
+    return 1;
+  printf("wrong shape: %s\n", tfc_last_error());
+  /* A session: decode steps into one buffer. */
+  tfc_session *s = NULL;
+  if (tfc_session_create(model, cached, 1, 8, &s) != TFC_OK)
+    goto error;
+  for (int step = 0; step < 4; ++step) {
+    tfc_tensor one = {TFC_I64, 2, {1, 1}, &ids[step], NULL};
+    tfc_tensor out = {TFC_F32, 3, {1, 1, vocab}, buf, NULL};
+    if (tfc_session_run_into(s, &one, 1, NULL, &out, 1) != TFC_OK)
+      goto error;
+  }
+  tfc_memory_stats st;
+  tfc_model_memory_stats(model, &st);
+  double err = max_diff(buf, (const float *)ref.data + 3 * vocab, vocab);
+  printf("session_run_into: step 4 vs forward: max abs error %.3g %s, heap "
+         "allocations %llu\n",
+         err, err <= 1e-4 ? "OK" : "MISMATCH",
+         (unsigned long long)st.heap_allocs);
+  tfc_session_free(s);
+  tfc_tensor_release(&ref);
+  free(buf);
+  return 0;
+error:
+  fprintf(stderr, "%s\n", tfc_last_error());
+  return 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[4], "into") == 0) {
+    if (tfc_model_load(argv[1], &model) != TFC_OK ||
+        tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+      fprintf(stderr, "%s\n", tfc_last_error());
+      return 1;
+    }
+    int status = into(argv[3], atoi(argv[5]));
+    tfc_model_free(model);
+    return status;
+  }
   if (argc == 7 && strcmp(argv[4], "cross") == 0) {
     if (tfc_model_load(argv[1], &model) != TFC_OK ||
         tfc_model_load_weights(model, argv[2]) != TFC_OK) {
