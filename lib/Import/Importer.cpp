@@ -1063,9 +1063,32 @@ bool importBert(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   std::string pre =
       c.hasTensor("bert.embeddings.word_embeddings.weight") ? "bert." : "";
   bool pooler = c.hasTensor(pre + "pooler.dense.weight");
+  // BertForSequenceClassification: a classifier over the pooled [CLS].
+  bool classifier = pooler && c.hasTensor("classifier.weight");
+  int64_t labels = 0;
+  std::string labelNames;
+  if (classifier) {
+    const tfc::rt::TensorView *w = c.weights->findTensor("classifier.weight");
+    labels = w && w->shape.size() == 2 ? w->shape[0] : 0;
+    if (labels <= 0) {
+      error = c.dir + ": tensor 'classifier.weight' should be [num_labels, " +
+              std::to_string(d) + "]";
+      return false;
+    }
+    // id2label, in id order, for the description's comment.
+    if (c.config.contains("id2label") && c.config["id2label"].is_object())
+      for (int64_t i = 0; i < labels; ++i) {
+        std::string key = std::to_string(i);
+        labelNames += (i ? ", " : "") + key + " = " +
+                      (c.config["id2label"].contains(key) &&
+                               c.config["id2label"][key].is_string()
+                           ? c.config["id2label"][key].get<std::string>()
+                           : std::string("?"));
+      }
+  }
 
   std::ostringstream o;
-  o << hfHeader(c, "BertModel",
+  o << hfHeader(c, classifier ? "BertForSequenceClassification" : "BertModel",
                 {"model_type", "vocab_size", "hidden_size", "num_hidden_layers",
                  "num_attention_heads", "intermediate_size",
                  "max_position_embeddings", "type_vocab_size",
@@ -1128,6 +1151,22 @@ bool importBert(HfCheckpoint &c, ImportedModel &out, std::string &error) {
       << "  return hidden, pooled\n}\n";
   else
     o << "  return hidden\n}\n";
+  if (classifier)
+    o << "\n# Sequence classification: the pooled [CLS] state through the "
+         "classifier;\n# logits and their softmax over the "
+      << labels << " labels" << (labelNames.empty() ? "" : " (" + labelNames + ")")
+      << ".\n"
+      << "entry classify(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
+         "seq],\n               attention_mask: i64[batch, seq]) {\n"
+      << "  weight w: [" << labels << ", d_model] = \"classifier.weight\"\n"
+      << "  weight b: [" << labels << "] = \"classifier.bias\"\n"
+      << "  hidden = encoder(input_ids, token_type_ids, attention_mask)\n"
+      << "  first = reshape(slice(hidden, 0, 1, axis = 1), [batch, d_model])\n"
+      << "  pooled = tanh(dense(first, \"" << pre
+      << "pooler.dense\", d_model, d_model))\n"
+      << "  logits = linear(pooled, w, b)\n"
+      << "  probabilities = softmax(logits)\n"
+      << "  return logits, probabilities\n}\n";
   if (pool.present) {
     o << "\n# Sentence embeddings as sentence-transformers computes them.\n"
       << "entry encode(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
@@ -1160,6 +1199,10 @@ bool importBert(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   if (pooler) {
     uses.push_back({pre + "pooler.dense.weight", {d, d}});
     uses.push_back({pre + "pooler.dense.bias", {d}});
+  }
+  if (classifier) {
+    uses.push_back({"classifier.weight", {labels, d}});
+    uses.push_back({"classifier.bias", {labels}});
   }
   for (int64_t l = 0; l < layers; ++l) {
     std::string p = pre + "encoder.layer." + std::to_string(l) + ".";

@@ -1187,6 +1187,17 @@ int main(int argc, char **argv) {
                           encodeMs);
   else if (!inputs.needed().empty())
     fail("entry '" + entry + "' takes more than the token ids");
+  else {
+    // Cross-attention over keys computed from the weights alone (no
+    // encoder): `<entry>_cross` takes no input and fills them once.
+    std::string cross = entry.size() > 7 ? entry.substr(0, entry.size() - 7) +
+                                               "_cross"
+                                         : std::string();
+    if (!cross.empty() && tfc_model_find_entry(m, cross.c_str()) >= 0 &&
+        tfc_session_run_entry(session, cross.c_str(), nullptr, 0, nullptr,
+                              0) != TFC_OK)
+      fail(tfc_last_error());
+  }
   tfc::rt::Sampler sampler(sampling);
 
   if (batch || beam.beams > 1) {
