@@ -69,11 +69,32 @@ void forRange(OpBuilder &b, Location loc, Value lb, Value ub, Value step,
 
 namespace {
 
+/// The sizes both kernels read, computed once before choosing one:
+/// q [batch, heads, tq, d], k [batch, kvHeads, tk, d], v [.., .., tk, dv].
+/// `runHeads` is 0 without key/value heads (then no task runs and no key is
+/// read: run-time head counts are not checked against each other).
+struct AttentionSizes {
+  Value batch, heads, tq, d, kvHeads, tk, dv, runHeads;
+
+  AttentionSizes(OpBuilder &b, Location loc, Value query, Value key,
+                 Value value)
+      : batch(dim(b, loc, query, 0)), heads(dim(b, loc, query, 1)),
+        tq(dim(b, loc, query, 2)), d(dim(b, loc, query, 3)),
+        kvHeads(dim(b, loc, key, 1)), tk(dim(b, loc, key, 2)),
+        dv(dim(b, loc, value, 3)) {
+    Value zero = indexConst(b, loc, 0);
+    runHeads = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
+        zero, heads);
+  }
+};
+
 /// The flash-attention loop nest (the file comment); operands with unit
 /// innermost strides.
 void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
-                        Value query, Value key, Value value, Value mask,
-                        Value out) {
+                        const AttentionSizes &sizes, Value query, Value key,
+                        Value value, Value mask, Value out) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   VectorType vt = vecType(ctx);
@@ -81,23 +102,17 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
   bool causal = op.getCausal();
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value batch = dim(b, loc, query, 0), heads = dim(b, loc, query, 1);
-  Value tq = dim(b, loc, query, 2), d = dim(b, loc, query, 3);
-  Value kvHeads = dim(b, loc, key, 1), tk = dim(b, loc, key, 2);
-  Value dv = dim(b, loc, value, 3);
+  Value batch = sizes.batch, heads = sizes.heads, tq = sizes.tq, d = sizes.d;
+  Value kvHeads = sizes.kvHeads, tk = sizes.tk, dv = sizes.dv;
   // Run-time head counts are not checked against each other: no division
-  // by 0 and no key/value head past the last; without key/value heads no
-  // task runs (and no key is read).
+  // by 0 and no key/value head past the last.
   Value group = arith::MaxUIOp::create(
       b, loc,
       arith::DivUIOp::create(b, loc, heads,
                              arith::MaxUIOp::create(b, loc, kvHeads, one)),
       one);
   Value lastKvHead = subI(b, loc, kvHeads, one);
-  Value runHeads = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
-      zero, heads);
+  Value runHeads = sizes.runHeads;
   Value shift = subI(b, loc, tk, tq);
   Value blockQ = indexConst(b, loc, kAttentionBlockQ);
   Value blockK = indexConst(b, loc, kAttentionBlockK);
@@ -347,8 +362,8 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
 /// (batch, key/value head, split of the keys) serving every query head of
 /// the group, then a combine per (batch, head)).
 void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
-                         Value query, Value key, Value value, Value mask,
-                         Value out) {
+                         const AttentionSizes &sizes, Value query, Value key,
+                         Value value, Value mask, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
@@ -361,10 +376,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
       b, op, "tfc_uk_attention_partial_floats", i64, {ptr});
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value batch = dim(b, loc, query, 0), heads = dim(b, loc, query, 1);
-  Value tq = dim(b, loc, query, 2), d = dim(b, loc, query, 3);
-  Value kvHeads = dim(b, loc, key, 1), tk = dim(b, loc, key, 2);
-  Value dv = dim(b, loc, value, 3);
+  Value batch = sizes.batch, heads = sizes.heads, tq = sizes.tq, d = sizes.d;
+  Value kvHeads = sizes.kvHeads, tk = sizes.tk, dv = sizes.dv;
   // Keys per split: enough splits that one sequence has work for every
   // thread, few enough that each reads a long run of keys.
   Value splits = arith::MinUIOp::create(
@@ -423,13 +436,9 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
       b.getI64IntegerAttr(64));
   Value scale = f32Const(b, loc, op.getEffectiveScale());
   // Without key/value heads no task runs (and no key is read).
-  Value runKvHeads = kvHeads;
-  Value runHeads = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
-      zero, heads);
+  Value runHeads = sizes.runHeads;
   Value splitTasks = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, batch, runKvHeads), splits);
+      b, loc, arith::MulIOp::create(b, loc, batch, kvHeads), splits);
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{splitTasks}, ValueRange{one},
       [&](OpBuilder &b, Location l, ValueRange ivs) {
@@ -469,8 +478,8 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   // The micro-kernel serves the query heads of each key/value head as one
   // group, so it also needs run-time head counts that divide (the verifier
   // checks static ones; the flash path maps any count).
-  Value tq = dim(b, loc, query, 2);
-  Value heads = dim(b, loc, query, 1), kvHeads = dim(b, loc, key, 1);
+  AttentionSizes sizes(b, loc, query, key, value);
+  Value tq = sizes.tq, heads = sizes.heads, kvHeads = sizes.kvHeads;
   Value one = indexConst(b, loc, 1);
   Value divides = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
@@ -485,7 +494,7 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
-  emitDecodeAttention(b, loc, op, query, key, value, mask, out);
+  emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
-  emitFlashAttention(b, loc, op, query, key, value, mask, out);
+  emitFlashAttention(b, loc, op, sizes, query, key, value, mask, out);
 }

@@ -135,7 +135,8 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // shape array; the flash loop nest is the other branch.
 // (Only when the run-time head counts divide: the micro-kernel serves a
 // key/value head's query heads as one group.)
-// CHECK: %[[DIVIDES:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[REM:.*]] = arith.remui
+// CHECK: %[[DIVIDES:.*]] = arith.cmpi eq, %[[REM]], %c0{{.*}} : index
 // CHECK: %[[SMALL:.*]] = arith.cmpi ule, %{{.*}}, %c4{{.*}} : index
 // CHECK: %[[FEW:.*]] = arith.andi %[[SMALL]], %[[DIVIDES]] : i1
 // CHECK: scf.if %[[FEW]] {
@@ -208,13 +209,14 @@ func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, 
 // CHECK-SAME: (%[[Q:.*]]: memref<2x8x?x32xf32>, %[[K:.*]]: memref<2x2x?x32xf32>, %[[V:.*]]: memref<2x2x?x24xf32>, %[[M:.*]]: memref<2x1x1x?xf32>) -> memref<2x8x?x24xf32>
 // CHECK: %[[TQ0:.*]] = memref.dim %[[Q]], %c2
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[TQ0]]) {alignment = 64 : i64} : memref<2x8x?x24xf32>
-// CHECK: scf.if
-// CHECK: llvm.call @tfc_uk_attention_split
-// CHECK: } else {
+// The sizes both kernels read, once before the choice.
 // CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
 // CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
 // CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
 // CHECK-DAG: %[[DV:.*]] = memref.dim %[[V]], %c3
+// CHECK: scf.if
+// CHECK: llvm.call @tfc_uk_attention_split
+// CHECK: } else {
 // CHECK: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index
 // CHECK: %[[G0:.*]] = arith.divui %[[H]], %[[HKV1]] : index
 // CHECK: %[[GROUP:.*]] = arith.maxui %[[G0]], %c1{{.*}} : index

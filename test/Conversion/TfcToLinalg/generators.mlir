@@ -128,6 +128,8 @@ func.func @padding_mask(%m: tensor<?x?xi64>) -> tensor<?x1x1x?xf32> {
 // CHECK-NEXT: %[[T:.*]] = linalg.index 0 : index
 // CHECK-NEXT: %[[D:.*]] = linalg.index 1 : index
 // CHECK-NEXT: %[[PAIR:.*]] = arith.divui %[[D]], %[[C2]] : index
+// CHECK-NEXT: %[[ODD:.*]] = arith.remui %[[D]], %[[C2]] : index
+// CHECK-NEXT: %[[ISODD:.*]] = arith.cmpi ne, %[[ODD]], %{{.*}} : index
 // CHECK: %[[EXPO:.*]] = arith.mulf %{{.*}}, %[[K]] : f64
 // CHECK-NEXT: %[[FREQ:.*]] = math.exp %[[EXPO]] : f64
 // CHECK-NEXT: %[[ANGLE:.*]] = arith.mulf %{{.*}}, %[[FREQ]] : f64
@@ -136,8 +138,6 @@ func.func @padding_mask(%m: tensor<?x?xi64>) -> tensor<?x1x1x?xf32> {
 // CHECK: %[[A32:.*]] = arith.truncf %{{.*}} : f64 to f32
 // CHECK-NEXT: %[[SIN:.*]] = math.sin %[[A32]] : f32
 // CHECK-NEXT: %[[COS:.*]] = math.cos %[[A32]] : f32
-// CHECK-NEXT: %[[ODD:.*]] = arith.remui %[[D]], %[[C2]] : index
-// CHECK-NEXT: %[[ISODD:.*]] = arith.cmpi ne, %[[ODD]], %{{.*}} : index
 // CHECK-NEXT: %[[V:.*]] = arith.select %[[ISODD]], %[[COS]], %[[SIN]] : f32
 // CHECK-NEXT: linalg.yield %[[V]] : f32
 func.func @sinusoidal_positions(%n: index) -> tensor<?x16xf32> {
@@ -160,6 +160,24 @@ func.func @sinusoidal_positions(%n: index) -> tensor<?x16xf32> {
 func.func @sinusoidal_positions_f64_offset(%n: index, %o: index) -> tensor<?x16xf64> {
   %0 = tfc.sinusoidal_positions %n offset(%o) : tensor<?x16xf64>
   return %0 : tensor<?x16xf64>
+}
+
+// -----
+
+// `halves` (Marian): feature d < 8 is the sine of frequency d, d >= 8 the
+// cosine of frequency d - 8.
+// CHECK-LABEL: func @sinusoidal_positions_halves
+// CHECK-DAG: %[[HALF:.*]] = arith.constant 8 : index
+// CHECK: linalg.generic
+// CHECK: %[[D:.*]] = linalg.index 1 : index
+// CHECK: %[[PAIR:.*]] = arith.remui %[[D]], %[[HALF]] : index
+// CHECK-NEXT: %[[SECOND:.*]] = arith.cmpi uge, %[[D]], %[[HALF]] : index
+// CHECK: %[[SIN:.*]] = math.sin
+// CHECK-NEXT: %[[COS:.*]] = math.cos
+// CHECK-NEXT: arith.select %[[SECOND]], %[[COS]], %[[SIN]] : f32
+func.func @sinusoidal_positions_halves(%n: index) -> tensor<?x16xf32> {
+  %0 = tfc.sinusoidal_positions halves %n : tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
 }
 
 // -----

@@ -47,7 +47,7 @@ enum {
 
 /* Quantises rows [row0, row1) of x ([rows, k], row stride ldx floats; k a
  * multiple of 32) into activation blocks: row r's k / 32 blocks start at
- * out + r * (k / 32) * 40. */
+ * out + r * (k / 32) * TFC_UK_ACT_BLOCK_BYTES. */
 void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
                           int64_t row1, int64_t k, void *out);
 

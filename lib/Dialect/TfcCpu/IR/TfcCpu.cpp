@@ -88,9 +88,9 @@ static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
 
 int64_t mlir::tfc::cpu::quantGroupBlockBytes(const QuantFormat &format) {
   // The scales of the group's rows (f16; q4_1 also its minima), then the
-  // quants of 8 rows x 32 (q4: two per byte).
-  int64_t scales = format.name == "q4_1" ? 32 : 16;
-  return scales + (format.name == "q8_0" ? 256 : 128);
+  // quants of 8 rows x 32 (q4: two per byte): the rows' blocks rearranged,
+  // the same bytes (tfc_uk_group_block_bytes in MicroKernels.h).
+  return kQuantGroupRows * format.blockBytes;
 }
 
 LogicalResult QPackOp::verify() {
