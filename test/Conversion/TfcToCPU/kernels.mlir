@@ -130,6 +130,15 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // The micro-kernel's shape array is a static stack slot of the function.
 // CHECK-NEXT: memref.alloca() : memref<25xi64>
 // CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x16xf32>
+// The sizes both kernels read, once. Run-time head counts are not trusted:
+// no task without key/value heads.
+// CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
+// CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
+// CHECK-DAG: %[[TQ:.*]] = memref.dim %[[Q]], %c2
+// CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
+// CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
+// CHECK: %[[NOKV:.*]] = arith.cmpi eq, %[[HKV]], %c0{{.*}} : index
+// CHECK-NEXT: %[[RUNH:.*]] = arith.select %[[NOKV]], %c0{{.*}}, %[[H]] : index
 // At most 4 query rows (decoding) run the micro-kernels of
 // lib/Target/CPU/MicroKernels/Attention.c, with the sizes and strides in a
 // shape array; the flash loop nest is the other branch.
@@ -137,7 +146,7 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // key/value head's query heads as one group.)
 // CHECK: %[[REM:.*]] = arith.remui
 // CHECK: %[[DIVIDES:.*]] = arith.cmpi eq, %[[REM]], %c0{{.*}} : index
-// CHECK: %[[SMALL:.*]] = arith.cmpi ule, %{{.*}}, %c4{{.*}} : index
+// CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[TQ]], %c4{{.*}} : index
 // CHECK: %[[FEW:.*]] = arith.andi %[[SMALL]], %[[DIVIDES]] : i1
 // CHECK: scf.if %[[FEW]] {
 // CHECK: llvm.call @tfc_uk_attention_partial_floats
@@ -146,19 +155,11 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK: scf.parallel
 // CHECK: llvm.call @tfc_uk_attention_combine
 // CHECK: } else {
-// CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
-// CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
-// CHECK-DAG: %[[TQ:.*]] = memref.dim %[[Q]], %c2
-// CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
-// CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
-// Run-time head counts are not trusted: no division by zero, no key/value
-// head past the last, no task without key/value heads.
+// No division by zero, no key/value head past the last.
 // CHECK-DAG: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index
 // CHECK-DAG: %[[G0:.*]] = arith.divui %[[H]], %[[HKV1]] : index
 // CHECK-DAG: %[[GROUP:.*]] = arith.maxui %[[G0]], %c1{{.*}} : index
 // CHECK-DAG: %[[LASTKV:.*]] = arith.subi %[[HKV]], %c1{{.*}} : index
-// CHECK-DAG: %[[NOKV:.*]] = arith.cmpi eq, %[[HKV]], %c0{{.*}} : index
-// CHECK-DAG: %[[RUNH:.*]] = arith.select %[[NOKV]], %c0{{.*}}, %[[H]] : index
 // CHECK-DAG: %[[SHIFT:.*]] = arith.subi %[[TK]], %[[TQ]] : index
 // CHECK: %[[QB:.*]] = arith.ceildivui %[[TQ]], %c8{{.*}} : index
 // CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %[[QI:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[B]], %[[RUNH]], %[[QB]])
