@@ -78,6 +78,8 @@ const char *tfc_status_name(tfc_status status) {
     return "TFC_ERR_OUT_OF_MEMORY";
   case TFC_ERR_INTERNAL:
     return "TFC_ERR_INTERNAL";
+  case TFC_ERR_CANCELLED:
+    return "TFC_ERR_CANCELLED";
   case TFC_STATUS_MAX_ENUM:
     break;
   }

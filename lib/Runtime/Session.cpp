@@ -15,8 +15,11 @@
 #include "Model.h"
 
 #include "tfc/Runtime/MemoryPlan.h"
+#include "tfc/Runtime/Sampler.h"
 
 #include <cmath>
+#include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <new>
@@ -73,6 +76,8 @@ struct tfc_session {
   /// The named dim along which runs add tokens (input_ids' second axis).
   std::string seqDim;
   std::string batchDim;
+  /// Set while a call runs: a session is used by one thread at a time.
+  std::atomic<bool> busy{false};
 };
 
 namespace {
@@ -563,7 +568,205 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
   return status;
 }
 
+/// Marks a session busy for the length of a call; a second thread's call
+/// meanwhile is refused (not serialised: a session's calls must come in an
+/// order, which only its one user knows).
+class BusyGuard {
+public:
+  explicit BusyGuard(tfc_session *s)
+      : s(s), ok(s && !s->busy.exchange(true)) {}
+  ~BusyGuard() {
+    if (ok)
+      s->busy = false;
+  }
+  tfc_status refuse() const {
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "the session is in use by another thread (a session "
+                    "runs on one thread at a time; create one per thread)");
+  }
+  bool acquired() const { return ok; }
+
+private:
+  tfc_session *s;
+  bool ok;
+};
+
+template <typename Fn> tfc_status exclusive(tfc_session *s, Fn fn) {
+  if (!s)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "session is NULL");
+  BusyGuard guard(s);
+  if (!guard.acquired())
+    return guard.refuse();
+  return fn();
+}
+
+tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
+                    const tfc_generate_params *given,
+                    tfc_token_callback onToken, void *user,
+                    int64_t *generated, size_t capacity,
+                    size_t *numGenerated) {
+  if (numGenerated)
+    *numGenerated = 0;
+  if (!given || !generated || !numGenerated || (!prompt && promptLen))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    std::string(!given       ? "params"
+                                : !generated ? "generated"
+                                : !numGenerated ? "num_generated"
+                                                : "prompt") +
+                        " is NULL");
+  if (given->struct_size < offsetof(tfc_generate_params, temperature))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "params->struct_size is " +
+                        std::to_string(given->struct_size) +
+                        ": set it to sizeof(tfc_generate_params) "
+                        "(tfc_generate_params_init)");
+  tfc_generate_params p;
+  tfc_generate_params_init(&p);
+  std::memcpy(&p, given, std::min(given->struct_size, sizeof(p)));
+  if (p.max_new_tokens < 1)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "max_new_tokens must be >= 1, not " +
+                        std::to_string(p.max_new_tokens));
+  if (capacity < static_cast<uint64_t>(p.max_new_tokens))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "generated holds " + std::to_string(capacity) +
+                        " tokens, fewer than max_new_tokens " +
+                        std::to_string(p.max_new_tokens));
+  if (p.num_eos_ids && !p.eos_ids)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "eos_ids is NULL");
+  SamplingParams sampling;
+  sampling.temperature = p.temperature;
+  sampling.topK = p.top_k;
+  sampling.topP = p.top_p;
+  sampling.minP = p.min_p;
+  sampling.repetitionPenalty = p.repetition_penalty;
+  sampling.seed = p.seed;
+  std::string error;
+  if (!validateSamplingParams(sampling, error))
+    return setError(TFC_ERR_INVALID_ARGUMENT, error);
+  if (s->batch != 1)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "tfc_session_generate needs a session of batch 1, not " +
+                        std::to_string(s->batch));
+  // The entry's inputs: the token ids, and masks of ones along them.
+  const EntrySpec &e = *s->entry;
+  std::vector<bool> isMask(s->userInputs.size(), false);
+  for (size_t k = 1; k < s->userInputs.size(); ++k) {
+    const TensorSpec &in = e.inputs[s->userInputs[k]];
+    isMask[k] = in.dtype == TFC_I64 && in.shape.size() == 2 &&
+                !in.shape[1].isStatic() && in.shape[1].name == s->seqDim;
+    if (!isMask[k])
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "entry '" + e.name + "' takes '" + in.name +
+                          "' besides the token ids: run it with "
+                          "tfc_session_run");
+  }
+  if (promptLen == 0)
+    return setError(TFC_ERR_INPUT, "the prompt has no tokens");
+  if (static_cast<int64_t>(promptLen) > s->context - s->position)
+    return setError(TFC_ERR_INPUT,
+                    "the context is full: " + std::to_string(s->position) +
+                        " tokens + " + std::to_string(promptLen) +
+                        " new exceed the session's context of " +
+                        std::to_string(s->context));
+  // Logits [1, n, vocab] into one buffer when the vocabulary is static.
+  int64_t vocab = 0;
+  if (e.outputs.size() == 1 && e.outputs[0].dtype == TFC_F32 &&
+      e.outputs[0].shape.size() == 3 && e.outputs[0].shape[2].isStatic())
+    vocab = e.outputs[0].shape[2].size;
+  AlignedBuffer logits;
+  if (vocab > 0) {
+    logits.reset(alignedAlloc(
+        static_cast<uint64_t>(promptLen) * vocab * sizeof(float), 64));
+    if (!logits)
+      return setError(TFC_ERR_OUT_OF_MEMORY, "out of memory for the logits");
+  }
+  Sampler sampler(sampling);
+  std::vector<int64_t> history(prompt, prompt + promptLen);
+  std::vector<int64_t> feed(prompt, prompt + promptLen);
+  std::vector<int64_t> ones(promptLen, 1);
+  size_t count = 0;
+  for (int64_t step = 0; step < p.max_new_tokens; ++step) {
+    if (step > 0 && s->position + 1 > s->context)
+      break; // the context is full
+    int64_t n = static_cast<int64_t>(feed.size());
+    std::vector<tfc_tensor> inputs;
+    for (size_t k = 0; k < s->userInputs.size(); ++k)
+      inputs.push_back(tfc_tensor{TFC_I64,
+                                  2,
+                                  {1, n},
+                                  isMask[k] ? ones.data() : feed.data(),
+                                  nullptr});
+    const float *row = nullptr;
+    tfc_tensor out{};
+    if (vocab > 0) {
+      out = tfc_tensor{TFC_F32, 3, {1, n, vocab}, logits.get(), nullptr};
+      if (tfc_status status = run(s, inputs.data(), inputs.size(), &out, 1,
+                                  nullptr, /*into=*/true);
+          status != TFC_OK)
+        return status;
+      row = static_cast<const float *>(logits.get()) + (n - 1) * vocab;
+    } else {
+      if (tfc_status status =
+              run(s, inputs.data(), inputs.size(), &out, 1, nullptr, false);
+          status != TFC_OK)
+        return status;
+      row = static_cast<const float *>(out.data) +
+            (out.shape[1] - 1) * out.shape[2];
+    }
+    int64_t v = vocab > 0 ? vocab : out.shape[2];
+    int64_t next = sampler.sample(row, static_cast<size_t>(v), history);
+    if (vocab <= 0)
+      tfc_tensor_release(&out);
+    history.push_back(next);
+    generated[count++] = next;
+    *numGenerated = count;
+    if (onToken && onToken(user, next) != 0)
+      return setError(TFC_ERR_CANCELLED,
+                      "the generation was cancelled by its token callback "
+                      "after " + std::to_string(count) + " token" +
+                          (count == 1 ? "" : "s"));
+    bool end = false;
+    for (size_t k = 0; k < p.num_eos_ids; ++k)
+      end |= p.eos_ids[k] == next;
+    if (end)
+      break;
+    feed.assign(1, next);
+  }
+  return TFC_OK;
+}
+
 } // namespace
+
+void tfc_generate_params_init(tfc_generate_params *params) {
+  if (!params)
+    return;
+  *params = tfc_generate_params();
+  params->struct_size = sizeof(tfc_generate_params);
+  params->max_new_tokens = 64;
+  params->temperature = 0;
+  params->top_k = 0;
+  params->top_p = 1;
+  params->min_p = 0;
+  params->repetition_penalty = 1;
+  params->seed = 0;
+}
+
+tfc_status tfc_session_generate(tfc_session *session, const int64_t *prompt,
+                                size_t prompt_len,
+                                const tfc_generate_params *params,
+                                tfc_token_callback on_token, void *user,
+                                int64_t *generated, size_t capacity,
+                                size_t *num_generated) {
+  if (num_generated)
+    *num_generated = 0;
+  return guarded([&] {
+    return exclusive(session, [&] {
+      return generate(session, prompt, prompt_len, params, on_token, user,
+                      generated, capacity, num_generated);
+    });
+  });
+}
 
 tfc_status tfc_session_create(tfc_model *model, const char *entry,
                               int64_t batch, int64_t context,
@@ -575,7 +778,9 @@ tfc_status tfc_session_run(tfc_session *session, const tfc_tensor *inputs,
                            size_t num_inputs, tfc_tensor *outputs,
                            size_t num_outputs) {
   return guarded([&] {
-    return run(session, inputs, num_inputs, outputs, num_outputs, nullptr);
+    return exclusive(session, [&] {
+      return run(session, inputs, num_inputs, outputs, num_outputs, nullptr);
+    });
   });
 }
 
@@ -584,7 +789,9 @@ tfc_status tfc_session_run_padded(tfc_session *session,
                                   const int64_t *keep, tfc_tensor *outputs,
                                   size_t num_outputs) {
   return guarded([&] {
-    return run(session, inputs, num_inputs, outputs, num_outputs, keep);
+    return exclusive(session, [&] {
+      return run(session, inputs, num_inputs, outputs, num_outputs, keep);
+    });
   });
 }
 
@@ -593,8 +800,10 @@ tfc_status tfc_session_run_into(tfc_session *session,
                                 const int64_t *keep, tfc_tensor *outputs,
                                 size_t num_outputs) {
   return guarded([&] {
-    return run(session, inputs, num_inputs, outputs, num_outputs, keep,
-               /*into=*/true);
+    return exclusive(session, [&] {
+      return run(session, inputs, num_inputs, outputs, num_outputs, keep,
+                 /*into=*/true);
+    });
   });
 }
 
@@ -611,13 +820,18 @@ tfc_status tfc_session_run_entry(tfc_session *session, const char *entry,
                                  const tfc_tensor *inputs, size_t num_inputs,
                                  tfc_tensor *outputs, size_t num_outputs) {
   return guarded([&] {
-    return runEntry(session, entry, inputs, num_inputs, outputs, num_outputs);
+    return exclusive(session, [&] {
+      return runEntry(session, entry, inputs, num_inputs, outputs,
+                      num_outputs);
+    });
   });
 }
 
 tfc_status tfc_session_reorder(tfc_session *session, const int64_t *rows,
                                size_t num_rows) {
-  return guarded([&] { return reorder(session, rows, num_rows); });
+  return guarded([&] {
+    return exclusive(session, [&] { return reorder(session, rows, num_rows); });
+  });
 }
 
 size_t tfc_session_num_inputs(const tfc_session *session) {
@@ -639,15 +853,15 @@ int64_t tfc_session_context(const tfc_session *session) {
 }
 
 tfc_status tfc_session_rewind(tfc_session *session, int64_t position) {
-  if (!session)
-    return setError(TFC_ERR_INVALID_ARGUMENT, "session is NULL");
-  if (position < 0 || position > session->position)
-    return setError(TFC_ERR_INVALID_ARGUMENT,
-                    "cannot rewind to " + std::to_string(position) +
-                        ": the session holds " +
-                        std::to_string(session->position) + " tokens");
-  session->position = position;
-  return TFC_OK;
+  return exclusive(session, [&] {
+    if (position < 0 || position > session->position)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "cannot rewind to " + std::to_string(position) +
+                          ": the session holds " +
+                          std::to_string(session->position) + " tokens");
+    session->position = position;
+    return TFC_OK;
+  });
 }
 
 uint64_t tfc_session_state_bytes(const tfc_session *session) {

@@ -73,6 +73,8 @@ typedef enum tfc_status {
   TFC_ERR_OUT_OF_MEMORY = 7,
   /* The model broke its contract (an output of the wrong shape). */
   TFC_ERR_INTERNAL = 8,
+  /* A generation stopped by its token callback (tfc_session_generate). */
+  TFC_ERR_CANCELLED = 9,
   /* Not a status: makes every int a valid value of the enum. */
   TFC_STATUS_MAX_ENUM = 0x7FFFFFFF
 } tfc_status;
@@ -363,6 +365,52 @@ TFC_API tfc_status tfc_session_run_into(tfc_session *session,
                                         const int64_t *keep,
                                         tfc_tensor *outputs,
                                         size_t num_outputs);
+
+/* Generation in the runtime: sampling parameters (transformers' logits
+ * processors, in its order; Sampler.h) and the end of a generation. Set
+ * struct_size to sizeof(tfc_generate_params) (tfc_generate_params_init does,
+ * with the defaults: 64 new tokens, greedy); fields past it keep their
+ * defaults, so the struct can grow. */
+typedef struct tfc_generate_params {
+  size_t struct_size;
+  /* Tokens to generate at most (>= 1). */
+  int64_t max_new_tokens;
+  /* 0: greedy. Otherwise > 0, with top_k (0: off), top_p in (0, 1], min_p in
+   * [0, 1), repetition_penalty > 0 (1: off) and the seed of the draws. */
+  double temperature;
+  int64_t top_k;
+  double top_p, min_p, repetition_penalty;
+  uint64_t seed;
+  /* Generation ends after any of these ids (it is kept in the output). */
+  const int64_t *eos_ids;
+  size_t num_eos_ids;
+} tfc_generate_params;
+
+TFC_API void tfc_generate_params_init(tfc_generate_params *params);
+
+/* Called with each generated token as it is decided (streaming); a non-zero
+ * return stops the generation: tfc_session_generate then returns
+ * TFC_ERR_CANCELLED. */
+typedef int (*tfc_token_callback)(void *user, int64_t token);
+
+/* Feeds `prompt` (appended at the session's position) and generates up to
+ * params->max_new_tokens tokens into generated[0 .. *num_generated), for a
+ * session of batch 1 whose entry takes the token ids (and masks along
+ * them). Stops after an EOS id, at max_new_tokens, when the context is full
+ * (TFC_OK: fewer tokens), or when on_token (may be NULL) returns non-zero
+ * (TFC_ERR_CANCELLED). The session then holds the prompt and the generated
+ * tokens but the last (give it first in the next call's prompt to go on).
+ * The repetition penalty sees this call's prompt and tokens. Invalid parameters,
+ * capacity < max_new_tokens or a prompt that does not fit are
+ * TFC_ERR_INVALID_ARGUMENT / TFC_ERR_INPUT before anything runs. */
+TFC_API tfc_status tfc_session_generate(tfc_session *session,
+                                        const int64_t *prompt,
+                                        size_t prompt_len,
+                                        const tfc_generate_params *params,
+                                        tfc_token_callback on_token,
+                                        void *user, int64_t *generated,
+                                        size_t capacity,
+                                        size_t *num_generated);
 
 /* Runs another entry of the model on this session's states: one whose
  * state inputs the session holds and that has no `past`, such as the

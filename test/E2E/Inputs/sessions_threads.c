@@ -342,7 +342,142 @@ error:
   return 1;
 }
 
+/* tfc_session_generate: the tokens of a loop over tfc_session_run; a
+ * callback that cancels; parameters it refuses; a session used from a
+ * second thread while a generation runs. */
+typedef struct Cancel {
+  int count, stop_after;
+} Cancel;
+static int stop_after(void *user, int64_t token) {
+  (void)token;
+  Cancel *c = (Cancel *)user;
+  return ++c->count >= c->stop_after;
+}
+
+static pthread_mutex_t busy_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cond = PTHREAD_COND_INITIALIZER;
+static int busy_phase; /* 0: start; 1: generation in its callback; 2: tried */
+static tfc_status intruder_status;
+static char intruder_error[512];
+
+static int hold_first_token(void *user, int64_t token) {
+  (void)user;
+  (void)token;
+  pthread_mutex_lock(&busy_mutex);
+  if (busy_phase == 0) {
+    busy_phase = 1;
+    pthread_cond_broadcast(&busy_cond);
+    while (busy_phase != 2)
+      pthread_cond_wait(&busy_cond, &busy_mutex);
+  }
+  pthread_mutex_unlock(&busy_mutex);
+  return 0;
+}
+
+static void *intruder(void *arg) {
+  tfc_session *s = (tfc_session *)arg;
+  pthread_mutex_lock(&busy_mutex);
+  while (busy_phase != 1)
+    pthread_cond_wait(&busy_cond, &busy_mutex);
+  pthread_mutex_unlock(&busy_mutex);
+  int64_t id = 1;
+  tfc_tensor in = {TFC_I64, 2, {1, 1}, &id, NULL}, out;
+  intruder_status = tfc_session_run(s, &in, 1, &out, 1);
+  snprintf(intruder_error, sizeof intruder_error, "%s", tfc_last_error());
+  pthread_mutex_lock(&busy_mutex);
+  busy_phase = 2;
+  pthread_cond_broadcast(&busy_cond);
+  pthread_mutex_unlock(&busy_mutex);
+  return NULL;
+}
+
+static int generate_api(const char *cached) {
+  int64_t prompt[kPrompt] = {3, 14, 15, 9, 26};
+  enum { kNew = 8 };
+  /* The reference: a loop over tfc_session_run, greedy. */
+  int64_t want[kNew];
+  tfc_session *s = NULL;
+  if (tfc_session_create(model, cached, 1, 32, &s) != TFC_OK)
+    goto error;
+  {
+    int64_t feed[kPrompt];
+    memcpy(feed, prompt, sizeof prompt);
+    int64_t n = kPrompt;
+    for (int k = 0; k < kNew; ++k) {
+      tfc_tensor in = {TFC_I64, 2, {1, n}, feed, NULL}, out;
+      if (tfc_session_run(s, &in, 1, &out, 1) != TFC_OK)
+        goto error;
+      want[k] = feed[0] = argmax_last(&out);
+      n = 1;
+      tfc_tensor_release(&out);
+    }
+  }
+  tfc_session_rewind(s, 0);
+  tfc_generate_params p;
+  tfc_generate_params_init(&p);
+  p.max_new_tokens = kNew;
+  int64_t got[kNew];
+  size_t count = 0;
+  if (tfc_session_generate(s, prompt, kPrompt, &p, NULL, NULL, got, kNew,
+                           &count) != TFC_OK)
+    goto error;
+  printf("generate: %zu tokens, %s the tfc_session_run loop, position %lld\n",
+         count,
+         count == kNew && memcmp(got, want, sizeof want) == 0 ? "same as"
+                                                               : "DIFFERENT FROM",
+         (long long)tfc_session_position(s));
+  /* Cancelled after 3 tokens. */
+  tfc_session_rewind(s, 0);
+  Cancel c = {0, 3};
+  tfc_status st = tfc_session_generate(s, prompt, kPrompt, &p, stop_after, &c,
+                                       got, kNew, &count);
+  printf("cancel: %s: %s; %zu tokens, position %lld\n", tfc_status_name(st),
+         tfc_last_error(), count, (long long)tfc_session_position(s));
+  /* Parameters it refuses. */
+  tfc_generate_params bad = p;
+  bad.temperature = -1;
+  st = tfc_session_generate(s, prompt, kPrompt, &bad, NULL, NULL, got, kNew,
+                            &count);
+  printf("bad temperature: %s: %s\n", tfc_status_name(st), tfc_last_error());
+  bad = p;
+  bad.struct_size = 0;
+  st = tfc_session_generate(s, prompt, kPrompt, &bad, NULL, NULL, got, kNew,
+                            &count);
+  printf("no struct_size: %s\n", tfc_last_error());
+  st = tfc_session_generate(s, prompt, kPrompt, &p, NULL, NULL, got, 2,
+                            &count);
+  printf("small buffer: %s\n", tfc_last_error());
+  /* A second thread while the generation waits in its callback. */
+  tfc_session_rewind(s, 0);
+  pthread_t t;
+  pthread_create(&t, NULL, intruder, s);
+  st = tfc_session_generate(s, prompt, kPrompt, &p, hold_first_token, NULL,
+                            got, kNew, &count);
+  pthread_join(t, NULL);
+  printf("second thread: %s: %s\n", tfc_status_name(intruder_status),
+         intruder_error);
+  printf("the generation meanwhile: %s, %zu tokens, %s\n",
+         tfc_status_name(st), count,
+         count == kNew && memcmp(got, want, sizeof want) == 0 ? "same"
+                                                              : "DIFFERENT");
+  tfc_session_free(s);
+  return 0;
+error:
+  fprintf(stderr, "%s\n", tfc_last_error());
+  return 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[4], "generate") == 0) {
+    if (tfc_model_load(argv[1], &model) != TFC_OK ||
+        tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+      fprintf(stderr, "%s\n", tfc_last_error());
+      return 1;
+    }
+    int status = generate_api(argv[3]);
+    tfc_model_free(model);
+    return status;
+  }
   if (argc == 6 && strcmp(argv[4], "into") == 0) {
     if (tfc_model_load(argv[1], &model) != TFC_OK ||
         tfc_model_load_weights(model, argv[2]) != TFC_OK) {
