@@ -75,6 +75,9 @@ constexpr ParamSpec kSlice[] = {{"x", T, false},
                                 {"start", ArgKind::Int, false},
                                 {"size", ArgKind::Int, false},
                                 {"axis", ArgKind::Int, true}};
+constexpr ParamSpec kConcat[] = {{"a", T, false},
+                                 {"b", T, false},
+                                 {"axis", ArgKind::Int, true}};
 constexpr ParamSpec kArange[] = {{"length", ArgKind::Length, false},
                                  {"offset", ArgKind::Length, true}};
 constexpr ParamSpec kSize[] = {{"x", T, false}, {"axis", ArgKind::Int, false}};
@@ -115,6 +118,7 @@ const BuiltinSpec kBuiltins[] = {
     {Builtin::Reshape, "reshape", kReshape, "same elements, new shape"},
     {Builtin::Split, "split", kSplit, "parts equal slices along axis (default -1)"},
     {Builtin::Slice, "slice", kSlice, "x[..., start:start+size, ...] along axis (default -1)"},
+    {Builtin::Concat, "concat", kConcat, "a and b joined along axis (default -1)"},
     {Builtin::Arange, "arange", kArange, "the positions offset .. offset+length-1 (i64)"},
     {Builtin::Size, "size", kSize, "the size of x along axis (a number or a symbolic dim)"},
 };

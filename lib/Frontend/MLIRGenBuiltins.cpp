@@ -815,6 +815,43 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                       x->value, dynamic),
                   r.shape);
   }
+  case Builtin::Concat: {
+    auto a = args.tensor(0);
+    auto b = args.tensor(1);
+    if (!a || !b)
+      return Val::poison();
+    int64_t axis = args.getAxis(2, -1, a->shape.size());
+    if (!args.ok)
+      return Val::poison();
+    if (a->elementType != b->elementType)
+      return fail(at, "'concat' of " + dtypeName(a->elementType) + " and " +
+                          dtypeName(b->elementType));
+    if (a->shape.size() != b->shape.size())
+      return fail(at, "'concat' needs inputs of one rank, got " +
+                          shapeStr(a->shape) + " and " + shapeStr(b->shape));
+    SymShape s = a->shape;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (static_cast<int64_t>(i) == axis) {
+        if (!a->shape[i].isStatic() || !b->shape[i].isStatic())
+          return fail(at, "'concat' along axis " + llvm::Twine(axis) +
+                              " needs static sizes there, got " +
+                              shapeStr(a->shape) + " and " +
+                              shapeStr(b->shape));
+        s[i] = SymDim::of(a->shape[i].size + b->shape[i].size);
+      } else if (!(a->shape[i] == b->shape[i])) {
+        return fail(at, "'concat' inputs differ in axis " + llvm::Twine(i) +
+                            " (not the joined one): " + shapeStr(a->shape) +
+                            " and " + shapeStr(b->shape));
+      }
+    }
+    if (!countOp(at))
+      return Val::poison();
+    return result(tfcir::ConcatOp::create(
+                      builder, l, tensorType(s, a->elementType),
+                      mlir::ValueRange{a->value, b->value},
+                      builder.getI64IntegerAttr(axis)),
+                  s);
+  }
   case Builtin::Split:
   case Builtin::Slice: {
     auto x = args.tensor(0);

@@ -39,7 +39,7 @@ enum class Builtin {
   Embed, Linear, Matmul, LayerNorm, RmsNorm, Softmax, Attention, Gelu, Relu,
   Silu, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, Rope, SinusoidalPositions,
   CausalMask, PaddingMask, SplitHeads, MergeHeads, Maximum, Minimum, Pow, Sum,
-  Max, Mean, Argmax, Where, Cast, Transpose, Reshape, Split, Slice, Arange,
+  Max, Mean, Argmax, Where, Cast, Transpose, Reshape, Split, Slice, Concat, Arange,
   Size,
 };
 
