@@ -19,6 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Generate.h"
+
 #include "tfc/Runtime/BeamSearch.h"
 #include "tfc/Runtime/ChatTemplate.h"
 #include "tfc/Runtime/Sampler.h"
@@ -42,6 +44,19 @@
 #include <string>
 #include <sys/resource.h>
 #include <vector>
+
+[[noreturn]] void tfcgen::fail(const std::string &m) {
+  std::fprintf(stderr, "tfc-generate: error: %s\n", m.c_str());
+  std::exit(1);
+}
+
+double tfcgen::msSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+using namespace tfcgen;
 
 namespace {
 
@@ -123,10 +138,6 @@ cross-attention keys and values once, and the decoder starts from
   -h, --help               this text
 )";
 
-[[noreturn]] void fail(const std::string &m) {
-  std::fprintf(stderr, "tfc-generate: error: %s\n", m.c_str());
-  std::exit(1);
-}
 
 bool parseInt(const std::string &s, int64_t &out) {
   if (s.empty())
@@ -191,11 +202,6 @@ std::string readFile(const std::string &path) {
   return text.str();
 }
 
-double msSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - t)
-      .count();
-}
 
 /// The longest k < stop.size() such that `text` ends with stop[0, k): the
 /// characters that may still become a stop string and are held back.
@@ -204,418 +210,6 @@ size_t heldBack(const std::string &text, const std::string &stop) {
     if (text.compare(text.size() - k, k, stop, 0, k) == 0)
       return k;
   return 0;
-}
-
-/// A tensor with its own storage.
-struct OwnedTensor {
-  tfc_dtype dtype = TFC_F32;
-  std::vector<int64_t> shape;
-  std::vector<unsigned char> bytes;
-
-  tfc_tensor view() {
-    tfc_tensor t{dtype, static_cast<int32_t>(shape.size()), {}, bytes.data(),
-                 nullptr};
-    for (size_t i = 0; i < shape.size(); ++i)
-      t.shape[i] = shape[i];
-    return t;
-  }
-  /// Each row of `t` repeated `times` times in a row.
-  static OwnedTensor repeatRows(const tfc_tensor &t, int64_t times) {
-    OwnedTensor r;
-    r.dtype = t.dtype;
-    size_t row = tfc_dtype_size(t.dtype);
-    for (int32_t i = 1; i < t.rank; ++i)
-      row *= static_cast<size_t>(t.shape[i]);
-    r.shape.assign(t.shape, t.shape + t.rank);
-    r.shape[0] = t.shape[0] * times;
-    r.bytes.resize(row * static_cast<size_t>(r.shape[0]));
-    for (int64_t i = 0; i < r.shape[0]; ++i)
-      std::memcpy(r.bytes.data() + i * row,
-                  static_cast<const unsigned char *>(t.data) + (i / times) * row,
-                  row);
-    return r;
-  }
-};
-
-/// Builds the inputs of the session's entry for each run: the token ids,
-/// masks of ones along the token sequence, and tensors given by name (an
-/// encoder-decoder's encoder output and source mask, one row per sequence
-/// of the batch).
-class StepInputs {
-public:
-  StepInputs(tfc_model *m, tfc_session *session, const std::string &entry)
-      : session(session) {
-    int64_t e = tfc_model_find_entry(m, entry.c_str());
-    // Logits [batch, seq, vocab] with a static vocabulary go into one
-    // buffer of ours (tfc_session_run_into: decode steps compute in it).
-    tfc_tensor_info logits;
-    if (tfc_entry_num_outputs(m, static_cast<size_t>(e)) == 1 &&
-        tfc_entry_output_info(m, static_cast<size_t>(e), 0, &logits) ==
-            TFC_OK &&
-        logits.dtype == TFC_F32 && logits.rank == 3 && logits.dims[2] > 0)
-      vocab = logits.dims[2];
-    std::vector<tfc_tensor_info> infos;
-    for (size_t i = 0; i < tfc_session_num_inputs(session); ++i) {
-      std::string name = tfc_session_input_name(session, i);
-      tfc_tensor_info info{};
-      for (size_t k = 0; k < tfc_entry_num_inputs(m, static_cast<size_t>(e));
-           ++k)
-        if (tfc_entry_input_info(m, static_cast<size_t>(e), k, &info) ==
-                TFC_OK &&
-            name == info.name)
-          break;
-      Input in;
-      in.name = name;
-      bool tokens = info.dtype == TFC_I64 && info.rank == 2 && info.dim_names[1];
-      if (tokens && seqDim.empty()) {
-        in.kind = Input::Ids;
-        seqDim = info.dim_names[1];
-      } else if (tokens && seqDim == info.dim_names[1]) {
-        in.kind = Input::Ones;
-      } else {
-        in.kind = Input::Given;
-      }
-      inputs.push_back(std::move(in));
-    }
-  }
-
-  /// The inputs that must be given by name.
-  std::vector<std::string> needed() const {
-    std::vector<std::string> names;
-    for (const Input &in : inputs)
-      if (in.kind == Input::Given)
-        names.push_back(in.name);
-    return names;
-  }
-  void give(const std::string &name, OwnedTensor t) {
-    for (Input &in : inputs)
-      if (in.name == name)
-        in.given = std::move(t);
-  }
-
-  /// Runs `rows` x `n` tokens; `logits` is the output (release it).
-  /// Runs `rows` x `n` tokens and returns the logits [rows, n, vocab] (valid
-  /// until the next run; `vocabOut` is set). `keep` (rows x n, 1 token / 0
-  /// left padding): tfc_session_run_padded, and the value of the masks
-  /// along the tokens.
-  const float *run(const std::vector<int64_t> &tokens, int64_t rows,
-                   int64_t n, int64_t &vocabOut,
-                   const std::vector<int64_t> *keep = nullptr) {
-    std::vector<int64_t> ones =
-        keep ? *keep : std::vector<int64_t>(static_cast<size_t>(rows * n), 1);
-    std::vector<tfc_tensor> args;
-    for (Input &in : inputs) {
-      if (in.kind == Input::Given) {
-        args.push_back(in.given.view());
-        continue;
-      }
-      const std::vector<int64_t> &data = in.kind == Input::Ids ? tokens : ones;
-      args.push_back(tfc_tensor{TFC_I64,
-                                2,
-                                {rows, n},
-                                const_cast<int64_t *>(data.data()),
-                                nullptr});
-    }
-    if (vocab > 0) {
-      size_t need = static_cast<size_t>(rows * n * vocab);
-      if (need > capacity) {
-        buffer.reset(static_cast<float *>(
-            std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
-        if (!buffer)
-          fail("out of memory for the logits");
-        capacity = need;
-      }
-      tfc_tensor out{TFC_F32, 3, {rows, n, vocab}, buffer.get(), nullptr};
-      if (tfc_session_run_into(session, args.data(), args.size(),
-                               keep ? keep->data() : nullptr, &out,
-                               1) != TFC_OK)
-        fail(tfc_last_error());
-      vocabOut = vocab;
-      return buffer.get();
-    }
-    tfc_tensor out;
-    if (tfc_session_run_padded(session, args.data(), args.size(),
-                               keep ? keep->data() : nullptr, &out,
-                               1) != TFC_OK)
-      fail(tfc_last_error());
-    vocabOut = out.shape[out.rank - 1];
-    size_t need = static_cast<size_t>(rows * n * vocabOut);
-    if (need > capacity) {
-      buffer.reset(static_cast<float *>(
-          std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
-      if (!buffer)
-        fail("out of memory for the logits");
-      capacity = need;
-    }
-    std::memcpy(buffer.get(), out.data, need * sizeof(float));
-    tfc_tensor_release(&out);
-    return buffer.get();
-  }
-
-private:
-  struct Input {
-    std::string name;
-    enum Kind { Ids, Ones, Given } kind = Ids;
-    OwnedTensor given;
-  };
-  struct FreeDeleter {
-    void operator()(float *p) const { std::free(p); }
-  };
-  tfc_session *session;
-  std::vector<Input> inputs;
-  std::string seqDim;
-  /// The static vocabulary of the logits, or 0.
-  int64_t vocab = 0;
-  std::unique_ptr<float, FreeDeleter> buffer;
-  size_t capacity = 0;
-};
-
-/// Runs the encoder of an encoder-decoder model on the source ids and gives
-/// the decoder's session what it reads from it (by name: the encoder's
-/// outputs, else its inputs, e.g. the source mask), one copy per row; then
-/// runs `<entry>_cross` (the cross-attention caches) when the model has it.
-void prepareEncoderDecoder(tfc_model *m, tfc_session *session,
-                           const std::string &entry, StepInputs &inputs,
-                           const std::vector<std::vector<int64_t>> &sources,
-                           int64_t rowsPerSource, double &encodeMs) {
-  std::vector<std::string> needed = inputs.needed();
-  // The encoder: the entry with an output the decoder reads.
-  std::string encoder;
-  int64_t encoderIndex = -1;
-  tfc_model_info modelInfo;
-  tfc_model_get_info(m, &modelInfo);
-  for (size_t e = 0; e < modelInfo.num_entries && encoder.empty(); ++e) {
-    std::string name = tfc_model_entry_name(m, e);
-    if (name == entry)
-      continue;
-    for (size_t k = 0; k < tfc_entry_num_outputs(m, e); ++k) {
-      tfc_tensor_info info;
-      if (tfc_entry_output_info(m, e, k, &info) == TFC_OK &&
-          std::find(needed.begin(), needed.end(), info.name) != needed.end()) {
-        encoder = name;
-        encoderIndex = static_cast<int64_t>(e);
-      }
-    }
-  }
-  if (encoder.empty())
-    fail("entry '" + entry + "' takes '" + needed.front() +
-         "' besides the token ids, and no entry of the model outputs it");
-  // Its inputs: the source ids, padded on the right to one length, and
-  // masks that mark the padding.
-  size_t e = static_cast<size_t>(encoderIndex);
-  size_t width = 0;
-  for (const std::vector<int64_t> &src : sources)
-    width = std::max(width, src.size());
-  std::vector<int64_t> ids(sources.size() * width, 0),
-      keep(sources.size() * width, 0);
-  bool padded = false;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    padded |= sources[i].size() != width;
-    for (size_t t = 0; t < sources[i].size(); ++t) {
-      ids[i * width + t] = sources[i][t];
-      keep[i * width + t] = 1;
-    }
-  }
-  std::vector<tfc_tensor> args;
-  std::vector<std::string> argNames;
-  const char *srcDim = nullptr;
-  for (size_t k = 0; k < tfc_entry_num_inputs(m, e); ++k) {
-    tfc_tensor_info info;
-    tfc_entry_input_info(m, e, k, &info);
-    bool tokens = info.dtype == TFC_I64 && info.rank == 2 && info.dim_names[1];
-    if (!tokens || (srcDim && std::strcmp(srcDim, info.dim_names[1]) != 0))
-      fail("the encoder '" + encoder + "' takes '" + info.name +
-           "', which is neither its token ids nor a mask over them");
-    bool isIds = !srcDim;
-    srcDim = info.dim_names[1];
-    args.push_back(tfc_tensor{TFC_I64,
-                              2,
-                              {static_cast<int64_t>(sources.size()),
-                               static_cast<int64_t>(width)},
-                              isIds ? ids.data() : keep.data(),
-                              nullptr});
-    argNames.push_back(info.name);
-  }
-  if (padded && args.size() < 2)
-    fail("the sources have different lengths and the encoder '" + encoder +
-         "' takes no mask: give sources of one length");
-  size_t numOutputs = tfc_entry_num_outputs(m, e);
-  std::vector<tfc_tensor> outputs(numOutputs);
-  auto t0 = std::chrono::steady_clock::now();
-  if (tfc_run(m, encoder.c_str(), args.data(), args.size(), outputs.data(),
-              numOutputs) != TFC_OK)
-    fail(tfc_last_error());
-  encodeMs = msSince(t0);
-  // What the decoder reads, by name.
-  std::vector<std::pair<std::string, OwnedTensor>> given;
-  for (const std::string &name : needed) {
-    const tfc_tensor *found = nullptr;
-    for (size_t k = 0; k < numOutputs && !found; ++k) {
-      tfc_tensor_info info;
-      tfc_entry_output_info(m, e, k, &info);
-      if (name == info.name)
-        found = &outputs[k];
-    }
-    for (size_t k = 0; k < args.size() && !found; ++k)
-      if (name == argNames[k])
-        found = &args[k];
-    if (!found)
-      fail("entry '" + entry + "' takes '" + name + "', which the encoder '" +
-           encoder + "' neither takes nor outputs");
-    given.push_back({name, OwnedTensor::repeatRows(*found, rowsPerSource)});
-  }
-  for (tfc_tensor &t : outputs)
-    tfc_tensor_release(&t);
-  // The cross-attention caches, once per source.
-  std::string base = entry;
-  if (base.size() > 7 && base.compare(base.size() - 7, 7, "_cached") == 0)
-    base.resize(base.size() - 7);
-  std::string cross = base + "_cross";
-  int64_t c = tfc_model_find_entry(m, cross.c_str());
-  if (c >= 0) {
-    std::vector<tfc_tensor> crossArgs;
-    for (size_t k = 0; k < tfc_entry_num_inputs(m, static_cast<size_t>(c));
-         ++k) {
-      if (tfc_entry_input_is_state(m, static_cast<size_t>(c), k))
-        continue;
-      tfc_tensor_info info;
-      tfc_entry_input_info(m, static_cast<size_t>(c), k, &info);
-      auto it = std::find_if(given.begin(), given.end(), [&](const auto &g) {
-        return g.first == info.name;
-      });
-      if (it == given.end())
-        fail("entry '" + cross + "' takes '" + info.name +
-             "', which the encoder does not provide");
-      crossArgs.push_back(it->second.view());
-    }
-    auto t1 = std::chrono::steady_clock::now();
-    if (tfc_session_run_entry(session, cross.c_str(), crossArgs.data(),
-                              crossArgs.size(), nullptr, 0) != TFC_OK)
-      fail(tfc_last_error());
-    encodeMs += msSince(t1);
-  }
-  for (auto &[name, tensor] : given)
-    inputs.give(name, std::move(tensor));
-}
-
-/// Generation for a batch: one row per prompt, or per beam of each prompt
-/// with beam search. Prompts of different lengths are padded on the left
-/// (tfc_session_run_padded: attention skips the padding, so each row
-/// computes what it would alone). Greedy/sampled rows that reach an EOS id
-/// are done; beam search runs one BeamSearch per prompt and reorders the
-/// caches to the beams that continue (rows of finished prompts stay as they
-/// are). The results are printed when every row is done.
-struct BatchResult {
-  std::vector<std::vector<int64_t>> tokens;
-  std::vector<double> scores;
-  double prefillMs = 0, decodeMs = 0;
-  int64_t decodeSteps = 0;
-};
-
-BatchResult generateBatch(tfc_session *session, StepInputs &inputs,
-                          const std::vector<std::vector<int64_t>> &prompts,
-                          const tfc::rt::BeamSearchParams &beam,
-                          tfc::rt::Sampler &sampler,
-                          const std::vector<int64_t> &eos, int64_t maxNew) {
-  size_t n = prompts.size();
-  int64_t beams = beam.beams;
-  int64_t rows = static_cast<int64_t>(n) * beams;
-  size_t width = 0;
-  for (const std::vector<int64_t> &p : prompts)
-    width = std::max(width, p.size());
-  // Left-padded prompts: padding is never attended to, its id is moot.
-  std::vector<int64_t> tokens(static_cast<size_t>(rows) * width, 0);
-  std::vector<int64_t> keep(tokens.size(), 0);
-  bool padded = false;
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::vector<int64_t> &p = prompts[static_cast<size_t>(r / beams)];
-    size_t pad = width - p.size();
-    padded |= pad > 0;
-    for (size_t t = 0; t < p.size(); ++t) {
-      tokens[r * width + pad + t] = p[t];
-      keep[r * width + pad + t] = 1;
-    }
-  }
-  if (padded && !tfc_session_can_pad(session))
-    fail("these prompts have different lengths, and the model's cached entry "
-         "cannot take left padding (its positions are absolute: learned or "
-         "sinusoidal); generate them one at a time");
-  BatchResult result;
-  result.tokens.resize(n);
-  result.scores.assign(n, 0.0);
-  std::vector<tfc::rt::BeamSearch> searches;
-  if (beams > 1)
-    for (size_t i = 0; i < n; ++i)
-      searches.emplace_back(beam);
-  std::vector<bool> done(n, false);
-  std::vector<std::vector<int64_t>> history(prompts);
-  std::vector<float> last;
-  int64_t feedWidth = static_cast<int64_t>(width);
-  for (int64_t step = 0;; ++step) {
-    auto t0 = std::chrono::steady_clock::now();
-    int64_t vocab = 0;
-    const float *logits = inputs.run(tokens, rows, feedWidth, vocab,
-                                     padded && step == 0 ? &keep : nullptr);
-    last.resize(static_cast<size_t>(rows * vocab));
-    for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(last.data() + r * vocab,
-                  logits + (r * feedWidth + feedWidth - 1) * vocab,
-                  static_cast<size_t>(vocab) * sizeof(float));
-    // The next token of every row.
-    std::vector<int64_t> next(static_cast<size_t>(rows));
-    std::vector<int64_t> parents(static_cast<size_t>(rows));
-    for (int64_t r = 0; r < rows; ++r) {
-      parents[r] = r;
-      next[r] = tokens[r * feedWidth + feedWidth - 1];
-    }
-    bool reorder = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (done[i])
-        continue;
-      if (beams > 1) {
-        tfc::rt::BeamSearch::Step s;
-        if (!searches[i].step(last.data() + i * beams * vocab,
-                              static_cast<size_t>(vocab), s)) {
-          done[i] = true;
-          result.tokens[i] = searches[i].best().tokens;
-          result.scores[i] = searches[i].best().score;
-          continue;
-        }
-        for (int64_t b = 0; b < beams; ++b) {
-          parents[i * beams + b] = static_cast<int64_t>(i) * beams + s.parents[b];
-          next[i * beams + b] = s.tokens[b];
-          reorder |= s.parents[b] != b;
-        }
-      } else {
-        int64_t id = sampler.sample(last.data() + i * vocab,
-                                    static_cast<size_t>(vocab), history[i]);
-        history[i].push_back(id);
-        result.tokens[i].push_back(id);
-        next[i] = id;
-        if (std::find(eos.begin(), eos.end(), id) != eos.end() ||
-            static_cast<int64_t>(result.tokens[i].size()) >= maxNew)
-          done[i] = true;
-      }
-    }
-    if (reorder && tfc_session_reorder(session, parents.data(),
-                                       parents.size()) != TFC_OK)
-      fail(tfc_last_error());
-    double ms = msSince(t0);
-    if (step == 0) {
-      result.prefillMs = ms;
-    } else {
-      result.decodeMs += ms;
-      ++result.decodeSteps;
-    }
-    if (std::find(done.begin(), done.end(), false) == done.end())
-      break;
-    if (tfc_session_position(session) + 1 > tfc_session_context(session))
-      fail("the context of " + std::to_string(tfc_session_context(session)) +
-           " tokens is full");
-    tokens = std::move(next);
-    feedWidth = 1;
-  }
-  return result;
 }
 
 /// Generation over one session: prefill the new tokens of a prompt, then
