@@ -35,7 +35,8 @@ constexpr ParamSpec kAttention[] = {{"q", T, false},
                                     {"kv_heads", ArgKind::Int, true},
                                     {"causal", ArgKind::Bool, true},
                                     {"mask", T, true},
-                                    {"scale", ArgKind::Float, true}};
+                                    {"scale", ArgKind::Float, true},
+                                    {"window", ArgKind::Int, true}};
 constexpr ParamSpec kGelu[] = {{"x", T, false},
                                {"approximate", ArgKind::String, true}};
 constexpr ParamSpec kRope[] = {{"x", T, false},

@@ -428,11 +428,21 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (!args.has(7) && q->shape[3].size == 0)
       return fail(at, "'attention' needs scale= when the head size is 0 "
                       "(the default is 1/sqrt(head size))");
+    int64_t window = args.getInt(8, 0);
+    if (!args.ok)
+      return Val::poison();
+    if (args.has(8) && window <= 0)
+      return fail(args.locOf(8), "window must be positive, got " +
+                                     llvm::Twine(window));
+    if (args.has(8) && !causal)
+      return fail(args.locOf(8), "a window needs causal = true (it counts "
+                                 "keys back from the diagonal)");
     mlir::Value out = tfcir::AttentionOp::create(
         builder, l, tensorType(r.shape, q->elementType), q->value, k->value,
         v->value, mask ? mask->value : mlir::Value(),
         causal ? builder.getUnitAttr() : mlir::UnitAttr(),
-        args.has(7) ? builder.getF64FloatAttr(scale) : mlir::FloatAttr());
+        args.has(7) ? builder.getF64FloatAttr(scale) : mlir::FloatAttr(),
+        args.has(8) ? builder.getI64IntegerAttr(window) : mlir::IntegerAttr());
     if (!merged)
       return result(out, r.shape);
     ShapeResult m = shape::mergeHeads(r.shape);

@@ -273,6 +273,9 @@ struct DecoderSpec {
   std::string ropeMode = "rotate_half";
   RopeScaling scaling;
   bool qkvBias = false;
+  /// Sliding-window attention (Mistral): each query sees the last `window`
+  /// keys; 0: full causal attention.
+  int64_t window = 0;
   // Tensor names; "{l}" is the layer index.
   std::string embed, finalNorm, lmHead;
   // The block-quantised storage format ("q4_1") of a tensor name (with its
@@ -337,7 +340,9 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     << "  k = rope(split_heads(linear(x, wk" << bk << "), kv_heads), "
     << ropeArgs(s) << ")\n"
     << "  v = split_heads(linear(x, wv" << bv << "), kv_heads)\n"
-    << "  a = attention(q, k, v, causal = true)\n"
+    << "  a = attention(q, k, v, causal = true"
+    << (s.window ? ", window = " + std::to_string(s.window) : std::string())
+    << ")\n"
     << "  return linear(merge_heads(a), wo)\n}\n\n";
   o << "# SwiGLU: down(silu(gate(x)) * up(x)).\n"
     << "block mlp(x: [batch, seq, d_model], l: int) {\n";
@@ -561,13 +566,20 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
         error = r.message();
         return false;
       }
-      if (w < s.ctx) {
-        // Full causal attention is exact while the sequence fits the
-        // window: limit the context to it.
+      if (w < s.ctx && type == "mistral") {
+        // Every layer attends to the last w keys.
         note = "# sliding_window=" + std::to_string(w) +
-               ": windowed attention is not supported yet, so sequences are "
-               "limited\n# to the window (n_ctx), where full attention is "
-               "exact.\n";
+               ": each query attends to the last " + std::to_string(w) +
+               " keys.\n";
+        s.window = w;
+      } else if (w < s.ctx) {
+        // Qwen2 windows only some layers (max_window_layers): full causal
+        // attention is exact while the sequence fits the window, so the
+        // context is limited to it.
+        note = "# sliding_window=" + std::to_string(w) +
+               ": Qwen2's per-layer windows are not supported yet, so "
+               "sequences are limited\n# to the window (n_ctx), where full "
+               "attention is exact.\n";
         s.ctx = w;
       }
     }

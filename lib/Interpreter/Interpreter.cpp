@@ -508,7 +508,10 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
             for (int64_t i = 0; i < Tq; ++i) {
               const double *qi = &q.data[((b * H + h) * Tq + i) * D];
               for (int64_t j = 0; j < Tk; ++j) {
-                if (at.getCausal() && j > i + (Tk - Tq)) {
+                if ((at.getCausal() && j > i + (Tk - Tq)) ||
+                    (at.getWindow() &&
+                     j <= i + (Tk - Tq) -
+                              static_cast<int64_t>(*at.getWindow()))) {
                   p[j] = -kInf;
                   continue;
                 }

@@ -100,6 +100,7 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
   VectorType vt = vecType(ctx);
   double scale = op.getEffectiveScale();
   bool causal = op.getCausal();
+  int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value batch = sizes.batch, heads = sizes.heads, tq = sizes.tq, d = sizes.d;
@@ -155,6 +156,16 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
             Value pos = arith::MaxSIOp::create(b, loc, lim, zero);
             kEnd = arith::MinSIOp::create(b, loc, pos, tk);
           }
+          // With a window, keys before the first row's window are skipped:
+          // the tiles start at the tile holding key q0 + shift - window + 1.
+          Value kStart = zero;
+          if (window > 0) {
+            Value lo = subI(b, loc, addI(b, loc, q0, shift),
+                            indexConst(b, loc, window - 1));
+            lo = arith::MaxSIOp::create(b, loc, lo, zero);
+            kStart = arith::MulIOp::create(
+                b, loc, arith::DivUIOp::create(b, loc, lo, blockK), blockK);
+          }
           auto scratch = [&](ArrayRef<int64_t> shape, ValueRange dynamic) {
             return memref::AllocaOp::create(b, loc, MemRefType::get(shape, f32),
                                             dynamic, b.getI64IntegerAttr(64))
@@ -189,7 +200,7 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
           Value direct = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::ule, rows,
               indexConst(b, loc, kAttentionDirectRows));
-          forRange(b, loc, zero, kEnd, blockK, [&](OpBuilder &b, Location l,
+          forRange(b, loc, kStart, kEnd, blockK, [&](OpBuilder &b, Location l,
                                                    Value j0) {
             Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, kEnd, j0));
             // kt[dd][jj] = K[bi, hk, j0 + jj, dd], zero past the tile.
@@ -292,6 +303,17 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
                     b, l, arith::CmpIPredicate::sle, keyIds,
                     vector::BroadcastOp::create(b, l, laneType, limit));
                 keep = arith::AndIOp::create(b, l, keep, seen);
+              }
+              if (window > 0) {
+                // keys j > i + shift - window
+                Value first = arith::IndexCastOp::create(
+                    b, l, b.getI32Type(),
+                    subI(b, l, addI(b, l, i, shift),
+                         indexConst(b, l, window)));
+                Value inWindow = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::sgt, keyIds,
+                    vector::BroadcastOp::create(b, l, laneType, first));
+                keep = arith::AndIOp::create(b, l, keep, inWindow);
               }
               s = arith::SelectOp::create(b, l, keep, s, splatConst(b, l, -kInf));
               Value mOld = memref::LoadOp::create(b, l, mRow, r);
@@ -408,6 +430,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
   for (Value v : {batch, heads, kvHeads, tq, tk, d, dv, splits})
     put(v);
   put(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getCausal())));
+  put(arith::ConstantOp::create(
+      b, loc, b.getI64IntegerAttr(op.getWindow() ? *op.getWindow() : 0)));
   for (Value m : {query, key, value}) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
     for (Value stride : meta.getStrides())

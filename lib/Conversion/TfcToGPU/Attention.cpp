@@ -86,6 +86,9 @@ void stage(OpBuilder &b, Location loc, Value thread, Value shared, int64_t rows,
 LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                                   Value query, Value key, Value value,
                                   Value mask, Value out) {
+  if (op.getWindow())
+    return op.emitError("windowed attention (window=) is not supported on "
+                        "the CUDA target yet");
   auto qType = cast<MemRefType>(query.getType());
   auto vType = cast<MemRefType>(value.getType());
   int64_t headDim = qType.getDimSize(3), valueDim = vType.getDimSize(3);

@@ -161,6 +161,22 @@ func.func @softmax_negative_axis(%x: tensor<?x?xf32>) {
 
 // -----
 
+func.func @attention_window_not_causal(%q: tensor<1x4x16x8xf32>) {
+  // expected-error @+1 {{'tfc.attention' op a window needs causal attention (it counts keys back from the diagonal)}}
+  %0 = tfc.attention %q, %q, %q {window = 4 : i64} : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_window_positive(%q: tensor<1x4x16x8xf32>) {
+  // expected-error @+1 {{'tfc.attention' op window must be positive, got 0}}
+  %0 = tfc.attention %q, %q, %q {causal, window = 0 : i64} : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
 func.func @attention_rank(%q: tensor<?x?x64xf32>) {
   // expected-error @+1 {{'tfc.attention' op query [batch, heads, q_len, d_head] must have rank 4, got [?, ?, 64]}}
   %0 = tfc.attention %q, %q, %q : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>

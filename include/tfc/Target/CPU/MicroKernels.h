@@ -84,10 +84,11 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
  * v [B, Hkv, Tk, Dv], mask an additive bias broadcasting to [B, H, Tq, Tk]
  * (or null), in tasks of (batch, key/value head, split of the keys), then a
  * combine per (batch, head). `shape` is an array of TFC_UK_ATTENTION_SHAPE
- * int64: batch, heads, kvHeads, tq, tk, d, dv, splits, causal (0/1), then
- * the strides in elements of q, k, v and the mask as [B, H|Hkv, T, D]
- * (4 each; 0 where the mask broadcasts; the innermost of q, k, v is 1). */
-#define TFC_UK_ATTENTION_SHAPE 25
+ * int64: batch, heads, kvHeads, tq, tk, d, dv, splits, causal (0/1),
+ * window (0: none; else row i sees keys j > i + tk - tq - window), then the
+ * strides in elements of q, k, v and the mask as [B, H|Hkv, T, D] (4 each;
+ * 0 where the mask broadcasts; the innermost of q, k, v is 1). */
+#define TFC_UK_ATTENTION_SHAPE 26
 /* Floats of the partial results (max, sum, output per split and row). */
 int64_t tfc_uk_attention_partial_floats(const int64_t *shape);
 /* Task in [0, batch * kvHeads * splits). */

@@ -658,6 +658,14 @@ LogicalResult AttentionOp::verify() {
                          << shapeString(qs)
                          << (qs[3] == 0 ? " is 0" : " is dynamic");
   }
+  if (std::optional<uint64_t> window = getWindow()) {
+    if (static_cast<int64_t>(*window) <= 0)
+      return emitOpError() << "window must be positive, got "
+                           << static_cast<int64_t>(*window);
+    if (!getCausal())
+      return emitOpError() << "a window needs causal attention (it counts "
+                              "keys back from the diagonal)";
+  }
   if (Value mask = getMask()) {
     auto mt = cast<RankedTensorType>(mask.getType());
     if (mt.getElementType() != getQuery().getType().getElementType())

@@ -86,13 +86,13 @@ INLINE float dot(const float *a, const float *b, int64_t n) {
 
 /* The shape array (MicroKernels.h, tfc_uk_attention_split). */
 typedef struct {
-  int64_t batch, heads, kvHeads, tq, tk, d, dv, splits, causal;
+  int64_t batch, heads, kvHeads, tq, tk, d, dv, splits, causal, window;
   const int64_t *qs, *ks, *vs, *ms;
 } shape_t;
 
 INLINE shape_t read_shape(const int64_t *p) {
-  shape_t s = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8],
-               p + 9, p + 13, p + 17, p + 21};
+  shape_t s = {p[0], p[1],  p[2],  p[3],   p[4],   p[5],  p[6],
+               p[7], p[8],  p[9],  p + 10, p + 14, p + 18, p + 22};
   return s;
 }
 
@@ -126,7 +126,8 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
     const float *qr[MAX_ROWS];
     const float *mr[MAX_ROWS];
     float *o[MAX_ROWS], m[MAX_ROWS], l[MAX_ROWS];
-    int64_t limit[MAX_ROWS];
+    int64_t limit[MAX_ROWS], first[MAX_ROWS];
+    int64_t firstAll = s.tk;
     for (int64_t r = 0; r < rows; ++r) {
       int64_t g = (r0 + r) / s.tq, i = (r0 + r) % s.tq;
       int64_t h = kvh * group + g;
@@ -139,9 +140,16 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
       m[r] = -__builtin_inff();
       l[r] = 0;
       limit[r] = s.causal ? i + shift : s.tk - 1; /* last visible key */
+      /* first visible key (a window counts back from the diagonal) */
+      first[r] = s.window > 0 && i + shift - s.window + 1 > 0
+                     ? i + shift - s.window + 1
+                     : 0;
+      firstAll = first[r] < firstAll ? first[r] : firstAll;
     }
+    /* Keys before every row's window are never read. */
+    int64_t start = j0 > firstAll ? j0 : firstAll;
     float sc[MAX_ROWS][TILE];
-    for (int64_t t0 = j0; t0 < j1; t0 += TILE) {
+    for (int64_t t0 = start; t0 < j1; t0 += TILE) {
       int64_t n = j1 - t0 < TILE ? j1 - t0 : TILE;
       /* Scores. */
       for (int64_t jj = 0; jj < n; ++jj) {
@@ -157,6 +165,8 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
             sr[jj] += mr[r][(t0 + jj) * s.ms[3]];
         int64_t visible = limit[r] - t0 + 1;
         for (int64_t jj = visible < 0 ? 0 : visible; jj < n; ++jj)
+          sr[jj] = -__builtin_inff();
+        for (int64_t jj = 0; jj < n && t0 + jj < first[r]; ++jj)
           sr[jj] = -__builtin_inff();
         float lmax[LANES];
         for (int t = 0; t < LANES; ++t)

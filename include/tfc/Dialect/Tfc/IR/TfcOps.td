@@ -257,7 +257,10 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
     * `causal`: query i sees key j only if j <= i + (Tk - Tq), i.e. the causal
       diagonal is aligned to the end of the keys, which is what a decoder step
       over a KV cache needs;
-    * `scale`: defaults to 1/sqrt(D).
+    * `scale`: defaults to 1/sqrt(D);
+    * `window` (with `causal`): query i also sees only the last `window` keys
+      up to its diagonal, j > i + (Tk - Tq) - window (Mistral's
+      sliding_window); the kernels skip the keys before the window.
 
     A query row whose keys are all masked yields zeros, never NaN. The result
     is [B, H, Tq, Dv].
@@ -266,7 +269,8 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
                        Tfc_FloatTensor:$value,
                        Optional<Tfc_FloatTensor>:$mask,
                        UnitAttr:$causal,
-                       OptionalAttr<F64Attr>:$scale);
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
@@ -283,12 +287,13 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
                    "::mlir::Value":$value, CArg<"::mlir::Value", "{}">:$mask,
                    CArg<"bool", "false">:$causal,
-                   CArg<"::mlir::FloatAttr", "{}">:$scale), [{
+                   CArg<"::mlir::FloatAttr", "{}">:$scale,
+                   CArg<"::mlir::IntegerAttr", "{}">:$window), [{
       build($_builder, $_state,
             ::mlir::tfc::infer::resultOrPlaceholder(
                 ::mlir::tfc::infer::attention(query.getType(), key.getType(),
                                         value.getType()), query),
-            query, key, value, mask, causal, scale);
+            query, key, value, mask, causal, scale, window);
     }]>
   ];
 }
