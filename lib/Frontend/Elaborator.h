@@ -208,6 +208,12 @@ public:
   /// first past + seq columns of a mask state `cache.mask` [batch, context]
   /// into which it is written at `past`.
   Val cacheMask(const Val &mask, llvm::SMLoc at);
+  /// A new last argument of the entry being generated.
+  mlir::Value appendEntryArgument(mlir::Type type, mlir::Location l);
+  /// The first past + seqLen columns of a [batch, context] state.
+  mlir::Value readCachedColumns(mlir::Value state, const SymShape &readShape,
+                                mlir::Value batch, mlir::Value seqLen,
+                                mlir::Location l);
   /// The additive padding bias [batch, 1, 1, past + seq] of a mask-less
   /// cached self-attention over q [batch, heads, seq, d]: the first
   /// past + seq columns of a state `cache.bias` [batch, context] that the

@@ -980,10 +980,8 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
     SymShape stateShape = {s[0], s[1], SymDim::named("context"), s[3]};
     auto elementType =
         mlir::cast<mlir::RankedTensorType>(t->value.getType()).getElementType();
-    unsigned index = currentEntry.getNumArguments();
-    (void)currentEntry.insertArgument(
-        index, tensorType(stateShape, elementType), {}, l);
-    mlir::Value arg = currentEntry.getArgument(index);
+    mlir::Value arg =
+        appendEntryArgument(tensorType(stateShape, elementType), l);
     auto dim = [&](mlir::Value x, int64_t axis) -> mlir::OpFoldResult {
       auto type = mlir::cast<mlir::RankedTensorType>(x.getType());
       if (!type.isDynamicDim(axis))
@@ -1018,16 +1016,39 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
   return true;
 }
 
+mlir::Value Elaborator::appendEntryArgument(mlir::Type type,
+                                            mlir::Location l) {
+  unsigned index = currentEntry.getNumArguments();
+  (void)currentEntry.insertArgument(index, type, {}, l);
+  return currentEntry.getArgument(index);
+}
+
+mlir::Value Elaborator::readCachedColumns(mlir::Value state,
+                                          const SymShape &readShape,
+                                          mlir::Value batch,
+                                          mlir::Value seqLen,
+                                          mlir::Location l) {
+  mlir::OpFoldResult zero = builder.getIndexAttr(0),
+                     one = builder.getIndexAttr(1);
+  mlir::Value total =
+      mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
+  auto elementType =
+      mlir::cast<mlir::RankedTensorType>(state.getType()).getElementType();
+  return mlir::tensor::ExtractSliceOp::create(
+      builder, l, tensorType(readShape, elementType), state,
+      llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
+      llvm::ArrayRef<mlir::OpFoldResult>{batch, total},
+      llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+}
+
 Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
   auto found = cache->replaced.find(mask.value);
   if (found != cache->replaced.end())
     return found->second;
   mlir::Location l = loc(at);
   SymShape stateShape = {mask.shape[0], SymDim::named("context")};
-  unsigned index = currentEntry.getNumArguments();
-  (void)currentEntry.insertArgument(
-      index, tensorType(stateShape, mask.elementType), {}, l);
-  mlir::Value arg = currentEntry.getArgument(index);
+  mlir::Value arg =
+      appendEntryArgument(tensorType(stateShape, mask.elementType), l);
   mlir::OpFoldResult zero = builder.getIndexAttr(0),
                      one = builder.getIndexAttr(1);
   mlir::Value batch = mlir::tensor::DimOp::create(builder, l, mask.value, 0);
@@ -1037,14 +1058,8 @@ Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
       llvm::ArrayRef<mlir::OpFoldResult>{zero, cache->past},
       llvm::ArrayRef<mlir::OpFoldResult>{batch, seqLen},
       llvm::ArrayRef<mlir::OpFoldResult>{one, one});
-  mlir::Value total =
-      mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
   SymShape readShape = {mask.shape[0], SymDim::named("kv_len")};
-  mlir::Value read = mlir::tensor::ExtractSliceOp::create(
-      builder, l, tensorType(readShape, mask.elementType), updated,
-      llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
-      llvm::ArrayRef<mlir::OpFoldResult>{batch, total},
-      llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+  mlir::Value read = readCachedColumns(updated, readShape, batch, seqLen, l);
   unsigned masks = 0;
   for (const CacheMode::State &s : cache->states)
     if (llvm::StringRef(s.name).starts_with("cache.mask"))
@@ -1063,22 +1078,14 @@ Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at) {
     return *cache->paddingBias;
   mlir::Location l = loc(at);
   SymShape stateShape = {q.shape[0], SymDim::named("context")};
-  unsigned index = currentEntry.getNumArguments();
-  (void)currentEntry.insertArgument(
-      index, tensorType(stateShape, q.elementType), {}, l);
-  mlir::Value arg = currentEntry.getArgument(index);
-  mlir::OpFoldResult zero = builder.getIndexAttr(0),
-                     one = builder.getIndexAttr(1);
+  mlir::Value arg =
+      appendEntryArgument(tensorType(stateShape, q.elementType), l);
+  mlir::OpFoldResult one = builder.getIndexAttr(1);
   mlir::Value batch = mlir::tensor::DimOp::create(builder, l, q.value, 0);
   mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
-  mlir::Value total =
-      mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
   SymShape readShape = {q.shape[0], SymDim::named("kv_len")};
-  mlir::Value read = mlir::tensor::ExtractSliceOp::create(
-      builder, l, tensorType(readShape, q.elementType), arg,
-      llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
-      llvm::ArrayRef<mlir::OpFoldResult>{batch, total},
-      llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+  mlir::Value read = readCachedColumns(arg, readShape, batch, seqLen, l);
+  mlir::Value total = mlir::tensor::DimOp::create(builder, l, read, 1);
   SymShape biasShape = {q.shape[0], SymDim::of(1), SymDim::of(1),
                         SymDim::named("kv_len")};
   mlir::Value bias = mlir::tensor::ExpandShapeOp::create(
@@ -1139,9 +1146,7 @@ bool Elaborator::cacheCross(Val &t, const std::string &name, llvm::SMLoc at) {
              "head sizes, got " + shapeStr(s));
     return false;
   }
-  unsigned index = currentEntry.getNumArguments();
-  (void)currentEntry.insertArgument(index, t.value.getType(), {}, loc(at));
-  mlir::Value arg = currentEntry.getArgument(index);
+  mlir::Value arg = appendEntryArgument(t.value.getType(), loc(at));
   cache->cross.push_back({arg, t.value, name, s});
   Val state = Val::ofTensor(arg, s);
   cache->replaced[t.value] = state;

@@ -143,13 +143,7 @@ public:
     }
     if (vocab > 0) {
       size_t need = static_cast<size_t>(rows * n * vocab);
-      if (need > capacity) {
-        buffer.reset(static_cast<float *>(
-            std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
-        if (!buffer)
-          fail("out of memory for the logits");
-        capacity = need;
-      }
+      reserve(need);
       tfc_tensor out{TFC_F32, 3, {rows, n, vocab}, buffer.get(), nullptr};
       if (tfc_session_run_into(session, args.data(), args.size(),
                                keep ? keep->data() : nullptr, &out,
@@ -165,19 +159,24 @@ public:
       fail(tfc_last_error());
     vocabOut = out.shape[out.rank - 1];
     size_t need = static_cast<size_t>(rows * n * vocabOut);
-    if (need > capacity) {
-      buffer.reset(static_cast<float *>(
-          std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
-      if (!buffer)
-        fail("out of memory for the logits");
-      capacity = need;
-    }
+    reserve(need);
     std::memcpy(buffer.get(), out.data, need * sizeof(float));
     tfc_tensor_release(&out);
     return buffer.get();
   }
 
 private:
+  /// Grows the logits buffer (64-byte aligned) to `need` floats.
+  void reserve(size_t need) {
+    if (need <= capacity)
+      return;
+    buffer.reset(static_cast<float *>(
+        std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
+    if (!buffer)
+      fail("out of memory for the logits");
+    capacity = need;
+  }
+
   struct Input {
     std::string name;
     enum Kind { Ids, Ones, Given } kind = Ids;
