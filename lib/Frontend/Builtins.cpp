@@ -36,7 +36,13 @@ constexpr ParamSpec kAttention[] = {{"q", T, false},
                                     {"causal", ArgKind::Bool, true},
                                     {"mask", T, true},
                                     {"scale", ArgKind::Float, true},
-                                    {"window", ArgKind::Int, true}};
+                                    {"window", ArgKind::Int, true},
+                                    {"relative_bias", T, true},
+                                    {"alibi", ArgKind::Float, true}};
+constexpr ParamSpec kRelativeBias[] = {{"table", T, false},
+                                       {"buckets", ArgKind::Int, true},
+                                       {"max_distance", ArgKind::Int, true},
+                                       {"bidirectional", ArgKind::Bool, true}};
 constexpr ParamSpec kGelu[] = {{"x", T, false},
                                {"approximate", ArgKind::String, true}};
 constexpr ParamSpec kRope[] = {{"x", T, false},
@@ -90,7 +96,8 @@ const BuiltinSpec kBuiltins[] = {
     {Builtin::LayerNorm, "layer_norm", kLayerNorm, "(x - mean) / sqrt(var + eps) · scale + bias over the last axis"},
     {Builtin::RmsNorm, "rms_norm", kRmsNorm, "x / sqrt(mean(x²) + eps) · scale over the last axis"},
     {Builtin::Softmax, "softmax", kAxis, "numerically stable softmax along axis (default -1)"},
-    {Builtin::Attention, "attention", kAttention, "softmax(q·kᵀ·scale + mask) · v; [B, T, H·D] inputs with heads=, or [B, H, T, D]"},
+    {Builtin::Attention, "attention", kAttention, "softmax(q·kᵀ·scale + mask + position bias) · v; [B, T, H·D] inputs with heads=, or [B, H, T, D]; relative_bias = relative_position_bias(...) (T5), alibi = maximum bias (ALiBi: 8 for BLOOM and MPT)"},
+    {Builtin::RelativePositionBias, "relative_position_bias", kRelativeBias, "T5's bias by query-key distance from table [buckets, heads] -> [heads, 2·max_distance + 1] for attention's relative_bias; buckets = 32, max_distance = 128, bidirectional = true by default"},
     {Builtin::Gelu, "gelu", kGelu, "GELU; approximate = \"erf\" (default) or \"tanh\""},
     {Builtin::Relu, "relu", kX, "max(x, 0)"},
     {Builtin::Silu, "silu", kX, "x · sigmoid(x)"},

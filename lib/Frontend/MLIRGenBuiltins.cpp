@@ -9,6 +9,7 @@
 
 #include "Elaborator.h"
 
+#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -437,12 +438,38 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (args.has(8) && !causal)
       return fail(args.locOf(8), "a window needs causal = true (it counts "
                                  "keys back from the diagonal)");
+    std::optional<Val> relative;
+    if (args.has(9))
+      relative = args.floatTensor(9);
+    double alibi = args.getFloat(10, 0.0);
+    if (!args.ok)
+      return Val::poison();
+    if (relative) {
+      const SymShape &rs = relative->shape;
+      if (relative->elementType != q->elementType)
+        return fail(args.locOf(9), "relative_bias has element type " +
+                                       dtypeName(relative->elementType) +
+                                       " but q has " +
+                                       dtypeName(q->elementType));
+      if (rs.size() != 2 || !rs[1].isStatic() || rs[1].size % 2 != 1 ||
+          !(rs[0] == q->shape[1]))
+        return fail(args.locOf(9),
+                    "relative_bias must be [heads, 2·R + 1] (a bias by "
+                    "query-key distance, as relative_position_bias makes it) "
+                    "with heads = " +
+                        q->shape[1].str() + ", got " + describe(*relative));
+    }
+    if (args.has(10) && !(alibi > 0 && std::isfinite(alibi)))
+      return fail(args.locOf(10), "alibi (the maximum bias, 8 for BLOOM and "
+                                  "MPT) must be a positive number");
     mlir::Value out = tfcir::AttentionOp::create(
         builder, l, tensorType(r.shape, q->elementType), q->value, k->value,
         v->value, mask ? mask->value : mlir::Value(),
+        relative ? relative->value : mlir::Value(),
         causal ? builder.getUnitAttr() : mlir::UnitAttr(),
         args.has(7) ? builder.getF64FloatAttr(scale) : mlir::FloatAttr(),
-        args.has(8) ? builder.getI64IntegerAttr(window) : mlir::IntegerAttr());
+        args.has(8) ? builder.getI64IntegerAttr(window) : mlir::IntegerAttr(),
+        args.has(10) ? builder.getF64FloatAttr(alibi) : mlir::FloatAttr());
     if (!merged)
       return result(out, r.shape);
     ShapeResult m = shape::mergeHeads(r.shape);
@@ -585,6 +612,32 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
                                   : mlir::IntegerAttr(),
                       freqScale),
                   x->shape);
+  }
+  case Builtin::RelativePositionBias: {
+    auto table = args.floatTensor(0);
+    int64_t buckets = args.getInt(1, 32);
+    int64_t distance = args.getInt(2, 128);
+    bool bidirectional = args.getBool(3, true);
+    if (!args.ok)
+      return Val::poison();
+    if (table->shape.size() != 2 || !(table->shape[0] == SymDim::of(buckets)))
+      return fail(args.locOf(0), "the table must be [buckets = " +
+                                     llvm::Twine(buckets) +
+                                     ", heads], got " + describe(*table));
+    std::string why =
+        mlir::tfc::relativeBucketsError(buckets, distance, bidirectional);
+    if (!why.empty())
+      return fail(at, "'relative_position_bias' " + why);
+    SymShape s = {table->shape[1], SymDim::of(2 * distance + 1)};
+    if (!countOp(at))
+      return Val::poison();
+    return result(tfcir::RelativePositionBiasOp::create(
+                      builder, l, tensorType(s, table->elementType),
+                      table->value, builder.getI64IntegerAttr(buckets),
+                      builder.getI64IntegerAttr(distance),
+                      bidirectional ? builder.getUnitAttr()
+                                    : mlir::UnitAttr()),
+                  s);
   }
   case Builtin::SinusoidalPositions: {
     int64_t features = args.getInt(1, 0);

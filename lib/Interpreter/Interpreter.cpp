@@ -12,6 +12,7 @@
 #include "tfc/Interpreter/Interpreter.h"
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -495,6 +496,15 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
                    << shapeStr(scoresShape);
           ms = broadcastStrides(mask->shape, scoresShape);
         }
+        const Tensor *rel =
+            at.getRelativeBias() ? &tensor(at.getRelativeBias()) : nullptr;
+        int64_t R = at.getRelativeDistance();
+        if (rel && (rel->shape.size() != 2 || rel->shape[0] != H ||
+                    rel->shape[1] != 2 * R + 1))
+          return at.emitError("relative_bias ")
+                 << shapeStr(rel->shape) << " does not fit " << H
+                 << " heads at run time";
+        double alibi = at.getAlibi() ? at.getAlibi()->convertToDouble() : 0.0;
         double scale = at.getEffectiveScale();
         int64_t group = H / Hkv;
         Type et = resultType().getElementType();
@@ -522,6 +532,11 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
                 if (mask)
                   s += mask->data[b * ms[0] + h * ms[1] + i * ms[2] +
                                   j * ms[3]];
+                int64_t r = j - (i + (Tk - Tq));
+                if (rel)
+                  s += rel->data[h * (2 * R + 1) + std::clamp(r, -R, R) + R];
+                if (alibi > 0.0)
+                  s += alibiSlope(h, H, alibi) * static_cast<double>(r);
                 p[j] = s;
               }
               softmaxRow(p.data(), Tk);
@@ -534,6 +549,24 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
               }
             }
           }
+        return finish(std::move(out));
+      })
+      .Case([&](RelativePositionBiasOp rb) -> LogicalResult {
+        const Tensor &table = tensor(rb.getTable());
+        int64_t buckets = static_cast<int64_t>(rb.getNumBuckets());
+        int64_t R = static_cast<int64_t>(rb.getMaxDistance());
+        if (table.shape[0] != buckets)
+          return rb.emitError("table ")
+                 << shapeStr(table.shape) << " has no " << buckets
+                 << " buckets at run time";
+        int64_t H = table.shape[1];
+        Tensor out(resultType().getElementType(), {H, 2 * R + 1});
+        for (int64_t c = 0; c <= 2 * R; ++c) {
+          int64_t bucket =
+              relativeBucket(c - R, buckets, R, rb.getBidirectional());
+          for (int64_t h = 0; h < H; ++h)
+            out.data[h * (2 * R + 1) + c] = table.data[bucket * H + h];
+        }
         return finish(std::move(out));
       })
       .Case([&](GeluOp g) {

@@ -38,6 +38,7 @@ struct ParamSpec {
 enum class Builtin {
   Embed, Linear, Matmul, LayerNorm, RmsNorm, Softmax, Attention, Gelu, Relu,
   Silu, Exp, Log, Sqrt, Rsqrt, Tanh, Erf, Rope, SinusoidalPositions,
+  RelativePositionBias,
   CausalMask, PaddingMask, SplitHeads, MergeHeads, Maximum, Minimum, Pow, Sum,
   Max, Mean, Argmax, Where, Cast, Transpose, Reshape, Split, Slice, Concat, Arange,
   Size,

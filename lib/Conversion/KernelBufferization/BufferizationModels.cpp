@@ -90,8 +90,9 @@ template <> struct KernelTraits<AttentionOp> {
   static LogicalResult emit(OpBuilder &b, Location loc, AttentionOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
     if (gpu)
-      return gpuk::emitAttention(b, loc, op, in[0], in[1], in[2], in[3], out);
-    cpu::emitAttention(b, loc, op, in[0], in[1], in[2], in[3], out);
+      return gpuk::emitAttention(b, loc, op, in[0], in[1], in[2], in[3],
+                                 in[4], out);
+    cpu::emitAttention(b, loc, op, in[0], in[1], in[2], in[3], in[4], out);
     return success();
   }
 };
@@ -289,7 +290,7 @@ struct KernelModel
 template <> unsigned KernelModel<SoftmaxOp>::expectedGroups() { return 1; }
 template <> unsigned KernelModel<LayerNormOp>::expectedGroups() { return 4; }
 template <> unsigned KernelModel<RmsNormOp>::expectedGroups() { return 3; }
-template <> unsigned KernelModel<AttentionOp>::expectedGroups() { return 4; }
+template <> unsigned KernelModel<AttentionOp>::expectedGroups() { return 5; }
 template <> unsigned KernelModel<MatmulOp>::expectedGroups() { return 2; }
 template <> unsigned KernelModel<GemmOp>::expectedGroups() { return 3; }
 template <> unsigned KernelModel<LinearOp>::expectedGroups() { return 3; }

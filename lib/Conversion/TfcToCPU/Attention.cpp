@@ -26,6 +26,7 @@
 #include "KernelUtils.h"
 #include "Kernels.h"
 
+#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 #include "tfc/Target/CPU/MicroKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -94,13 +95,15 @@ struct AttentionSizes {
 /// innermost strides.
 void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
                         const AttentionSizes &sizes, Value query, Value key,
-                        Value value, Value mask, Value out) {
+                        Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   VectorType vt = vecType(ctx);
   double scale = op.getEffectiveScale();
   bool causal = op.getCausal();
   int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
+  int64_t relative = op.getRelativeDistance();
+  double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value batch = sizes.batch, heads = sizes.heads, tq = sizes.tq, d = sizes.d;
@@ -144,6 +147,9 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
           Value bi = ivs[0], h = ivs[1];
+          Value slope = alibi > 0.0
+                            ? buildAlibiSlope(b, loc, h, heads, alibi)
+                            : Value();
           Value hk = arith::MinUIOp::create(
               b, loc, arith::DivUIOp::create(b, loc, h, group), lastKvHead);
           Value q0 = arith::MulIOp::create(b, loc, ivs[2], blockQ);
@@ -295,6 +301,41 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
                   mv = maskedLoad(b, l, mask, idx, inTile, splatConst(b, l, 0.0));
                 s = arith::AddFOp::create(b, l, s, mv);
               }
+              // Position biases of the distance r = j - (i + shift).
+              Value dist;
+              if (relBias || slope) {
+                Value pos = arith::IndexCastOp::create(
+                    b, l, b.getI32Type(), addI(b, l, i, shift));
+                dist = arith::SubIOp::create(
+                    b, l, keyIds,
+                    vector::BroadcastOp::create(b, l, laneType, pos));
+              }
+              if (relBias) {
+                // relBias[h, clamp(r, -R, R) + R], gathered per lane.
+                auto i32Splat = [&](int64_t v) {
+                  return arith::ConstantOp::create(
+                      b, l, laneType,
+                      DenseElementsAttr::get(laneType,
+                                             static_cast<int32_t>(v)));
+                };
+                Value col = arith::MinSIOp::create(
+                    b, l,
+                    arith::MaxSIOp::create(b, l, dist, i32Splat(-relative)),
+                    i32Splat(relative));
+                col = arith::AddIOp::create(b, l, col, i32Splat(relative));
+                auto allType = VectorType::get({kAttentionBlockK},
+                                               b.getI1Type());
+                Value all = arith::ConstantOp::create(
+                    b, l, allType, DenseElementsAttr::get(allType, true));
+                Value bias = vector::GatherOp::create(
+                    b, l, vt, relBias, ValueRange{h, zero}, col, all,
+                    splatConst(b, l, 0.0));
+                s = arith::AddFOp::create(b, l, s, bias);
+              }
+              if (slope) {
+                Value r = arith::SIToFPOp::create(b, l, vt, dist);
+                s = math::FmaOp::create(b, l, splat(b, l, slope), r, s);
+              }
               Value keep = inTile;
               if (causal) {
                 Value limit = arith::IndexCastOp::create(
@@ -385,13 +426,14 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
 /// the group, then a combine per (batch, head)).
 void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
                          const AttentionSizes &sizes, Value query, Value key,
-                         Value value, Value mask, Value out) {
+                         Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
   auto split = declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
-                                  {ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+                                  {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32,
+                                   i64});
   auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine",
                                     voidType, {ptr, ptr, ptr, i64});
   auto partialFloats = declareMicroKernel(
@@ -432,6 +474,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
   put(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getCausal())));
   put(arith::ConstantOp::create(
       b, loc, b.getI64IntegerAttr(op.getWindow() ? *op.getWindow() : 0)));
+  put(arith::ConstantOp::create(
+      b, loc, b.getI64IntegerAttr(op.getRelativeDistance())));
   for (Value m : {query, key, value}) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
     for (Value stride : meta.getStrides())
@@ -459,6 +503,19 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
       ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), floats)},
       b.getI64IntegerAttr(64));
   Value scale = f32Const(b, loc, op.getEffectiveScale());
+  // ALiBi: the slope of every head, computed once per call.
+  Value slopes;
+  if (std::optional<APFloat> alibi = op.getAlibi()) {
+    slopes = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, f32), heads,
+        b.getI64IntegerAttr(64));
+    forRange(b, loc, zero, heads, one, [&](OpBuilder &b, Location l, Value h) {
+      memref::StoreOp::create(
+          b, l,
+          buildAlibiSlope(b, l, h, heads, alibi->convertToDouble()), slopes,
+          h);
+    });
+  }
   // Without key/value heads no task runs (and no key is read).
   Value runHeads = sizes.runHeads;
   Value splitTasks = arith::MulIOp::create(
@@ -466,14 +523,16 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
   scf::ParallelOp::create(
       b, loc, ValueRange{zero}, ValueRange{splitTasks}, ValueRange{one},
       [&](OpBuilder &b, Location l, ValueRange ivs) {
-        Value maskPtr = mask ? pointerTo(b, l, mask)
-                             : LLVM::ZeroOp::create(b, l, ptr).getResult();
+        auto orNull = [&](Value m) {
+          return m ? pointerTo(b, l, m)
+                   : LLVM::ZeroOp::create(b, l, ptr).getResult();
+        };
         LLVM::CallOp::create(
             b, l, split,
             ValueRange{pointerTo(b, l, query), pointerTo(b, l, key),
-                       pointerTo(b, l, value), maskPtr,
-                       pointerTo(b, l, partial), pointerTo(b, l, shape), scale,
-                       toI64(b, l, ivs[0])});
+                       pointerTo(b, l, value), orNull(mask), orNull(relBias),
+                       orNull(slopes), pointerTo(b, l, partial),
+                       pointerTo(b, l, shape), scale, toI64(b, l, ivs[0])});
         scf::ReduceOp::create(b, l);
       });
   scf::ParallelOp::create(
@@ -492,12 +551,14 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
 
 void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                              Value query, Value key, Value value, Value mask,
-                             Value out) {
+                             Value relBias, Value out) {
   query = contiguous(b, loc, query);
   key = contiguous(b, loc, key);
   value = contiguous(b, loc, value);
   if (mask)
     mask = contiguous(b, loc, mask);
+  if (relBias)
+    relBias = contiguous(b, loc, relBias);
   // A few query rows (decode steps): the micro-kernel; else flash attention.
   // The micro-kernel serves the query heads of each key/value head as one
   // group, so it also needs run-time head counts that divide (the verifier
@@ -518,7 +579,8 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
-  emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, out);
+  emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, relBias,
+                      out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
-  emitFlashAttention(b, loc, op, sizes, query, key, value, mask, out);
+  emitFlashAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
 }

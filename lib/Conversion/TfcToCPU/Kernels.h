@@ -44,7 +44,8 @@ void emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op, Value table,
 
 // Attention.cpp
 void emitAttention(OpBuilder &b, Location loc, AttentionOp op, Value query,
-                   Value key, Value value, Value mask, Value out);
+                   Value key, Value value, Value mask, Value relBias,
+                   Value out);
 
 } // namespace mlir::tfc::cpu
 

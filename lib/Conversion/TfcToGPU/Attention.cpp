@@ -11,8 +11,10 @@
 //     float so that lane j reading row j hits distinct banks), the Q tile,
 //     pre-multiplied by the scale, once before the loop;
 //  2. lane j computes the score of key j for each of its warp's rows
-//     (D FMAs, K read once for all rows), adds the mask and applies the
-//     causal and length limits (−inf);
+//     (D FMAs, K read once for all rows), adds the mask and the position
+//     biases of its distance to the row (T5's bias by distance, ALiBi's
+//     slope times distance) and applies the causal, window and length
+//     limits (−inf);
 //  3. the online softmax per row: m' = max(m, warp-max(s)),
 //     α = exp(m − m'), p = exp(s − m'), l = l·α + warp-sum(p), o = o·α,
 //     in registers, with butterfly shuffles;
@@ -21,7 +23,8 @@
 //
 // At the end each lane writes o / l (0 for a row whose keys were all
 // masked). With `causal` the key loop of a block ends at the last key its
-// last row may see: tiles above the diagonal are never loaded. Grouped-query
+// last row may see: tiles above the diagonal are never loaded; with a
+// window it starts at the tile of the first key its first row may see. Grouped-query
 // attention reads key/value head h / (H / Hkv). Memory is O(kBlockQ · D) of
 // shared memory per block, linear in the sequence length overall.
 //
@@ -29,6 +32,8 @@
 
 #include "GpuKernelUtils.h"
 #include "GpuKernels.h"
+
+#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -85,10 +90,10 @@ void stage(OpBuilder &b, Location loc, Value thread, Value shared, int64_t rows,
 
 LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                                   Value query, Value key, Value value,
-                                  Value mask, Value out) {
-  if (op.getWindow())
-    return op.emitError("windowed attention (window=) is not supported on "
-                        "the CUDA target yet");
+                                  Value mask, Value relBias, Value out) {
+  int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
+  int64_t relative = op.getRelativeDistance();
+  double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;
   auto qType = cast<MemRefType>(query.getType());
   auto vType = cast<MemRefType>(value.getType());
   int64_t headDim = qType.getDimSize(3), valueDim = vType.getDimSize(3);
@@ -144,6 +149,8 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
         Value tqLast = arith::SubIOp::create(b, l, tq, one);
         Value tkLast = arith::SubIOp::create(b, l, tk, one);
         Value zeroF = f32Const(b, l, 0.0);
+        Value slope =
+            alibi > 0.0 ? buildAlibiSlope(b, l, h, heads, alibi) : Value();
 
         // Q tile, scaled once.
         stage(b, l, t, qs, kBlockQ, headDim,
@@ -167,6 +174,21 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
           kEnd = select(b, l, positive, minIndex(b, l, limit, tk),
                         indexConst(b, l, 0));
         }
+        // With a window, row i sees keys j > i + Tk - Tq - window: the loop
+        // starts at the tile of the first key row q0 may see.
+        Value kStart = indexConst(b, l, 0);
+        if (window > 0) {
+          Value reach = addI(b, l, addI(b, l, q0, tk),
+                             indexConst(b, l, 1)); // q0 + Tk + 1
+          Value back = addI(b, l, tq, indexConst(b, l, window));
+          Value first = select(
+              b, l, cmpI(b, l, arith::CmpIPredicate::ugt, reach, back),
+              arith::SubIOp::create(b, l, reach, back), indexConst(b, l, 0));
+          kStart = mulI(b, l,
+                        arith::DivUIOp::create(b, l, first,
+                                               indexConst(b, l, kBlockK)),
+                        indexConst(b, l, kBlockK));
+        }
 
         // State per row: m, l, then o per 32-column chunk.
         SmallVector<Value> init;
@@ -189,7 +211,7 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                         indexConst(b, l, r))));
 
         SmallVector<Value> state = forLoopReduce(
-            b, l, indexConst(b, l, 0), kEnd, indexConst(b, l, kBlockK), init,
+            b, l, kStart, kEnd, indexConst(b, l, kBlockK), init,
             [&](OpBuilder &b, Location l, Value kt, ValueRange state) {
               SmallVector<Value> next(state);
               stage(b, l, t, ks, kBlockK, headDim,
@@ -256,6 +278,48 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                                       ? indexConst(b, l, 0)
                                       : full[k + offset]);
                   s = arith::AddFOp::create(b, l, s, loadF32(b, l, mask, idx));
+                }
+                if (window > 0) // kj > i + Tk - Tq - window
+                  valid = arith::AndIOp::create(
+                      b, l, valid,
+                      cmpI(b, l, arith::CmpIPredicate::ugt,
+                           addI(b, l, addI(b, l, kj, tq),
+                                indexConst(b, l, window)),
+                           addI(b, l, i, tk)));
+                if (relBias || slope) {
+                  // The distance r = kj - (i + Tk - Tq), signed.
+                  Type i64 = b.getI64Type();
+                  auto s64 = [&](Value v) {
+                    return arith::IndexCastOp::create(b, l, i64, v)
+                        .getResult();
+                  };
+                  Value dist = arith::SubIOp::create(
+                      b, l, addI(b, l, s64(kj), s64(tq)),
+                      addI(b, l, s64(i), s64(tk)));
+                  if (relBias) {
+                    auto c64 = [&](int64_t v) {
+                      return arith::ConstantOp::create(
+                                 b, l, b.getI64IntegerAttr(v))
+                          .getResult();
+                    };
+                    Value col = arith::MinSIOp::create(
+                        b, l, arith::MaxSIOp::create(b, l, dist, c64(-relative)),
+                        c64(relative));
+                    col = arith::IndexCastOp::create(
+                        b, l, b.getIndexType(),
+                        arith::AddIOp::create(b, l, col, c64(relative)));
+                    s = arith::AddFOp::create(
+                        b, l, s,
+                        loadF32(b, l, relBias,
+                                {minIndex(b, l, h,
+                                          arith::SubIOp::create(b, l, heads,
+                                                                one)),
+                                 col}));
+                  }
+                  if (slope)
+                    s = math::FmaOp::create(
+                        b, l, slope,
+                        arith::SIToFPOp::create(b, l, b.getF32Type(), dist), s);
                 }
                 Value negInfV = f32Const(b, l, negInf);
                 s = select(b, l, valid, s, negInfV);

@@ -37,7 +37,7 @@ LogicalResult emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
 // Attention.cpp: flash attention, one block per (query tile, head, batch).
 LogicalResult emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                             Value query, Value key, Value value, Value mask,
-                            Value out);
+                            Value relBias, Value out);
 
 } // namespace mlir::tfc::gpuk
 

@@ -11,6 +11,7 @@
 #include "Patterns.h"
 
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
+#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -363,10 +364,70 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
   }
 };
 
+/// T5's bias by distance: column c of head h is table[bucket(c - R), h].
+/// The bucket of a distance is integer arithmetic on the distance: exact
+/// below half the buckets, then one comparison per logarithmic bucket
+/// against the distance where it starts (computed here in single precision
+/// as transformers does, PositionBias.h).
+struct RelativePositionBiasLowering : OpRewritePattern<RelativePositionBiasOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RelativePositionBiasOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value table = op.getTable();
+    int64_t numBuckets = static_cast<int64_t>(op.getNumBuckets());
+    int64_t R = static_cast<int64_t>(op.getMaxDistance());
+    bool bidirectional = op.getBidirectional();
+    int64_t buckets = bidirectional ? numBuckets / 2 : numBuckets;
+    SmallVector<int64_t> starts = relativeBucketStarts(buckets, R);
+    SmallVector<OpFoldResult> sizes = {getDims(rewriter, loc, table)[1],
+                                       rewriter.getIndexAttr(2 * R + 1)};
+    Value r = generate(
+        rewriter, loc, type, sizes, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          auto c = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, l, v).getResult();
+          };
+          Value h = linalg::IndexOp::create(b, l, 0);
+          Value dist = arith::SubIOp::create(
+              b, l, linalg::IndexOp::create(b, l, 1), c(R));
+          Value zero = c(0);
+          Value after = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
+                                              dist, zero);
+          Value back = arith::SubIOp::create(b, l, zero, dist);
+          Value d, offset = zero;
+          if (bidirectional) {
+            d = arith::SelectOp::create(b, l, after, dist, back);
+            offset = arith::SelectOp::create(b, l, after, c(buckets), zero);
+          } else {
+            d = arith::MaxSIOp::create(b, l, back, zero);
+          }
+          Value large = c(buckets / 2);
+          for (int64_t start : starts)
+            large = arith::AddIOp::create(
+                b, l, large,
+                arith::IndexCastUIOp::create(
+                    b, l, b.getIndexType(),
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, d,
+                                          c(start))));
+          Value small = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                              d, c(buckets / 2));
+          Value bucket = arith::AddIOp::create(
+              b, l, offset, arith::SelectOp::create(b, l, small, d, large));
+          return tensor::ExtractOp::create(b, l, table, ValueRange{bucket, h})
+              .getResult();
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 } // namespace
 
 void tfc::lowering::populateGeneratorPatterns(RewritePatternSet &patterns) {
   patterns.add<EmbeddingLowering, ArangeLowering, CausalMaskLowering,
+               RelativePositionBiasLowering,
                PaddingMaskLowering, SinusoidalPositionsLowering, RopeLowering>(
       patterns.getContext());
 }

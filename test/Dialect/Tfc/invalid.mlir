@@ -177,6 +177,54 @@ func.func @attention_window_positive(%q: tensor<1x4x16x8xf32>) {
 
 // -----
 
+func.func @attention_alibi_positive(%q: tensor<1x4x16x8xf32>) {
+  // expected-error @+1 {{'tfc.attention' op alibi (the maximum bias) must be finite and > 0, got -1}}
+  %0 = tfc.attention %q, %q, %q {causal, alibi = -1.0 : f64} : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_relative_bias_heads(%q: tensor<1x4x16x8xf32>, %b: tensor<3x9xf32>) {
+  // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width, got [3, 9]}}
+  %0 = tfc.attention %q, %q, %q relative_bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<3x9xf32>) -> tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_relative_bias_even(%q: tensor<1x4x16x8xf32>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width, got [4, 8]}}
+  %0 = tfc.attention %q, %q, %q relative_bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<4x8xf32>) -> tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @relative_position_bias_table(%t: tensor<16x4xf32>) {
+  // expected-error @+1 {{'tfc.relative_position_bias' op table must be [num_buckets = 32, heads], got [16, 4]}}
+  %0 = tfc.relative_position_bias %t {num_buckets = 32 : i64, max_distance = 128 : i64, bidirectional} : tensor<16x4xf32> -> tensor<4x257xf32>
+  return
+}
+
+// -----
+
+func.func @relative_position_bias_result(%t: tensor<32x4xf32>) {
+  // expected-error @+1 {{'tfc.relative_position_bias' op result must be [4, 257] of 'f32', got 'tensor<4x255xf32>'}}
+  %0 = tfc.relative_position_bias %t {num_buckets = 32 : i64, max_distance = 128 : i64} : tensor<32x4xf32> -> tensor<4x255xf32>
+  return
+}
+
+// -----
+
+func.func @relative_position_bias_distance(%t: tensor<32x4xf32>) {
+  // expected-error @+1 {{'tfc.relative_position_bias' op max_distance 8 must exceed the 8 exact buckets}}
+  %0 = tfc.relative_position_bias %t {num_buckets = 32 : i64, max_distance = 8 : i64, bidirectional} : tensor<32x4xf32> -> tensor<4x17xf32>
+  return
+}
+
+// -----
+
 func.func @attention_rank(%q: tensor<?x?x64xf32>) {
   // expected-error @+1 {{'tfc.attention' op query [batch, heads, q_len, d_head] must have rank 4, got [?, ?, 64]}}
   %0 = tfc.attention %q, %q, %q : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>

@@ -79,6 +79,19 @@ func.func @attention(%q: tensor<?x32x?x128xf16>, %kv: tensor<?x8x?x128xf16>,
   return
 }
 
+// CHECK-LABEL: func @position_biases
+func.func @position_biases(%q: tensor<2x8x7x64xf32>, %table: tensor<32x8xf32>) {
+  // T5: a bias by distance from a bucket table, read by the attention.
+  // CHECK: %[[B:.*]] = tfc.relative_position_bias %{{.*}} {bidirectional, max_distance = 128 : i64, num_buckets = 32 : i64} : tensor<32x8xf32> -> tensor<8x257xf32>
+  // CHECK: tfc.attention %{{.*}}, %{{.*}}, %{{.*}} relative_bias(%[[B]]) {scale = 1.000000e+00 : f64} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<8x257xf32>) -> tensor<2x8x7x64xf32>
+  %b = tfc.relative_position_bias %table {num_buckets = 32 : i64, max_distance = 128 : i64, bidirectional} : tensor<32x8xf32> -> tensor<8x257xf32>
+  %0 = tfc.attention %q, %q, %q relative_bias(%b) {scale = 1.0 : f64} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<8x257xf32>) -> tensor<2x8x7x64xf32>
+  // ALiBi with the maximum bias 8.
+  // CHECK: tfc.attention %{{.*}}, %{{.*}}, %{{.*}} {alibi = 8.000000e+00 : f64, causal} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>) -> tensor<2x8x7x64xf32>
+  %1 = tfc.attention %q, %q, %q {causal, alibi = 8.0 : f64} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>) -> tensor<2x8x7x64xf32>
+  return
+}
+
 // CHECK-LABEL: func @matmul
 func.func @matmul(%a: tensor<?x12x?x64xf32>, %b: tensor<?x12x?x64xf32>,
                   %w: tensor<64x32xf32>) {

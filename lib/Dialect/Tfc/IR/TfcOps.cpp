@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -666,6 +667,29 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "a window needs causal attention (it counts "
                               "keys back from the diagonal)";
   }
+  if (std::optional<APFloat> alibi = getAlibi()) {
+    double m = alibi->convertToDouble();
+    if (!(m > 0.0) || !std::isfinite(m))
+      return emitOpError() << "alibi (the maximum bias) must be finite and "
+                              "> 0, got "
+                           << numberString(m);
+  }
+  if (Value bias = getRelativeBias()) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    if (bt.getElementType() != getQuery().getType().getElementType())
+      return emitOpError() << "relative_bias element type "
+                           << bt.getElementType() << " differs from the query's "
+                           << getQuery().getType().getElementType();
+    if (bt.getRank() != 2 || isDynamic(bt.getDimSize(1)) ||
+        bt.getDimSize(1) % 2 != 1 ||
+        (!isDynamic(bt.getDimSize(0)) && !isDynamic(qs[1]) &&
+         bt.getDimSize(0) != qs[1]))
+      return emitOpError() << "relative_bias must be [heads, 2R + 1] with "
+                              "heads = "
+                           << (isDynamic(qs[1]) ? std::string("?") : std::to_string(qs[1]))
+                           << " and a static odd width, got "
+                           << shapeString(bt);
+  }
   if (Value mask = getMask()) {
     auto mt = cast<RankedTensorType>(mask.getType());
     if (mt.getElementType() != getQuery().getType().getElementType())
@@ -692,6 +716,33 @@ LogicalResult AttentionOp::canonicalize(AttentionOp op,
       scale->convertToDouble() != 1.0 / std::sqrt(static_cast<double>(d)))
     return failure();
   rewriter.modifyOpInPlace(op, [&] { op.removeScaleAttr(); });
+  return success();
+}
+
+int64_t AttentionOp::getRelativeDistance() {
+  Value bias = getRelativeBias();
+  if (!bias)
+    return 0;
+  return (cast<RankedTensorType>(bias.getType()).getDimSize(1) - 1) / 2;
+}
+
+LogicalResult RelativePositionBiasOp::verify() {
+  RankedTensorType table = getTable().getType(), result = getType();
+  int64_t buckets = static_cast<int64_t>(getNumBuckets());
+  int64_t distance = static_cast<int64_t>(getMaxDistance());
+  std::string why = relativeBucketsError(buckets, distance, getBidirectional());
+  if (!why.empty())
+    return emitOpError() << why;
+  if (table.getRank() != 2 ||
+      (!isDynamic(table.getDimSize(0)) && table.getDimSize(0) != buckets))
+    return emitOpError() << "table must be [num_buckets = " << buckets
+                         << ", heads], got " << shapeString(table);
+  SmallVector<int64_t> expected = {table.getDimSize(1), 2 * distance + 1};
+  if (result.getElementType() != table.getElementType() ||
+      failed(verifyCompatibleShape(result.getShape(), expected)))
+    return emitOpError() << "result must be " << shapeString(expected)
+                         << " of " << table.getElementType() << ", got "
+                         << result;
   return success();
 }
 

@@ -86,13 +86,14 @@ INLINE float dot(const float *a, const float *b, int64_t n) {
 
 /* The shape array (MicroKernels.h, tfc_uk_attention_split). */
 typedef struct {
-  int64_t batch, heads, kvHeads, tq, tk, d, dv, splits, causal, window;
+  int64_t batch, heads, kvHeads, tq, tk, d, dv, splits, causal, window,
+      relative;
   const int64_t *qs, *ks, *vs, *ms;
 } shape_t;
 
 INLINE shape_t read_shape(const int64_t *p) {
-  shape_t s = {p[0], p[1],  p[2],  p[3],   p[4],   p[5],  p[6],
-               p[7], p[8],  p[9],  p + 10, p + 14, p + 18, p + 22};
+  shape_t s = {p[0], p[1], p[2],  p[3],   p[4],   p[5],   p[6],  p[7],
+               p[8], p[9], p[10], p + 11, p + 15, p + 19, p + 23};
   return s;
 }
 
@@ -108,7 +109,8 @@ int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
 }
 
 void tfc_uk_attention_split(const float *q, const float *k, const float *v,
-                            const float *mask, float *partial,
+                            const float *mask, const float *relBias,
+                            const float *slopes, float *partial,
                             const int64_t *shape, float scale, int64_t task) {
   shape_t s = read_shape(shape);
   int64_t group = group_of(&s);
@@ -125,6 +127,9 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
     int64_t rows = rowsAll - r0 < MAX_ROWS ? rowsAll - r0 : MAX_ROWS;
     const float *qr[MAX_ROWS];
     const float *mr[MAX_ROWS];
+    const float *br[MAX_ROWS]; /* the row's head's bias by distance, at 0 */
+    float slope[MAX_ROWS];
+    int64_t pos[MAX_ROWS]; /* the query's position among the keys */
     float *o[MAX_ROWS], m[MAX_ROWS], l[MAX_ROWS];
     int64_t limit[MAX_ROWS], first[MAX_ROWS];
     int64_t firstAll = s.tk;
@@ -135,6 +140,9 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
         h = s.heads - 1;
       qr[r] = q + b * s.qs[0] + h * s.qs[1] + i * s.qs[2];
       mr[r] = mask ? mask + b * s.ms[0] + h * s.ms[1] + i * s.ms[2] : 0;
+      br[r] = relBias ? relBias + h * (2 * s.relative + 1) + s.relative : 0;
+      slope[r] = slopes ? slopes[h] : 0;
+      pos[r] = i + shift;
       o[r] = out + (r0 + r) * (2 + s.dv) + 2;
       memset(o[r], 0, (size_t)s.dv * sizeof(float));
       m[r] = -__builtin_inff();
@@ -163,6 +171,16 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
         if (mr[r])
           for (int64_t jj = 0; jj < n; ++jj)
             sr[jj] += mr[r][(t0 + jj) * s.ms[3]];
+        if (br[r]) /* T5: bias by distance, clamped to [-R, R] */
+          for (int64_t jj = 0; jj < n; ++jj) {
+            int64_t dist = t0 + jj - pos[r];
+            dist = dist < -s.relative ? -s.relative : dist;
+            dist = dist > s.relative ? s.relative : dist;
+            sr[jj] += br[r][dist];
+          }
+        if (slopes) /* ALiBi: slope . (j - i) */
+          for (int64_t jj = 0; jj < n; ++jj)
+            sr[jj] += slope[r] * (float)(t0 + jj - pos[r]);
         int64_t visible = limit[r] - t0 + 1;
         for (int64_t jj = visible < 0 ? 0 : visible; jj < n; ++jj)
           sr[jj] = -__builtin_inff();

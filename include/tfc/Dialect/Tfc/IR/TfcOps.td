@@ -243,10 +243,10 @@ def Tfc_SoftmaxOp : Tfc_Op<"softmax", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
+def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention, heads as a batch dimension";
   let description = [{
-    `softmax(Q·Kᵀ · scale + mask) · V` with
+    `softmax(Q·Kᵀ · scale + mask + position bias) · V` with
 
     * `query` [B, H, Tq, D], `key` [B, Hkv, Tk, D], `value` [B, Hkv, Tk, Dv];
       H must be a multiple of Hkv (grouped-query attention: query head h reads
@@ -262,23 +262,42 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
       up to its diagonal, j > i + (Tk - Tq) - window (Mistral's
       sliding_window); the kernels skip the keys before the window.
 
+    Position biases that depend only on the distance r = j - (i + Tk - Tq)
+    between key j and query i (the query's position counted like the causal
+    diagonal, so a decode step over a cache of `past` keys is at past + i),
+    computed by the kernels per tile and never materialised:
+
+    * `relative_bias` [H, 2R + 1]: adds `relative_bias[h, clamp(r, -R, R) + R]`
+      (T5's bucketed bias, as `tfc.relative_position_bias` produces it);
+    * `alibi` (the maximum bias m, 8 in the ALiBi paper, BLOOM and MPT): adds
+      `slope_h · r` with slope_h = 2^(-m·(h+1)/p) for h < p, the largest power
+      of two <= H, and 2^(-m·(2(h-p)+1)/(2p)) for the other heads. Over the
+      keys a query may see (r <= 0 when causal) this is `-slope_h · |i - j|`;
+      softmax ignores the per-row constant that separates it from BLOOM's
+      `slope_h · j`.
+
     A query row whose keys are all masked yields zeros, never NaN. The result
     is [B, H, Tq, Dv].
   }];
   let arguments = (ins Tfc_FloatTensor:$query, Tfc_FloatTensor:$key,
                        Tfc_FloatTensor:$value,
                        Optional<Tfc_FloatTensor>:$mask,
+                       Optional<Tfc_FloatTensor>:$relative_bias,
                        UnitAttr:$causal,
                        OptionalAttr<F64Attr>:$scale,
-                       OptionalAttr<I64Attr>:$window);
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$alibi);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    (`relative_bias` `(` $relative_bias^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// The scale applied to the scores: the attribute, or 1/sqrt(D).
     double getEffectiveScale();
+    /// R of a [H, 2R + 1] relative bias (0 without one).
+    int64_t getRelativeDistance();
   }];
   let hasVerifier = 1;
   // An explicit scale equal to the default 1/sqrt(D) is dropped.
@@ -288,14 +307,43 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention"> {
                    "::mlir::Value":$value, CArg<"::mlir::Value", "{}">:$mask,
                    CArg<"bool", "false">:$causal,
                    CArg<"::mlir::FloatAttr", "{}">:$scale,
-                   CArg<"::mlir::IntegerAttr", "{}">:$window), [{
+                   CArg<"::mlir::IntegerAttr", "{}">:$window,
+                   CArg<"::mlir::Value", "{}">:$relative_bias,
+                   CArg<"::mlir::FloatAttr", "{}">:$alibi), [{
       build($_builder, $_state,
             ::mlir::tfc::infer::resultOrPlaceholder(
                 ::mlir::tfc::infer::attention(query.getType(), key.getType(),
                                         value.getType()), query),
-            query, key, value, mask, causal, scale, window);
+            query, key, value, mask, relative_bias, causal, scale, window,
+            alibi);
     }]>
   ];
+}
+
+def Tfc_RelativePositionBiasOp : Tfc_Op<"relative_position_bias"> {
+  let summary = "T5's bucketed relative position bias, by distance";
+  let description = [{
+    From `table` [num_buckets, H] (T5's `relative_attention_bias.weight`)
+    produces the [H, 2R + 1] bias by distance that `tfc.attention`'s
+    `relative_bias` reads, R = `max_distance`: column c holds, per head, the
+    table row of the bucket of the distance r = c - R from query to key.
+    Buckets as T5 defines them: with `bidirectional` half of them for keys
+    after the query (r > 0); distances below half the (remaining) buckets
+    have a bucket each, longer ones share logarithmically wider buckets up to
+    `max_distance`, beyond which all fall into the last (so clamping r to
+    [-R, R] loses nothing). Without `bidirectional` keys after the query
+    (r > 0) take bucket 0. The bucket boundaries are computed in single
+    precision exactly as Hugging Face transformers' T5 does.
+  }];
+  let arguments = (ins Tfc_FloatTensor:$table,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_buckets,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$max_distance,
+                       UnitAttr:$bidirectional);
+  let results = (outs Tfc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table attr-dict `:` type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def Tfc_GeluOp : Tfc_Op<"gelu", [SameOperandsAndResultType]> {
