@@ -675,6 +675,19 @@ struct FuseAttentionPass
                 (m->masks.size() > 1 ? "s" : "");
       if (m->scores.getType().getRank() == 5)
         what += ", grouped-query";
+      // A bias that varies over both queries and keys (a position bias
+      // written out by hand) is read from memory: Tq x Tk per head or batch.
+      for (const MaskTerm &t : m->masks) {
+        auto bt = t.bias ? dyn_cast<RankedTensorType>(t.bias.getType())
+                         : RankedTensorType();
+        int64_t r = bt ? bt.getRank() : 0;
+        if (r >= 2 && bt.getDimSize(r - 1) != 1 && bt.getDimSize(r - 2) != 1) {
+          what += "; a bias over queries and keys, " + typeString(bt) +
+                  ", is materialised: attention's alibi= or relative_bias= "
+                  "compute position biases tile by tile";
+          break;
+        }
+      }
       reporter.fused(softmax, what + ")");
       rewrite(rewriter, *m);
       fusedAny = true;
