@@ -172,8 +172,13 @@ public:
     /// them, so such entries get no padding bias.
     bool absolutePositions = false;
     /// The padding bias of mask-less cached self-attentions (state
-    /// `cache.bias`, written by the runtime), once made.
-    std::optional<Val> paddingBias;
+    /// `cache.bias`, written by the runtime), once made per window (0: the
+    /// columns of every position), and its state argument.
+    std::map<int64_t, Val> paddingBiases;
+    mlir::Value paddingBiasArg;
+    /// The first position a windowed attention's keys start at, per window:
+    /// past - min(past, window - 1) (the rolling caches keep the rest).
+    std::map<int64_t, mlir::Value> windowStarts;
     /// Causal self-attentions cached so far (their layer numbers).
     unsigned cachedAttentions = 0;
     /// Cross-attentions cached so far.
@@ -191,8 +196,13 @@ public:
   bool isCachedSelfAttention(const Val &q, const Val &k, bool causal) const;
   /// Writes k, v [B, Hkv, seq, D] at positions [past, past + seq) of the
   /// next layer's cache and replaces them with the cache's first past + seq
-  /// rows. False after an error.
-  bool appendToCache(Val &k, Val &v, llvm::SMLoc at);
+  /// rows. With a window W > 0 the cache is a rolling buffer of W rows
+  /// (position p in row p mod W) and k, v are replaced by the keys of
+  /// positions [windowStart(W), past + seq): the window - 1 before the new
+  /// ones (fewer at the start) and the new ones. False after an error.
+  bool appendToCache(Val &k, Val &v, llvm::SMLoc at, int64_t window);
+  /// past - min(past, window - 1), once per window.
+  mlir::Value windowStart(int64_t window, mlir::Location l);
   /// Whether `v` (a value of the cached entry) is computed from the inputs
   /// without the token sequence, `past` or a state: what a cross-attention
   /// may cache once per source.
@@ -210,16 +220,18 @@ public:
   Val cacheMask(const Val &mask, llvm::SMLoc at);
   /// A new last argument of the entry being generated.
   mlir::Value appendEntryArgument(mlir::Type type, mlir::Location l);
-  /// The first past + seqLen columns of a [batch, context] state.
+  /// Columns [start, past + seqLen) of a [batch, context] state (start 0
+  /// when null).
   mlir::Value readCachedColumns(mlir::Value state, const SymShape &readShape,
                                 mlir::Value batch, mlir::Value seqLen,
-                                mlir::Location l);
+                                mlir::Location l, mlir::Value start = {});
   /// The additive padding bias [batch, 1, 1, past + seq] of a mask-less
   /// cached self-attention over q [batch, heads, seq, d]: the first
   /// past + seq columns of a state `cache.bias` [batch, context] that the
   /// entry only reads and the runtime writes (0 for a token, -inf for left
   /// padding; zeroed by the session, so no padding unless asked).
-  Val cachePaddingBias(const Val &q, llvm::SMLoc at);
+  /// With a window (a rolling cache) the columns of its keys only.
+  Val cachePaddingBias(const Val &q, llvm::SMLoc at, int64_t window);
   /// Builds `<entry>_cross` from the sources of the cached entry's cross
   /// states: the inputs they read, the states as results written in place.
   void generateCrossEntry(const ast::FuncDecl &func, CacheMode &mode,

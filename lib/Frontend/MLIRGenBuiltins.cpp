@@ -351,9 +351,17 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     // new tokens') is cached the same way, so it covers every key.
     bool cachedSelf = cache && isCachedSelfAttention(*q, *k, causal);
     bool maskCached = false;
-    if (cachedSelf && mask && !mlir::isa<mlir::FloatType>(mask->elementType) &&
-        mask->shape.size() == 2 &&
-        mask->shape[1] == SymDim::named(cache->seqDim)) {
+    bool integerMask = cachedSelf && mask &&
+                       !mlir::isa<mlir::FloatType>(mask->elementType) &&
+                       mask->shape.size() == 2 &&
+                       mask->shape[1] == SymDim::named(cache->seqDim);
+    // A windowed self-attention keeps a rolling cache of `window` rows
+    // (not with a cached integer mask, whose columns span every position).
+    int64_t rollingWindow =
+        cachedSelf && !integerMask && args.has(8) ? args.getInt(8, 0) : 0;
+    if (rollingWindow < 0)
+      rollingWindow = 0;
+    if (integerMask) {
       Val cachedMask = cacheMask(*mask, args.locOf(6));
       if (cachedMask.isPoison())
         return Val::poison();
@@ -362,7 +370,7 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     } else if (cachedSelf && !mask && !cache->absolutePositions) {
       // Without a mask of its own, the runtime's padding bias (left-padded
       // prompts of different lengths in one batch).
-      Val bias = cachePaddingBias(*q, at);
+      Val bias = cachePaddingBias(*q, at, rollingWindow);
       if (bias.isPoison())
         return Val::poison();
       mask = bias;
@@ -392,7 +400,7 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
       }
     }
     if (cachedSelf && (!mask || maskCached)) {
-      if (!appendToCache(*k, *v, at))
+      if (!appendToCache(*k, *v, at, rollingWindow))
         return Val::poison();
     } else if (cache && q->shape.size() == 4 &&
                q->shape[2] == SymDim::named(cache->seqDim) &&
@@ -1019,18 +1027,24 @@ bool Elaborator::isCachedSelfAttention(const Val &q, const Val &k,
          q.shape[2] == seq && k.shape[2] == seq;
 }
 
-bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
+bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at,
+                               int64_t window) {
   mlir::Location l = loc(at);
   unsigned layer = cache->cachedAttentions++;
+  mlir::Value start = window > 0 ? windowStart(window, l) : mlir::Value();
   for (auto [t, what] : {std::pair{&k, "k"}, std::pair{&v, "v"}}) {
-    // [batch, kv_heads, seq, d] -> a state [batch, kv_heads, context, d].
+    // [batch, kv_heads, seq, d] -> a state [batch, kv_heads, context, d]
+    // (or [batch, kv_heads, window, d], a rolling buffer).
     const SymShape &s = t->shape;
     if (!s[1].isStatic() || !s[3].isStatic()) {
       fail(at, "a cached entry (--kv-cache) needs static head counts and "
                "head sizes, got " + shapeStr(s));
       return false;
     }
-    SymShape stateShape = {s[0], s[1], SymDim::named("context"), s[3]};
+    SymShape stateShape = {s[0], s[1],
+                           window > 0 ? SymDim::of(window)
+                                      : SymDim::named("context"),
+                           s[3]};
     auto elementType =
         mlir::cast<mlir::RankedTensorType>(t->value.getType()).getElementType();
     mlir::Value arg =
@@ -1043,30 +1057,119 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at) {
     };
     mlir::OpFoldResult zero = builder.getIndexAttr(0),
                        one = builder.getIndexAttr(1);
+    mlir::OpFoldResult batch = dim(t->value, 0), heads = dim(t->value, 1),
+                       width = dim(t->value, 3);
+    llvm::SmallVector<mlir::OpFoldResult> strides = {one, one, one, one};
     mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, t->value, 2);
-    // The new rows at [past, past + seq).
-    mlir::Value updated = mlir::tensor::InsertSliceOp::create(
-        builder, l, t->value, arg,
-        llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, cache->past, zero},
-        llvm::ArrayRef<mlir::OpFoldResult>{dim(t->value, 0), dim(t->value, 1),
-                                           seqLen, dim(t->value, 3)},
-        llvm::ArrayRef<mlir::OpFoldResult>{one, one, one, one});
-    // Attention reads rows [0, past + seq).
-    mlir::Value total =
-        mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
     SymShape readShape = {s[0], s[1], SymDim::named("kv_len"), s[3]};
-    mlir::Value read = mlir::tensor::ExtractSliceOp::create(
-        builder, l, tensorType(readShape, elementType), updated,
-        llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, zero, zero},
-        llvm::ArrayRef<mlir::OpFoldResult>{dim(t->value, 0), dim(t->value, 1),
-                                           total, dim(t->value, 3)},
-        llvm::ArrayRef<mlir::OpFoldResult>{one, one, one, one});
+    mlir::Value read, updated;
+    if (window > 0) {
+      auto idx = [&](int64_t c) {
+        return mlir::arith::ConstantIndexOp::create(builder, l, c).getResult();
+      };
+      auto add = [&](mlir::Value a, mlir::Value b) {
+        return mlir::arith::AddIOp::create(builder, l, a, b).getResult();
+      };
+      auto sub = [&](mlir::Value a, mlir::Value b) {
+        return mlir::arith::SubIOp::create(builder, l, a, b).getResult();
+      };
+      auto min = [&](mlir::Value a, mlir::Value b) {
+        return mlir::arith::MinUIOp::create(builder, l, a, b).getResult();
+      };
+      auto mod = [&](mlir::Value a) {
+        return mlir::arith::RemUIOp::create(builder, l, a, idx(window))
+            .getResult();
+      };
+      auto rows = [&](mlir::Value from, mlir::Value first, mlir::Value n) {
+        auto type = mlir::cast<mlir::RankedTensorType>(from.getType());
+        llvm::SmallVector<int64_t> shape(type.getShape());
+        shape[2] = mlir::ShapedType::kDynamic;
+        return mlir::tensor::ExtractSliceOp::create(
+                   builder, l,
+                   mlir::RankedTensorType::get(shape, type.getElementType()),
+                   from,
+                   llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, first, zero},
+                   llvm::ArrayRef<mlir::OpFoldResult>{batch, heads, n, width},
+                   strides)
+            .getResult();
+      };
+      auto put = [&](mlir::Value part, mlir::Value into, mlir::Value first,
+                     mlir::Value n) {
+        return mlir::tensor::InsertSliceOp::create(
+                   builder, l, part, into,
+                   llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, first, zero},
+                   llvm::ArrayRef<mlir::OpFoldResult>{batch, heads, n, width},
+                   strides)
+            .getResult();
+      };
+      // Keys of positions [start, past) from the ring (two runs: up to its
+      // end, then from its start), then the new ones: read before the new
+      // rows overwrite the oldest.
+      mlir::Value old = sub(cache->past, start);
+      mlir::Value slot = mod(start);
+      mlir::Value n0 = min(old, sub(idx(window), slot));
+      mlir::Value n1 = sub(old, n0);
+      mlir::Value total = add(old, seqLen);
+      auto readType = mlir::cast<mlir::RankedTensorType>(
+          tensorType(readShape, elementType));
+      llvm::SmallVector<mlir::Value> dynamic;
+      for (int64_t a = 0; a < 4; ++a)
+        if (readType.isDynamicDim(a))
+          dynamic.push_back(
+              a == 2 ? total
+                     : mlir::tensor::DimOp::create(builder, l, t->value, a)
+                           .getResult());
+      read = mlir::tensor::EmptyOp::create(builder, l, readType, dynamic);
+      read = put(rows(arg, slot, n0), read, idx(0), n0);
+      read = put(rows(arg, idx(0), n1), read, n0, n1);
+      read = put(t->value, read, old, seqLen);
+      // The last min(seq, window) new rows into the ring at position mod
+      // window: up to its end, then from its start.
+      mlir::Value m = min(seqLen, idx(window));
+      mlir::Value skip = sub(seqLen, m);
+      mlir::Value to = mod(add(cache->past, skip));
+      mlir::Value w0 = min(m, sub(idx(window), to));
+      mlir::Value w1 = sub(m, w0);
+      updated = put(rows(t->value, skip, w0), arg, to, w0);
+      updated = put(rows(t->value, add(skip, w0), w1), updated, idx(0), w1);
+    } else {
+      // The new rows at [past, past + seq).
+      updated = mlir::tensor::InsertSliceOp::create(
+          builder, l, t->value, arg,
+          llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, cache->past, zero},
+          llvm::ArrayRef<mlir::OpFoldResult>{batch, heads, seqLen, width},
+          strides);
+      // Attention reads rows [0, past + seq).
+      mlir::Value total =
+          mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
+      read = mlir::tensor::ExtractSliceOp::create(
+          builder, l, tensorType(readShape, elementType), updated,
+          llvm::ArrayRef<mlir::OpFoldResult>{zero, zero, zero, zero},
+          llvm::ArrayRef<mlir::OpFoldResult>{batch, heads, total, width},
+          strides);
+    }
     cache->states.push_back({arg, updated,
                              "cache." + std::to_string(layer) + "." + what,
                              stateShape});
     *t = Val::ofTensor(read, readShape);
   }
   return true;
+}
+
+mlir::Value Elaborator::windowStart(int64_t window, mlir::Location l) {
+  auto found = cache->windowStarts.find(window);
+  if (found != cache->windowStarts.end())
+    return found->second;
+  // Built in the entry block (before its first use in any attention).
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfterValue(cache->past);
+  mlir::Value keep = mlir::arith::MinUIOp::create(
+      builder, l, cache->past,
+      mlir::arith::ConstantIndexOp::create(builder, l, window - 1));
+  mlir::Value start =
+      mlir::arith::SubIOp::create(builder, l, cache->past, keep);
+  cache->windowStarts[window] = start;
+  return start;
 }
 
 mlir::Value Elaborator::appendEntryArgument(mlir::Type type,
@@ -1080,16 +1183,22 @@ mlir::Value Elaborator::readCachedColumns(mlir::Value state,
                                           const SymShape &readShape,
                                           mlir::Value batch,
                                           mlir::Value seqLen,
-                                          mlir::Location l) {
+                                          mlir::Location l,
+                                          mlir::Value start) {
   mlir::OpFoldResult zero = builder.getIndexAttr(0),
                      one = builder.getIndexAttr(1);
   mlir::Value total =
       mlir::arith::AddIOp::create(builder, l, cache->past, seqLen);
+  mlir::OpFoldResult first = zero;
+  if (start) {
+    total = mlir::arith::SubIOp::create(builder, l, total, start);
+    first = start;
+  }
   auto elementType =
       mlir::cast<mlir::RankedTensorType>(state.getType()).getElementType();
   return mlir::tensor::ExtractSliceOp::create(
       builder, l, tensorType(readShape, elementType), state,
-      llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
+      llvm::ArrayRef<mlir::OpFoldResult>{zero, first},
       llvm::ArrayRef<mlir::OpFoldResult>{batch, total},
       llvm::ArrayRef<mlir::OpFoldResult>{one, one});
 }
@@ -1126,18 +1235,27 @@ Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
   return result;
 }
 
-Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at) {
-  if (cache->paddingBias)
-    return *cache->paddingBias;
+Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at,
+                                  int64_t window) {
+  auto found = cache->paddingBiases.find(window);
+  if (found != cache->paddingBiases.end())
+    return found->second;
   mlir::Location l = loc(at);
   SymShape stateShape = {q.shape[0], SymDim::named("context")};
-  mlir::Value arg =
-      appendEntryArgument(tensorType(stateShape, q.elementType), l);
+  if (!cache->paddingBiasArg) {
+    cache->paddingBiasArg =
+        appendEntryArgument(tensorType(stateShape, q.elementType), l);
+    cache->readOnlyStates.push_back(
+        {cache->paddingBiasArg, "cache.bias", stateShape});
+  }
+  mlir::Value arg = cache->paddingBiasArg;
   mlir::OpFoldResult one = builder.getIndexAttr(1);
   mlir::Value batch = mlir::tensor::DimOp::create(builder, l, q.value, 0);
   mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
   SymShape readShape = {q.shape[0], SymDim::named("kv_len")};
-  mlir::Value read = readCachedColumns(arg, readShape, batch, seqLen, l);
+  mlir::Value read = readCachedColumns(
+      arg, readShape, batch, seqLen, l,
+      window > 0 ? windowStart(window, l) : mlir::Value());
   mlir::Value total = mlir::tensor::DimOp::create(builder, l, read, 1);
   SymShape biasShape = {q.shape[0], SymDim::of(1), SymDim::of(1),
                         SymDim::named("kv_len")};
@@ -1145,9 +1263,9 @@ Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at) {
       builder, l, tensorType(biasShape, q.elementType), read,
       llvm::ArrayRef<mlir::ReassociationIndices>{{0, 1, 2}, {3}},
       llvm::ArrayRef<mlir::OpFoldResult>{batch, one, one, total});
-  cache->readOnlyStates.push_back({arg, "cache.bias", stateShape});
-  cache->paddingBias = Val::ofTensor(bias, biasShape);
-  return *cache->paddingBias;
+  Val result = Val::ofTensor(bias, biasShape);
+  cache->paddingBiases[window] = result;
+  return result;
 }
 
 bool Elaborator::independentOfSequence(mlir::Value v) {
