@@ -8,33 +8,21 @@
 //                                           .gguf file: see tfc-import)
 //
 // Parses a .tfm model description, checks it, instantiates it into the tfc
-// dialect and writes the requested stage. Errors are reported as
+// dialect and writes the requested stage: a command line over the compiler
+// library (include/tfc/Compiler/Compiler.h), which does all of it. Errors are reported as
 // file:line:col with the source line and a caret; the exit code is 1 after
 // any error and the output file is only written on success.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Compiler/Compiler.h"
 #include "tfc/Conversion/Passes.h"
-#include "tfc/Dialect/Tfc/Transforms/Passes.h"
-#include "tfc/Target/CPU/CPUTarget.h"
-#include "tfc/Target/NVPTX/NVPTXTarget.h"
-#include "tfc/Frontend/MLIRGen.h"
-#include "tfc/Frontend/Parser.h"
-#include "tfc/Frontend/Sema.h"
-#include "tfc/Import/Importer.h"
 
 #include "mlir/IR/AsmState.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace llvm;
 
@@ -142,174 +130,6 @@ cl::opt<bool> remarks("fusion-remarks",
                                "they did not fuse a candidate"),
                       cl::init(false));
 
-/// The largest description we read; anything bigger is surely not a model
-/// description and would only make the frontend slow.
-constexpr uint64_t kMaxInputBytes = 64 << 20;
-
-/// Opens the output; it is kept only if the caller calls keep().
-std::unique_ptr<ToolOutputFile> openOutput() {
-  std::error_code ec;
-  auto out = std::make_unique<ToolOutputFile>(outputFilename, ec,
-                                              sys::fs::OF_Text);
-  if (!ec)
-    return out;
-  errs() << "tfc-compile: error: cannot write '" << outputFilename
-         << "': " << ec.message() << "\n";
-  return nullptr;
-}
-/// The weights part of the metadata the ABI pass recorded.
-int printWeightsManifest(mlir::ModuleOp module) {
-  auto attr = module->getAttrOfType<mlir::StringAttr>("tfc.abi_metadata");
-  Expected<json::Value> metadata =
-      json::parse(attr ? attr.getValue() : StringRef("{}"));
-  if (!metadata) {
-    errs() << "tfc-compile: error: " << toString(metadata.takeError()) << "\n";
-    return 1;
-  }
-  json::Object *root = metadata->getAsObject();
-  json::Object manifest{{"model", *root->get("model")},
-                        {"weights", *root->get("weights")}};
-  std::unique_ptr<ToolOutputFile> out = openOutput();
-  if (!out)
-    return 1;
-  out->os() << formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
-  out->keep();
-  return 0;
-}
-
-int emitBinary(mlir::ModuleOp module,
-               const mlir::tfc::CpuTargetOptions &options) {
-  std::string error;
-  if (emit == Emit::LLVM) {
-    std::string ir;
-    if (mlir::failed(mlir::tfc::emitLLVMIR(module, options, ir, error))) {
-      errs() << "tfc-compile: error: " << error << "\n";
-      return 1;
-    }
-    std::unique_ptr<ToolOutputFile> out = openOutput();
-    if (!out)
-      return 1;
-    out->os() << ir;
-    out->keep();
-    return 0;
-  }
-  SmallVector<char, 0> object;
-  if (mlir::failed(mlir::tfc::emitObject(module, options, object, error))) {
-    errs() << "tfc-compile: error: " << error << "\n";
-    return 1;
-  }
-  if (emit == Emit::Obj) {
-    std::error_code ec;
-    raw_fd_ostream os(outputFilename, ec, sys::fs::OF_None);
-    if (!ec)
-      os.write(object.data(), object.size());
-    if (ec || os.has_error()) {
-      errs() << "tfc-compile: error: cannot write '" << outputFilename
-             << "'\n";
-      return 1;
-    }
-    return 0;
-  }
-  if (mlir::failed(
-          mlir::tfc::linkSharedLibrary(object, outputFilename, error))) {
-    errs() << "tfc-compile: error: " << error << "\n";
-    return 1;
-  }
-  return 0;
-}
-
-/// --cpu-variants: the model compiled once per CPU, each build's exported
-/// symbols suffixed, linked with tfc_model_variants into one library
-/// (lib/Target/CPU/Variants.cpp).
-/// --quantize: the storage format of linear weights, after fusion (which
-/// makes the linears and merges projections).
-void addQuantizePass(mlir::PassManager &pm) {
-  if (quantize.empty())
-    return;
-  mlir::tfc::TfcQuantizeWeightsOptions options;
-  options.format = quantize;
-  pm.addPass(mlir::tfc::createTfcQuantizeWeights(options));
-}
-
-int compileVariants(mlir::ModuleOp module, mlir::MLIRContext &context) {
-  if (target == Target::Cuda || !cpu.empty() || !features.empty() ||
-      !cpuKernels.empty()) {
-    errs() << "tfc-compile: error: --cpu-variants makes a CPU library with "
-              "one build per CPU; it does not combine with --target=cuda, "
-              "--cpu, --features or --cpu-kernels\n";
-    return 1;
-  }
-  if (emit != Emit::Lib) {
-    errs() << "tfc-compile: error: --cpu-variants makes a model library: "
-              "write -o NAME.so (or --emit=lib)\n";
-    return 1;
-  }
-  SmallVector<StringRef> cpus;
-  StringRef(cpuVariants).split(cpus, ',', -1, /*KeepEmpty=*/false);
-  std::vector<std::string> suffixes;
-  std::vector<SmallVector<char, 0>> objects;
-  for (StringRef name : cpus) {
-    mlir::tfc::CpuTargetOptions options;
-    options.cpu = name.trim().str();
-    // The CPU's features go into the variant's metadata: the runtime skips
-    // a variant the host cannot run.
-    options = mlir::tfc::resolveCpuTarget(options);
-    std::string suffix = mlir::tfc::cpuVariantSuffix(options.cpu);
-    if (llvm::is_contained(suffixes, suffix)) {
-      errs() << "tfc-compile: error: --cpu-variants names '" << options.cpu
-             << "' twice\n";
-      return 1;
-    }
-    mlir::OwningOpRef<mlir::ModuleOp> variant = module.clone();
-    mlir::PassManager pm(&context);
-    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
-      return 1;
-    mlir::tfc::FusionPipelineOptions fusion;
-    fusion.remarks = remarks && suffixes.empty();
-    mlir::tfc::buildFusionPipeline(pm, fusion);
-    addQuantizePass(pm);
-    mlir::tfc::buildCpuTensorPipeline(pm,
-                                      mlir::tfc::cpuKernelIsa(options));
-    mlir::tfc::buildCpuLoweringPipeline(pm, options);
-    if (mlir::failed(pm.run(*variant)))
-      return 1;
-    mlir::tfc::suffixExportedSymbols(*variant, suffix);
-    std::string error;
-    SmallVector<char, 0> object;
-    if (mlir::failed(
-            mlir::tfc::emitObject(*variant, options, object, error))) {
-      errs() << "tfc-compile: error: " << options.cpu << ": " << error
-             << "\n";
-      return 1;
-    }
-    suffixes.push_back(suffix);
-    objects.push_back(std::move(object));
-  }
-  if (suffixes.empty()) {
-    errs() << "tfc-compile: error: --cpu-variants is empty\n";
-    return 1;
-  }
-  mlir::OwningOpRef<mlir::ModuleOp> list =
-      mlir::tfc::buildVariantsModule(context, suffixes);
-  mlir::tfc::CpuTargetOptions generic;
-  generic.cpu = "x86-64";
-  std::string error;
-  SmallVector<char, 0> listObject;
-  if (mlir::failed(mlir::tfc::emitObject(*list, generic, listObject, error))) {
-    errs() << "tfc-compile: error: " << error << "\n";
-    return 1;
-  }
-  SmallVector<ArrayRef<char>> all;
-  for (const SmallVector<char, 0> &o : objects)
-    all.push_back(o);
-  all.push_back(listObject);
-  if (mlir::failed(
-          mlir::tfc::linkSharedLibrary(all, outputFilename, error))) {
-    errs() << "tfc-compile: error: " << error << "\n";
-    return 1;
-  }
-  return 0;
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -322,181 +142,58 @@ int main(int argc, char **argv) {
                               "tfc-compile: compiles a .tfm transformer model "
                               "description\n");
 
-  // A checkpoint (a Hugging Face directory or a .gguf file) is imported into
-  // a model description first (what tfc-import writes).
-  ErrorOr<std::unique_ptr<MemoryBuffer>> fileOrErr = std::error_code();
-  if (inputFilename != "-" && tfc::importer::isCheckpoint(inputFilename)) {
-    tfc::importer::ImportedModel imported;
-    std::string error;
-    if (!tfc::importer::importCheckpoint(inputFilename, imported, error)) {
-      errs() << "tfc-compile: error: " << error << "\n";
-      return 1;
-    }
-    fileOrErr = MemoryBuffer::getMemBufferCopy(
-        imported.tfm, inputFilename + " (imported).tfm");
-  } else {
-    fileOrErr = MemoryBuffer::getFileOrSTDIN(inputFilename, /*IsText=*/true);
+  using tfc::compiler::Stage;
+  Stage stage = Stage::Tfc;
+  switch (emit) {
+  case Emit::Auto:
+    stage = tfc::compiler::stageForOutput(outputFilename);
+    break;
+  case Emit::Ast: stage = Stage::Ast; break;
+  case Emit::Tfc: stage = Stage::Tfc; break;
+  case Emit::Fused: stage = Stage::Fused; break;
+  case Emit::Linalg: stage = Stage::Linalg; break;
+  case Emit::LLVMDialect: stage = Stage::LLVMDialect; break;
+  case Emit::LLVM: stage = Stage::LLVM; break;
+  case Emit::Obj: stage = Stage::Object; break;
+  case Emit::Lib: stage = Stage::Library; break;
+  case Emit::Ptx: stage = Stage::Ptx; break;
+  case Emit::WeightsManifest: stage = Stage::WeightsManifest; break;
   }
-  if (std::error_code ec = fileOrErr.getError()) {
-    errs() << "tfc-compile: error: cannot open '" << inputFilename
-           << "': " << ec.message() << "\n";
+  tfc::compiler::CompileOptions options;
+  options.cuda = target == Target::Cuda;
+  options.gpuArchs.assign(gpuArchs.begin(), gpuArchs.end());
+  options.cudaPath = cudaPath;
+  options.cpu = cpu;
+  options.features = features;
+  options.cpuKernels = cpuKernels;
+  SmallVector<StringRef> variants;
+  StringRef(cpuVariants).split(variants, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef v : variants)
+    options.cpuVariants.push_back(v.trim().str());
+  if (!cpuVariants.empty() && options.cpuVariants.empty()) {
+    errs() << "tfc-compile: error: --cpu-variants is empty\n";
     return 1;
-  }
-  if ((*fileOrErr)->getBufferSize() > kMaxInputBytes) {
-    errs() << "tfc-compile: error: '" << inputFilename << "' is "
-           << (*fileOrErr)->getBufferSize()
-           << " bytes; model descriptions are limited to 64 MiB\n";
-    return 1;
-  }
-
-  if (emit == Emit::Auto) {
-    StringRef ext = sys::path::extension(outputFilename);
-    emit = ext == ".so"   ? Emit::Lib
-           : ext == ".o"  ? Emit::Obj
-           : ext == ".ll" ? Emit::LLVM
-                          : Emit::Tfc;
-  }
-  if ((emit == Emit::Lib || emit == Emit::Obj) && outputFilename == "-") {
-    errs() << "tfc-compile: error: --emit=" << (emit == Emit::Lib ? "lib" : "obj")
-           << " needs an output file (-o model.so)\n";
-    return 1;
-  }
-
-  SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), SMLoc());
-  tfc::DiagnosticEngine diags(sourceMgr);
-  bool cuda = target == Target::Cuda;
-  if (emit == Emit::Ptx && !cuda) {
-    errs() << "tfc-compile: error: --emit=ptx needs --target=cuda\n";
-    return 1;
-  }
-  mlir::tfc::CudaTargetOptions cudaOptions;
-  if (!gpuArchs.empty())
-    cudaOptions.archs.assign(gpuArchs.begin(), gpuArchs.end());
-  cudaOptions.cudaPath = cudaPath;
-  if (cuda) {
-    std::string error;
-    if (mlir::failed(mlir::tfc::resolveCudaTarget(cudaOptions, error))) {
-      errs() << "tfc-compile: error: " << error << "\n";
-      return 1;
-    }
-  }
-
-  mlir::DialectRegistry registry;
-  if (cuda)
-    mlir::tfc::registerCudaTargetDialects(registry);
-  else
-    mlir::tfc::registerCpuTargetDialects(registry);
-  mlir::MLIRContext context(registry);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  bool isMlir = StringRef(inputFilename).ends_with(".mlir");
-
-  std::unique_ptr<tfc::ast::Module> ast;
-  if (!isMlir)
-    ast = tfc::parseModule(diags);
-  if (diags.hadError())
-    return 1;
-  if (emit == Emit::Ast && !isMlir) {
-    std::unique_ptr<ToolOutputFile> out = openOutput();
-    if (!out)
-      return 1;
-    tfc::ast::print(*ast, sourceMgr, out->os());
-    out->keep();
-    return 0;
-  }
-  if (!isMlir && !tfc::checkModule(*ast, diags))
-    return 1;
-
-  tfc::MLIRGenOptions options;
-  for (const std::string &d : defines) {
-    if (!options.addDefine(d)) {
-      errs() << "tfc-compile: error: -D " << d
-             << ": expected name=value, e.g. -D layers=2\n";
-      return 1;
-    }
   }
   options.entry = entry;
+  options.defines.assign(defines.begin(), defines.end());
   options.kvCache = kvCache;
+  options.quantize = quantize;
+  options.remarks = remarks;
+  options.passManagerCLOptions = true;
 
-  tfc::loadFrontendDialects(context);
-  mlir::SourceMgrDiagnosticHandler mlirDiags(sourceMgr, &context);
-  if (isMlir)
-    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  else
-    module = tfc::generateModule(*ast, context, diags, options);
-  if (!module)
-    return 1;
-
-  if (!cpuKernels.empty() && cpuKernels != "avx512" && cpuKernels != "avx2") {
-    errs() << "tfc-compile: error: --cpu-kernels=" << cpuKernels
-           << ": expected avx512 or avx2\n";
-    return 1;
-  }
-  if (!cpuVariants.empty())
-    return compileVariants(*module, context);
-  bool lower = emit != Emit::Tfc && emit != Emit::Ast;
-  mlir::tfc::CpuTargetOptions targetOptions;
-  targetOptions.cpu = cpu;
-  targetOptions.features = features;
-  // The host side of a CUDA model is glue: portable x86-64 unless asked.
-  if (cuda && cpu.empty() && features.empty())
-    targetOptions.cpu = "x86-64";
-  targetOptions = mlir::tfc::resolveCpuTarget(targetOptions);
-  if (lower) {
-    mlir::PassManager pm(&context);
-    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
-      return 1;
-    mlir::tfc::FusionPipelineOptions fusion;
-    fusion.remarks = remarks;
-    mlir::tfc::buildFusionPipeline(pm, fusion);
-    addQuantizePass(pm);
-    if (cuda)
-      mlir::tfc::setCudaTarget(*module);
-    if (emit != Emit::Fused) {
-      if (cuda)
-        mlir::tfc::buildCudaTensorPipeline(pm);
-      else
-        mlir::tfc::buildCpuTensorPipeline(
-            pm, cpuKernels.empty() ? mlir::tfc::cpuKernelIsa(targetOptions)
-                                   : std::string(cpuKernels));
-    }
-    if (emit == Emit::WeightsManifest) {
-      mlir::tfc::LowerCpuModelABIOptions abi;
-      pm.addPass(mlir::tfc::createLowerCpuModelABI(abi));
-    } else if (emit != Emit::Fused && emit != Emit::Linalg) {
-      if (cuda)
-        mlir::tfc::buildCudaLoweringPipeline(pm, cudaOptions, targetOptions,
-                                             /*deviceCodeOnly=*/emit ==
-                                                 Emit::Ptx);
-      else
-        mlir::tfc::buildCpuLoweringPipeline(pm, targetOptions);
-    }
-    if (mlir::failed(pm.run(*module)))
-      return 1;
-  }
-
-  if (emit == Emit::Ptx) {
-    std::unique_ptr<ToolOutputFile> out = openOutput();
-    if (!out)
-      return 1;
-    std::string error;
-    if (mlir::failed(mlir::tfc::printPtx(*module, out->os(), error))) {
+  auto fail = [](const std::string &error) {
+    if (!error.empty())
       errs() << "tfc-compile: error: " << error << "\n";
-      return 1;
-    }
-    out->keep();
-    return 0;
-  }
-  if (emit == Emit::WeightsManifest)
-    return printWeightsManifest(*module);
-  if (emit == Emit::LLVM || emit == Emit::Obj || emit == Emit::Lib)
-    return emitBinary(*module, targetOptions);
-
-  std::unique_ptr<ToolOutputFile> out = openOutput();
-  if (!out)
     return 1;
-  module->print(out->os());
-  out->os() << "\n";
-  out->keep();
+  };
+  // Options that cannot make the output fail before the model is read.
+  std::string why = tfc::compiler::checkOptions(options, stage,
+                                                outputFilename == "-");
+  if (!why.empty())
+    return fail(why);
+  tfc::compiler::Session session(options);
+  if (mlir::failed(session.load(inputFilename, stage == Stage::Ast)) ||
+      mlir::failed(session.emit(stage, outputFilename)))
+    return fail(session.error());
   return 0;
 }

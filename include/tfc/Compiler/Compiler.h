@@ -1,0 +1,143 @@
+//===- Compiler.h - The compiler as a library -------------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// One pipeline from a model (a .tfm description, tfc IR in .mlir, or a
+// checkpoint that the importer turns into a description) to any stage: the
+// tfc dialect, after fusion, linalg, the LLVM dialect, LLVM IR, an object
+// file, a model library (one build or one per CPU variant), PTX, or the
+// weights manifest. tfc-compile is a thin command line over it; tests and
+// language bindings call the same functions.
+//
+//   tfc::compiler::CompileOptions options;          // target, CPU, -D, ...
+//   tfc::compiler::Session s(options);              // context + diagnostics
+//   if (failed(s.load("model.tfm")) ||
+//       failed(s.emit(tfc::compiler::Stage::Library, "model.so")))
+//     ... s.error() says why (or is empty: errors in the description
+//         and the passes' are printed as file:line:col with the source
+//         line as they are found) ...
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_COMPILER_COMPILER_H
+#define TFC_COMPILER_COMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tfc {
+class DiagnosticEngine;
+namespace ast {
+struct Module;
+} // namespace ast
+
+namespace compiler {
+
+/// What to produce.
+enum class Stage {
+  Ast,        // the syntax tree of a description (printed)
+  Tfc,        // the tfc dialect as written
+  Fused,      // after the fusion pipeline
+  Linalg,     // linalg/tensor and kernel ops, before bufferisation
+  LLVMDialect,
+  LLVM,       // optimised LLVM IR
+  Object,
+  Library,    // a model shared library (.so)
+  Ptx,        // every kernel's PTX per architecture (CUDA)
+  WeightsManifest,
+};
+
+/// The stage an output file's suffix asks for (.so, .o, .ll; else Tfc).
+Stage stageForOutput(llvm::StringRef path);
+
+struct CompileOptions {
+  bool cuda = false;
+  /// CUDA: architectures (default sm_80, sm_90) and the toolkit (libdevice).
+  std::vector<std::string> gpuArchs;
+  std::string cudaPath;
+  /// CPU: the LLVM CPU name and features (default: the host's), the ISA the
+  /// kernels are tiled for (default: from the features), and for a
+  /// multi-versioned library one CPU per variant, most capable first.
+  std::string cpu, features, cpuKernels;
+  std::vector<std::string> cpuVariants;
+  /// Frontend: only this entry; `name=value` overrides; --kv-cache entries.
+  std::string entry;
+  std::vector<std::string> defines;
+  bool kvCache = false;
+  /// Linear weights stored block-quantised (q8_0, q4_0, q4_1) or not at all
+  /// (none); empty: as the model says.
+  std::string quantize;
+  /// Fusion remarks on the model's locations.
+  bool remarks = false;
+  /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
+  /// --mlir-timing, ...): only where mlir::registerPassManagerCLOptions()
+  /// ran, as in tfc-compile.
+  bool passManagerCLOptions = false;
+};
+
+/// Why the options cannot make `stage` (empty if they can).
+std::string checkOptions(const CompileOptions &options, Stage stage,
+                         bool toStdout);
+
+/// One compilation: an MLIR context with the target's dialects, the source
+/// manager and diagnostics of the description, the module.
+class Session {
+public:
+  explicit Session(CompileOptions options);
+  ~Session();
+
+  /// Reads `path` ("-": stdin): a checkpoint (imported first), a .mlir
+  /// module or a .tfm description, parsed, checked and instantiated. With
+  /// `stopAtAst` only parsed (ast() holds the tree). Errors in the
+  /// description are reported through the diagnostic engine as they are
+  /// found; other errors are in error().
+  mlir::LogicalResult load(llvm::StringRef path, bool stopAtAst = false);
+
+  /// Runs the pipeline up to `stage` on the loaded module.
+  mlir::LogicalResult lower(Stage stage);
+
+  /// lower(stage), then writes the result to `path` ("-": stdout; files
+  /// are only kept when complete). With cpuVariants (a library) one build
+  /// per CPU linked into one library.
+  mlir::LogicalResult emit(Stage stage, llvm::StringRef path);
+
+  /// Writes the loaded description's syntax tree.
+  void printAst(llvm::raw_ostream &os);
+
+  mlir::ModuleOp module() { return module_ ? *module_ : mlir::ModuleOp(); }
+  mlir::MLIRContext &context() { return *context_; }
+  /// Why the last call failed; empty when the failure was already reported
+  /// as a diagnostic (an error in the description, a pass's error).
+  const std::string &error() const { return error_; }
+
+private:
+  mlir::LogicalResult fail(const llvm::Twine &message);
+  mlir::LogicalResult emitVariants(llvm::StringRef path);
+  mlir::LogicalResult write(llvm::StringRef path,
+                            llvm::function_ref<bool(llvm::raw_ostream &)> body,
+                            bool binary = false);
+
+  CompileOptions options_;
+  std::unique_ptr<mlir::MLIRContext> context_;
+  llvm::SourceMgr sourceMgr_;
+  std::unique_ptr<DiagnosticEngine> diags_;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler_;
+  std::unique_ptr<ast::Module> ast_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::string error_;
+  bool lowered_ = false;
+};
+
+} // namespace compiler
+} // namespace tfc
+
+#endif // TFC_COMPILER_COMPILER_H

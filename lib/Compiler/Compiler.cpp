@@ -1,0 +1,368 @@
+//===- Compiler.cpp - The compiler as a library ---------------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The pipeline tfc-compile runs, callable from anywhere: load (import,
+// parse, check, instantiate), lower (fusion, quantisation, the target's
+// tensor and lowering pipelines), emit (text, LLVM IR, objects, libraries,
+// PTX, the weights manifest).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Compiler/Compiler.h"
+
+#include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Frontend/AST.h"
+#include "tfc/Frontend/Diagnostics.h"
+#include "tfc/Frontend/MLIRGen.h"
+#include "tfc/Frontend/Parser.h"
+#include "tfc/Frontend/Sema.h"
+#include "tfc/Import/Importer.h"
+#include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/NVPTX/NVPTXTarget.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace llvm;
+using namespace tfc::compiler;
+
+namespace {
+/// The largest description we read; anything bigger is surely not a model
+/// description and would only make the frontend slow.
+constexpr uint64_t kMaxInputBytes = 64 << 20;
+
+/// --quantize: the storage format of linear weights, after fusion (which
+/// makes the linears and merges projections).
+void addQuantizePass(mlir::PassManager &pm, const CompileOptions &options) {
+  if (options.quantize.empty())
+    return;
+  mlir::tfc::TfcQuantizeWeightsOptions quantize;
+  quantize.format = options.quantize;
+  pm.addPass(mlir::tfc::createTfcQuantizeWeights(quantize));
+}
+
+mlir::tfc::CpuTargetOptions cpuTarget(const CompileOptions &options) {
+  mlir::tfc::CpuTargetOptions t;
+  t.cpu = options.cpu;
+  t.features = options.features;
+  // The host side of a CUDA model is glue: portable x86-64 unless asked.
+  if (options.cuda && t.cpu.empty() && t.features.empty())
+    t.cpu = "x86-64";
+  return mlir::tfc::resolveCpuTarget(t);
+}
+} // namespace
+
+Stage tfc::compiler::stageForOutput(StringRef path) {
+  StringRef ext = sys::path::extension(path);
+  return ext == ".so"   ? Stage::Library
+         : ext == ".o"  ? Stage::Object
+         : ext == ".ll" ? Stage::LLVM
+                        : Stage::Tfc;
+}
+
+std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
+                                        bool toStdout) {
+  if ((stage == Stage::Library || stage == Stage::Object) && toStdout)
+    return std::string("--emit=") +
+           (stage == Stage::Library ? "lib" : "obj") +
+           " needs an output file (-o model.so)";
+  if (stage == Stage::Ptx && !o.cuda)
+    return "--emit=ptx needs --target=cuda";
+  if (!o.cpuKernels.empty() && o.cpuKernels != "avx512" &&
+      o.cpuKernels != "avx2")
+    return "--cpu-kernels=" + o.cpuKernels + ": expected avx512 or avx2";
+  if (!o.cpuVariants.empty()) {
+    if (o.cuda || !o.cpu.empty() || !o.features.empty() ||
+        !o.cpuKernels.empty())
+      return "--cpu-variants makes a CPU library with one build per CPU; it "
+             "does not combine with --target=cuda, --cpu, --features or "
+             "--cpu-kernels";
+    if (stage != Stage::Library)
+      return "--cpu-variants makes a model library: write -o NAME.so (or "
+             "--emit=lib)";
+  }
+  return "";
+}
+
+Session::Session(CompileOptions options) : options_(std::move(options)) {
+  mlir::DialectRegistry registry;
+  if (options_.cuda)
+    mlir::tfc::registerCudaTargetDialects(registry);
+  else
+    mlir::tfc::registerCpuTargetDialects(registry);
+  context_ = std::make_unique<mlir::MLIRContext>(registry);
+  diags_ = std::make_unique<DiagnosticEngine>(sourceMgr_);
+}
+
+Session::~Session() = default;
+
+mlir::LogicalResult Session::fail(const Twine &message) {
+  error_ = message.str();
+  return mlir::failure();
+}
+
+mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
+  // A checkpoint (a Hugging Face directory or a .gguf file) is imported into
+  // a model description first (what tfc-import writes).
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file = std::error_code();
+  if (path != "-" && importer::isCheckpoint(path.str())) {
+    importer::ImportedModel imported;
+    std::string error;
+    if (!importer::importCheckpoint(path.str(), imported, error))
+      return fail(error);
+    file = MemoryBuffer::getMemBufferCopy(imported.tfm,
+                                          path + " (imported).tfm");
+  } else {
+    file = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  }
+  if (std::error_code ec = file.getError())
+    return fail("cannot open '" + path + "': " + ec.message());
+  if ((*file)->getBufferSize() > kMaxInputBytes)
+    return fail("'" + path + "' is " + Twine((*file)->getBufferSize()) +
+                " bytes; model descriptions are limited to 64 MiB");
+  sourceMgr_.AddNewSourceBuffer(std::move(*file), SMLoc());
+
+  if (!path.ends_with(".mlir")) {
+    ast_ = parseModule(*diags_);
+    if (diags_->hadError())
+      return fail(""); // reported where it was found
+    if (stopAtAst)
+      return mlir::success();
+    if (!checkModule(*ast_, *diags_))
+      return fail(""); // reported where it was found
+  }
+  MLIRGenOptions gen;
+  for (const std::string &d : options_.defines)
+    if (!gen.addDefine(d))
+      return fail("-D " + d + ": expected name=value, e.g. -D layers=2");
+  gen.entry = options_.entry;
+  gen.kvCache = options_.kvCache;
+
+  loadFrontendDialects(*context_);
+  // MLIR diagnostics on the description's locations, for as long as the
+  // session lives (the passes report through it too).
+  handler_ = std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr_,
+                                                                context_.get());
+  if (ast_)
+    module_ = generateModule(*ast_, *context_, *diags_, gen);
+  else
+    module_ = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr_,
+                                                    context_.get());
+  if (!module_)
+    return fail(""); // reported where it was found
+  return mlir::success();
+}
+
+void Session::printAst(raw_ostream &os) {
+  if (ast_)
+    ast::print(*ast_, sourceMgr_, os);
+}
+
+mlir::LogicalResult Session::lower(Stage stage) {
+  if (!module_)
+    return fail("no model is loaded");
+  if (lowered_)
+    return fail("the model is already lowered");
+  if (stage == Stage::Ast || stage == Stage::Tfc)
+    return mlir::success();
+  lowered_ = true;
+  mlir::tfc::CpuTargetOptions target = cpuTarget(options_);
+  mlir::tfc::CudaTargetOptions cuda;
+  if (options_.cuda) {
+    if (!options_.gpuArchs.empty())
+      cuda.archs.assign(options_.gpuArchs.begin(), options_.gpuArchs.end());
+    cuda.cudaPath = options_.cudaPath;
+    std::string error;
+    if (mlir::failed(mlir::tfc::resolveCudaTarget(cuda, error)))
+      return fail(error);
+  }
+  mlir::PassManager pm(context_.get());
+  if (options_.passManagerCLOptions &&
+      mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    return fail("bad pass manager options");
+  mlir::tfc::FusionPipelineOptions fusion;
+  fusion.remarks = options_.remarks;
+  mlir::tfc::buildFusionPipeline(pm, fusion);
+  addQuantizePass(pm, options_);
+  if (options_.cuda)
+    mlir::tfc::setCudaTarget(*module_);
+  if (stage != Stage::Fused) {
+    if (options_.cuda)
+      mlir::tfc::buildCudaTensorPipeline(pm);
+    else
+      mlir::tfc::buildCpuTensorPipeline(
+          pm, options_.cpuKernels.empty() ? mlir::tfc::cpuKernelIsa(target)
+                                          : options_.cpuKernels);
+  }
+  if (stage == Stage::WeightsManifest) {
+    mlir::tfc::LowerCpuModelABIOptions abi;
+    pm.addPass(mlir::tfc::createLowerCpuModelABI(abi));
+  } else if (stage != Stage::Fused && stage != Stage::Linalg) {
+    if (options_.cuda)
+      mlir::tfc::buildCudaLoweringPipeline(pm, cuda, target,
+                                           /*deviceCodeOnly=*/stage ==
+                                               Stage::Ptx);
+    else
+      mlir::tfc::buildCpuLoweringPipeline(pm, target);
+  }
+  if (mlir::failed(pm.run(*module_)))
+    return fail(""); // reported where it was found
+  return mlir::success();
+}
+
+mlir::LogicalResult
+Session::write(StringRef path, function_ref<bool(raw_ostream &)> body,
+               bool binary) {
+  std::error_code ec;
+  auto out = std::make_unique<ToolOutputFile>(
+      path, ec, binary ? sys::fs::OF_None : sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write '" + path + "': " + ec.message());
+  if (!body(out->os()))
+    return mlir::failure();
+  out->os().flush();
+  if (out->os().has_error())
+    return fail("cannot write '" + path + "'");
+  out->keep();
+  return mlir::success();
+}
+
+mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
+  std::string why = checkOptions(options_, stage, path == "-");
+  if (!why.empty())
+    return fail(why);
+  if (stage == Stage::Ast && ast_)
+    return write(path, [&](raw_ostream &os) {
+      printAst(os);
+      return true;
+    });
+  if (!options_.cpuVariants.empty())
+    return emitVariants(path);
+  if (mlir::failed(lower(stage)))
+    return mlir::failure();
+  std::string error;
+  switch (stage) {
+  case Stage::Ptx:
+    return write(path, [&](raw_ostream &os) {
+      if (mlir::succeeded(mlir::tfc::printPtx(*module_, os, error)))
+        return true;
+      error_ = error;
+      return false;
+    });
+  case Stage::WeightsManifest: {
+    auto attr = (*module_)->getAttrOfType<mlir::StringAttr>("tfc.abi_metadata");
+    Expected<json::Value> metadata =
+        json::parse(attr ? attr.getValue() : StringRef("{}"));
+    if (!metadata)
+      return fail(toString(metadata.takeError()));
+    json::Object *root = metadata->getAsObject();
+    json::Object manifest{{"model", *root->get("model")},
+                          {"weights", *root->get("weights")}};
+    return write(path, [&](raw_ostream &os) {
+      os << formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+      return true;
+    });
+  }
+  case Stage::LLVM: {
+    std::string ir;
+    if (mlir::failed(
+            mlir::tfc::emitLLVMIR(*module_, cpuTarget(options_), ir, error)))
+      return fail(error);
+    return write(path, [&](raw_ostream &os) {
+      os << ir;
+      return true;
+    });
+  }
+  case Stage::Object:
+  case Stage::Library: {
+    SmallVector<char, 0> object;
+    if (mlir::failed(mlir::tfc::emitObject(*module_, cpuTarget(options_),
+                                           object, error)))
+      return fail(error);
+    if (stage == Stage::Object)
+      return write(
+          path,
+          [&](raw_ostream &os) {
+            os.write(object.data(), object.size());
+            return true;
+          },
+          /*binary=*/true);
+    if (mlir::failed(mlir::tfc::linkSharedLibrary(object, path, error)))
+      return fail(error);
+    return mlir::success();
+  }
+  default:
+    return write(path, [&](raw_ostream &os) {
+      module_->print(os);
+      os << "\n";
+      return true;
+    });
+  }
+}
+
+/// One build per CPU, each build's exported symbols suffixed, linked with
+/// tfc_model_variants into one library (lib/Target/CPU/Variants.cpp).
+mlir::LogicalResult Session::emitVariants(StringRef path) {
+  if (!module_)
+    return fail("no model is loaded");
+  std::vector<std::string> suffixes;
+  std::vector<SmallVector<char, 0>> objects;
+  for (const std::string &name : options_.cpuVariants) {
+    mlir::tfc::CpuTargetOptions target;
+    target.cpu = StringRef(name).trim().str();
+    if (target.cpu.empty())
+      continue;
+    // The CPU's features go into the variant's metadata: the runtime skips
+    // a variant the host cannot run.
+    target = mlir::tfc::resolveCpuTarget(target);
+    std::string suffix = mlir::tfc::cpuVariantSuffix(target.cpu);
+    if (is_contained(suffixes, suffix))
+      return fail("--cpu-variants names '" + target.cpu + "' twice");
+    mlir::OwningOpRef<mlir::ModuleOp> variant = module_->clone();
+    mlir::PassManager pm(context_.get());
+    if (options_.passManagerCLOptions &&
+        mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+      return fail("bad pass manager options");
+    mlir::tfc::FusionPipelineOptions fusion;
+    fusion.remarks = options_.remarks && suffixes.empty();
+    mlir::tfc::buildFusionPipeline(pm, fusion);
+    addQuantizePass(pm, options_);
+    mlir::tfc::buildCpuTensorPipeline(pm, mlir::tfc::cpuKernelIsa(target));
+    mlir::tfc::buildCpuLoweringPipeline(pm, target);
+    if (mlir::failed(pm.run(*variant)))
+      return fail(""); // reported where it was found
+    mlir::tfc::suffixExportedSymbols(*variant, suffix);
+    std::string error;
+    SmallVector<char, 0> object;
+    if (mlir::failed(mlir::tfc::emitObject(*variant, target, object, error)))
+      return fail(target.cpu + ": " + error);
+    suffixes.push_back(suffix);
+    objects.push_back(std::move(object));
+  }
+  if (suffixes.empty())
+    return fail("--cpu-variants is empty");
+  mlir::OwningOpRef<mlir::ModuleOp> list =
+      mlir::tfc::buildVariantsModule(*context_, suffixes);
+  mlir::tfc::CpuTargetOptions generic;
+  generic.cpu = "x86-64";
+  std::string error;
+  SmallVector<char, 0> listObject;
+  if (mlir::failed(mlir::tfc::emitObject(*list, generic, listObject, error)))
+    return fail(error);
+  SmallVector<ArrayRef<char>> all;
+  for (const SmallVector<char, 0> &o : objects)
+    all.push_back(o);
+  all.push_back(listObject);
+  if (mlir::failed(mlir::tfc::linkSharedLibrary(all, path, error)))
+    return fail(error);
+  return mlir::success();
+}

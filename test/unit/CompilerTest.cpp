@@ -1,0 +1,105 @@
+//===- CompilerTest.cpp - The compiler library ----------------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The pipeline of include/tfc/Compiler/Compiler.h driven without the
+// command line: a description to the fused tfc dialect and to a model
+// library, and the errors it gives instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Compiler/Compiler.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+using namespace tfc::compiler;
+
+namespace {
+
+/// A scratch directory with one description in it, removed at the end.
+struct Scratch {
+  llvm::SmallString<128> dir;
+  Scratch() { llvm::sys::fs::createUniqueDirectory("tfc-compiler-test", dir); }
+  ~Scratch() { llvm::sys::fs::remove_directories(dir); }
+  std::string file(llvm::StringRef name, llvm::StringRef text = "") {
+    llvm::SmallString<128> p(dir);
+    llvm::sys::path::append(p, name);
+    if (!text.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(p, ec);
+      os << text;
+    }
+    return std::string(p);
+  }
+};
+
+constexpr const char *kModel = R"(
+const d = 16
+dim batch, seq
+entry forward(x: [batch, seq, d]) {
+  weight w: [d, d] = "w"
+  y = softmax(linear(x, w))
+  return y
+}
+)";
+
+TEST(CompilerTest, DescriptionToFusedIR) {
+  Scratch s;
+  CompileOptions options;
+  options.defines = {"d=8"};
+  Session session(options);
+  ASSERT_TRUE(mlir::succeeded(session.load(s.file("m.tfm", kModel))))
+      << session.error();
+  ASSERT_TRUE(mlir::succeeded(session.lower(Stage::Fused))) << session.error();
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  session.module().print(os);
+  EXPECT_NE(ir.find("tfc.softmax"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("tensor<8x8xf32>"), std::string::npos) << ir;
+}
+
+TEST(CompilerTest, DescriptionToLibrary) {
+  Scratch s;
+  Session session(CompileOptions{});
+  std::string lib = s.file("m.so");
+  ASSERT_TRUE(mlir::succeeded(session.load(s.file("m.tfm", kModel))));
+  ASSERT_TRUE(mlir::succeeded(session.emit(stageForOutput(lib), lib)))
+      << session.error();
+  uint64_t size = 0;
+  ASSERT_FALSE(llvm::sys::fs::file_size(lib, size));
+  EXPECT_GT(size, 1000u);
+}
+
+TEST(CompilerTest, Errors) {
+  Scratch s;
+  CompileOptions options;
+  EXPECT_EQ(checkOptions(options, Stage::Ptx, false),
+            "--emit=ptx needs --target=cuda");
+  EXPECT_EQ(checkOptions(options, Stage::Library, /*toStdout=*/true),
+            "--emit=lib needs an output file (-o model.so)");
+  options.cpuKernels = "sse";
+  EXPECT_EQ(checkOptions(options, Stage::Library, false),
+            "--cpu-kernels=sse: expected avx512 or avx2");
+
+  Session missing(CompileOptions{});
+  EXPECT_TRUE(mlir::failed(missing.load(s.file("none.tfm"))));
+  EXPECT_NE(missing.error().find("cannot open"), std::string::npos);
+
+  CompileOptions bad;
+  bad.defines = {"layers"};
+  Session define(bad);
+  EXPECT_TRUE(mlir::failed(define.load(s.file("m.tfm", kModel))));
+  EXPECT_EQ(define.error(), "-D layers: expected name=value, e.g. -D layers=2");
+
+  // An error in the description is reported where it is (file:line:col on
+  // stderr), not again in error().
+  Session syntax(CompileOptions{});
+  EXPECT_TRUE(mlir::failed(syntax.load(s.file("bad.tfm", "entry f(x) {\n"))));
+  EXPECT_EQ(syntax.error(), "");
+}
+
+} // namespace
