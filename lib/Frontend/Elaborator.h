@@ -143,6 +143,8 @@ public:
       mlir::Value arg, updated;
       std::string name;
       SymShape shape;
+      /// A rolling buffer of this many positions (0: one row per position).
+      int64_t window = 0;
     };
     llvm::SmallVector<State> states;
     /// Cross-attention keys/values (over another dim than `seqDim`, from

@@ -1185,6 +1185,8 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
       funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(s.name));
       funcOp.setArgAttr(i, "tfc.dims", dimsAttr(s.shape));
       funcOp.setArgAttr(i, "tfc.state", builder.getUnitAttr());
+      if (s.window > 0)
+        funcOp.setArgAttr(i, "tfc.window", builder.getI64IntegerAttr(s.window));
     }
     for (auto [result, arg] : stateResults)
       funcOp.setResultAttr(result, "tfc.state_for",

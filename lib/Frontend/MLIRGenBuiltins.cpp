@@ -1150,7 +1150,7 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at,
     }
     cache->states.push_back({arg, updated,
                              "cache." + std::to_string(layer) + "." + what,
-                             stateShape});
+                             stateShape, window});
     *t = Val::ofTensor(read, readShape);
   }
   return true;

@@ -937,11 +937,16 @@ bool importVit(HfCheckpoint &c, ImportedModel &out, std::string &error) {
 
 bool importBloom(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   ConfigReader r(c.configPath, c.config);
+  // transformers' BloomConfig also takes these under other names.
+  auto key = [&](const char *name, const char *alias) {
+    return r.has(name) ? name : alias;
+  };
+  const char *dKey = key("n_embed", "hidden_size");
+  const char *headsKey = key("n_head", "num_attention_heads");
   int64_t vocab = r.positive("vocab_size");
-  int64_t d = c.config.contains("n_embed") ? r.positive("n_embed")
-                                            : r.positive("hidden_size");
-  int64_t layers = r.positive("n_layer");
-  int64_t heads = r.positive("n_head");
+  int64_t d = r.positive(dKey);
+  int64_t layers = r.positive(key("n_layer", "num_hidden_layers"));
+  int64_t heads = r.positive(headsKey);
   double eps = r.positiveNumberOr("layer_norm_epsilon", 1e-5);
   bool postNorm =
       r.boolOr("apply_residual_connection_post_layernorm", false);
@@ -953,11 +958,13 @@ bool importBloom(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     return false;
   }
   if (d % heads != 0) {
-    error = c.configPath + ": hidden_size " + std::to_string(d) +
-            " is not a multiple of n_head " + std::to_string(heads);
+    error = c.configPath + ": " + dKey + " " + std::to_string(d) +
+            " is not a multiple of " + headsKey + " " + std::to_string(heads);
     return false;
   }
-  const std::string pre = "transformer.";
+  // BloomForCausalLM's tensors are under "transformer.", BloomModel's not.
+  const std::string pre =
+      c.hasTensor("transformer.word_embeddings.weight") ? "transformer." : "";
   std::string lmHead = pre + "word_embeddings.weight";
   if (!tied) {
     if (!c.hasTensor("lm_head.weight")) {
@@ -970,7 +977,8 @@ bool importBloom(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   std::ostringstream o;
   o << hfHeader(c, "BloomForCausalLM",
                 {"model_type", "vocab_size", "hidden_size", "n_embed",
-                 "n_layer", "n_head", "layer_norm_epsilon",
+                 "n_layer", "num_hidden_layers", "n_head",
+                 "num_attention_heads", "layer_norm_epsilon",
                  "apply_residual_connection_post_layernorm",
                  "tie_word_embeddings"})
     << "# ALiBi (slopes with the maximum bias 8) instead of position "
@@ -1074,12 +1082,12 @@ bool importT5(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   }
   // The encoder's buckets are halved per direction; each direction needs
   // exact buckets below max_distance (tfc.relative_position_bias).
-  if (buckets < 4 || distance <= buckets / 2) {
+  if (buckets < 4 || distance <= buckets / 2 || distance > (1 << 20)) {
     error = c.configPath + ": relative_attention_num_buckets " +
             std::to_string(buckets) + " and relative_attention_max_distance " +
             std::to_string(distance) +
             " are not supported (at least 4 buckets and a max_distance above "
-            "half of them)";
+            "half of them, at most 2^20)";
     return false;
   }
   bool gated = proj.rfind("gated-", 0) == 0;

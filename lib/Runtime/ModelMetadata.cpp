@@ -232,6 +232,12 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
       return fail(where, "\"state\" must be true or false, on inputs only");
     out.state = state->boolean;
   }
+  if (const Value *window = v.get("window")) {
+    if (!isInput || !out.state || !window->isIndex() || window->integer == 0)
+      return fail(where, "\"window\" must be a positive integer, on state "
+                         "inputs only");
+    out.window = static_cast<int64_t>(window->integer);
+  }
   if (const Value *host = v.get("host")) {
     if (!isInput || host->kind != Value::Bool)
       return fail(where, "\"host\" must be true or false, on inputs only");

@@ -18,6 +18,7 @@
 #include "tfc/Runtime/Sampler.h"
 
 #include <cmath>
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -73,6 +74,9 @@ struct tfc_session {
     for (State &st : states)
       releaseDevice(st);
   }
+  /// The smallest rolling buffer among the states (a windowed attention's
+  /// cache keeps the last `ring` positions), 0 if none.
+  int64_t ring = 0;
   /// The named dim along which runs add tokens (input_ids' second axis).
   std::string seqDim;
   std::string batchDim;
@@ -188,6 +192,8 @@ tfc_status create(tfc_model *model, const char *entryName, int64_t batch,
     if (in.state) {
       s->states.emplace_back();
       s->states.back().input = i;
+      if (in.window > 0)
+        s->ring = s->ring ? std::min(s->ring, in.window) : in.window;
     }
     else if (in.name == "past" && in.shape.empty() && in.dtype == TFC_I64) {
       s->pastInput = i;
@@ -859,6 +865,21 @@ tfc_status tfc_session_rewind(tfc_session *session, int64_t position) {
                       "cannot rewind to " + std::to_string(position) +
                           ": the session holds " +
                           std::to_string(session->position) + " tokens");
+    // A rolling cache of W positions holds [P - W, P) of the P tokens; the
+    // next step at `position` reads its window's position - min(position,
+    // W - 1) onwards, which must not have been overwritten.
+    int64_t w = session->ring, held = session->position;
+    if (w > 0 && position > 0 &&
+        position - std::min<int64_t>(position, w - 1) < held - w)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "cannot rewind to " + std::to_string(position) +
+                          ": the session's sliding-window cache keeps only "
+                          "the last " +
+                          std::to_string(w) + " of its " +
+                          std::to_string(held) +
+                          " positions (rewind to 0 or to " +
+                          std::to_string(std::max<int64_t>(held - 1, 0)) +
+                          " or later)");
     session->position = position;
     return TFC_OK;
   });

@@ -757,6 +757,20 @@ TEST(ModelMetadata, StateAndHostInputs) {
   EXPECT_TRUE(contains(
       metadataError(entry(R"({"name": "p", "dtype": "i64", "shape": [], "state": "yes"})")),
       "\"state\" must be true or false, on inputs only"));
+  // A rolling cache of 4 positions.
+  ASSERT_TRUE(parseModelMetadata(
+      entry(R"({"name": "cache.0.k", "dtype": "f32", "shape": ["batch", 2, 4, 8], "state": true, "window": 4})"),
+      spec, error))
+      << error;
+  EXPECT_EQ(spec.entries[0].inputs[0].window, 4);
+  for (const char *bad :
+       {R"({"name": "k", "dtype": "f32", "shape": [4], "window": 4})",
+        R"({"name": "k", "dtype": "f32", "shape": [4], "state": true, "window": 0})",
+        R"({"name": "k", "dtype": "f32", "shape": [4], "state": true, "window": -2})"})
+    EXPECT_TRUE(contains(metadataError(entry(bad)),
+                         "\"window\" must be a positive integer, on state "
+                         "inputs only"))
+        << bad;
 }
 
 TEST(ModelMetadata, Errors) {

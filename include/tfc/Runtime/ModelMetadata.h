@@ -64,6 +64,9 @@ struct TensorSpec {
   /// A state input ("state": true): a buffer the entry updates in place,
   /// owned by a session (the key/value caches of a cached entry).
   bool state = false;
+  /// A state that is a rolling buffer of this many positions ("window": W,
+  /// a windowed attention's cache: position p in row p mod W), 0 if not.
+  int64_t window = 0;
   /// An input the entry's host code reads ("host": true, e.g. `past`): a
   /// CUDA model takes it from host memory (never uploaded).
   bool host = false;

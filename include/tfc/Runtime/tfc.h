@@ -462,7 +462,10 @@ TFC_API int64_t tfc_session_context(const tfc_session *session);
 
 /* Moves the position back to `position` (0 starts a new sequence; a smaller
  * value drops the last tokens, e.g. to regenerate them). Rows past the
- * position are never read, so nothing is cleared. */
+ * position are never read, so nothing is cleared. A model with sliding-window
+ * attention keeps only the last W positions of its caches (a rolling
+ * buffer): there the position can go back to 0 or by one token (more while
+ * fewer than W tokens are held); further is TFC_ERR_INVALID_ARGUMENT. */
 TFC_API tfc_status tfc_session_rewind(tfc_session *session, int64_t position);
 
 /* Bytes of state (the caches) the session holds. */

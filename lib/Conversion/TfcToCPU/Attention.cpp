@@ -327,8 +327,15 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
                                                b.getI1Type());
                 Value all = arith::ConstantOp::create(
                     b, l, allType, DenseElementsAttr::get(allType, true));
+                // Run-time heads past the table's rows read its last.
+                Value row = arith::MinUIOp::create(
+                    b, l, h,
+                    indexConst(b, l,
+                               cast<MemRefType>(relBias.getType())
+                                       .getDimSize(0) -
+                                   1));
                 Value bias = vector::GatherOp::create(
-                    b, l, vt, relBias, ValueRange{h, zero}, col, all,
+                    b, l, vt, relBias, ValueRange{row, zero}, col, all,
                     splatConst(b, l, 0.0));
                 s = arith::AddFOp::create(b, l, s, bias);
               }
@@ -476,6 +483,11 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
       b, loc, b.getI64IntegerAttr(op.getWindow() ? *op.getWindow() : 0)));
   put(arith::ConstantOp::create(
       b, loc, b.getI64IntegerAttr(op.getRelativeDistance())));
+  put(arith::ConstantOp::create(
+      b, loc,
+      b.getI64IntegerAttr(relBias ? cast<MemRefType>(relBias.getType())
+                                        .getDimSize(0)
+                                  : 0)));
   for (Value m : {query, key, value}) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
     for (Value stride : meta.getStrides())
@@ -557,8 +569,8 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
   value = contiguous(b, loc, value);
   if (mask)
     mask = contiguous(b, loc, mask);
-  if (relBias)
-    relBias = contiguous(b, loc, relBias);
+  if (relBias) // dense rows: the decode micro-kernel indexes them itself
+    relBias = contiguous(b, loc, relBias, /*identity=*/true);
   // A few query rows (decode steps): the micro-kernel; else flash attention.
   // The micro-kernel serves the query heads of each key/value head as one
   // group, so it also needs run-time head counts that divide (the verifier

@@ -312,8 +312,11 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
                         b, l, s,
                         loadF32(b, l, relBias,
                                 {minIndex(b, l, h,
-                                          arith::SubIOp::create(b, l, heads,
-                                                                one)),
+                                          indexConst(b, l,
+                                                     cast<MemRefType>(
+                                                         relBias.getType())
+                                                             .getDimSize(0) -
+                                                         1)),
                                  col}));
                   }
                   if (slope)

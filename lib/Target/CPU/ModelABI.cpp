@@ -459,6 +459,8 @@ struct LowerCpuModelABIPass
         in["bound"] = bound.getInt();
       if (entry.getArgAttr(i, "tfc.state"))
         in["state"] = true;
+      if (auto window = entry.getArgAttrOfType<IntegerAttr>(i, "tfc.window"))
+        in["window"] = window.getInt();
       if (entry.getArgAttr(i, "tfc.host"))
         in["host"] = true;
       inputs.push_back(std::move(in));

@@ -170,7 +170,7 @@ func.func @attention_window_not_causal(%q: tensor<1x4x16x8xf32>) {
 // -----
 
 func.func @attention_window_positive(%q: tensor<1x4x16x8xf32>) {
-  // expected-error @+1 {{'tfc.attention' op window must be positive, got 0}}
+  // expected-error @+1 {{'tfc.attention' op window must be in [1, 1073741824], got 0}}
   %0 = tfc.attention %q, %q, %q {causal, window = 0 : i64} : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
   return
 }
@@ -186,7 +186,7 @@ func.func @attention_alibi_positive(%q: tensor<1x4x16x8xf32>) {
 // -----
 
 func.func @attention_relative_bias_heads(%q: tensor<1x4x16x8xf32>, %b: tensor<3x9xf32>) {
-  // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width, got [3, 9]}}
+  // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width of at most 1073741825, both static; got [3, 9]}}
   %0 = tfc.attention %q, %q, %q relative_bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<3x9xf32>) -> tensor<1x4x16x8xf32>
   return
 }
@@ -194,7 +194,7 @@ func.func @attention_relative_bias_heads(%q: tensor<1x4x16x8xf32>, %b: tensor<3x
 // -----
 
 func.func @attention_relative_bias_even(%q: tensor<1x4x16x8xf32>, %b: tensor<4x8xf32>) {
-  // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width, got [4, 8]}}
+  // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width of at most 1073741825, both static; got [4, 8]}}
   %0 = tfc.attention %q, %q, %q relative_bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<4x8xf32>) -> tensor<1x4x16x8xf32>
   return
 }
@@ -202,7 +202,7 @@ func.func @attention_relative_bias_even(%q: tensor<1x4x16x8xf32>, %b: tensor<4x8
 // -----
 
 func.func @relative_position_bias_table(%t: tensor<16x4xf32>) {
-  // expected-error @+1 {{'tfc.relative_position_bias' op table must be [num_buckets = 32, heads], got [16, 4]}}
+  // expected-error @+1 {{'tfc.relative_position_bias' op table must be [num_buckets = 32, heads] with static heads, got [16, 4]}}
   %0 = tfc.relative_position_bias %t {num_buckets = 32 : i64, max_distance = 128 : i64, bidirectional} : tensor<16x4xf32> -> tensor<4x257xf32>
   return
 }

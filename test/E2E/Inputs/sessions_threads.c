@@ -14,7 +14,11 @@
  * checks that the cached entry computes what the whole-sequence entry
  * `forward` computes: 8 tokens given as 5 then 3 (the second run at past 5,
  * reading the cache) give the logits of positions 5..7 of one forward run
- * over all 8. */
+ * over all 8.
+ *
+ *   sessions_threads model.so weights ENTRY rewind-window
+ *
+ * rewinds a sliding-window model's session (rewind_window below). */
 #include "tfc/Runtime/tfc.h"
 
 #include <pthread.h>
@@ -472,9 +476,58 @@ error:
   return 1;
 }
 
+/* A sliding-window model (a rolling cache of W positions): after 10 tokens
+ * the session can go back by one token (the step then equals the original
+ * one) or to 0, not by two. */
+static int rewind_window(const char *cached) {
+  int64_t ids[10] = {5, 17, 42, 8, 77, 3, 60, 11, 9, 33};
+  tfc_session *s = NULL;
+  tfc_tensor first, again;
+  if (tfc_session_create(model, cached, 1, 16, &s) != TFC_OK)
+    goto error;
+  tfc_tensor in = {TFC_I64, 2, {1, 10}, ids, NULL};
+  if (tfc_session_run(s, &in, 1, &first, 1) != TFC_OK)
+    goto error;
+  tfc_status st = tfc_session_rewind(s, 8);
+  printf("rewind by 2: %s: %s\n", tfc_status_name(st), tfc_last_error());
+  if (tfc_session_rewind(s, 9) != TFC_OK)
+    goto error;
+  tfc_tensor last = {TFC_I64, 2, {1, 1}, ids + 9, NULL};
+  if (tfc_session_run(s, &last, 1, &again, 1) != TFC_OK)
+    goto error;
+  int64_t vocab = first.shape[2];
+  const float *a = (const float *)first.data + 9 * vocab;
+  const float *b = (const float *)again.data;
+  float err = 0;
+  for (int64_t v = 0; v < vocab; ++v) {
+    float d = a[v] > b[v] ? a[v] - b[v] : b[v] - a[v];
+    err = d > err ? d : err;
+  }
+  printf("rewind by 1: the step again, max abs difference %.1e %s\n", err,
+         err < 1e-4f ? "(same)" : "DIFFERENT");
+  printf("rewind to 0: %s\n", tfc_status_name(tfc_session_rewind(s, 0)));
+  tfc_tensor_release(&first);
+  tfc_tensor_release(&again);
+  tfc_session_free(s);
+  return err < 1e-4f ? 0 : 1;
+error:
+  fprintf(stderr, "rewind-window: %s\n", tfc_last_error());
+  return 1;
+}
+
 int main(int argc, char **argv) {
   /* Unbuffered: what was printed survives a sanitizer's exit. */
   setvbuf(stdout, NULL, _IONBF, 0);
+  if (argc == 5 && strcmp(argv[4], "rewind-window") == 0) {
+    if (tfc_model_load(argv[1], &model) != TFC_OK ||
+        tfc_model_load_weights(model, argv[2]) != TFC_OK) {
+      fprintf(stderr, "%s\n", tfc_last_error());
+      return 1;
+    }
+    int status = rewind_window(argv[3]);
+    tfc_model_free(model);
+    return status;
+  }
   if (argc == 5 && strcmp(argv[4], "generate") == 0) {
     if (tfc_model_load(argv[1], &model) != TFC_OK ||
         tfc_model_load_weights(model, argv[2]) != TFC_OK) {

@@ -129,5 +129,9 @@ std::string tfc::relativeBucketsError(int64_t numBuckets,
     return "max_distance " + std::to_string(maxDistance) +
            " must exceed the " + std::to_string(buckets / 2) +
            " exact buckets";
+  // The bias by distance has 2 max_distance + 1 columns per head.
+  if (maxDistance > (int64_t(1) << 20))
+    return "max_distance " + std::to_string(maxDistance) +
+           " is larger than 2^20 (T5 uses 128)";
   return "";
 }

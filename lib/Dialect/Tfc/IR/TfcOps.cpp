@@ -641,6 +641,10 @@ LogicalResult SoftmaxOp::verify() {
   return success();
 }
 
+/// The kernels index keys and distances in 32-bit lanes.
+static constexpr int64_t kMaxWindow = int64_t(1) << 30;
+static constexpr int64_t kMaxRelativeWidth = (int64_t(1) << 30) + 1;
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyInferred(
           *this, infer::attention(getQuery().getType(), getKey().getType(),
@@ -660,9 +664,10 @@ LogicalResult AttentionOp::verify() {
                          << (qs[3] == 0 ? " is 0" : " is dynamic");
   }
   if (std::optional<uint64_t> window = getWindow()) {
-    if (static_cast<int64_t>(*window) <= 0)
-      return emitOpError() << "window must be positive, got "
-                           << static_cast<int64_t>(*window);
+    if (static_cast<int64_t>(*window) <= 0 ||
+        static_cast<int64_t>(*window) > kMaxWindow)
+      return emitOpError() << "window must be in [1, " << kMaxWindow
+                           << "], got " << static_cast<int64_t>(*window);
     if (!getCausal())
       return emitOpError() << "a window needs causal attention (it counts "
                               "keys back from the diagonal)";
@@ -680,14 +685,15 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "relative_bias element type "
                            << bt.getElementType() << " differs from the query's "
                            << getQuery().getType().getElementType();
-    if (bt.getRank() != 2 || isDynamic(bt.getDimSize(1)) ||
-        bt.getDimSize(1) % 2 != 1 ||
-        (!isDynamic(bt.getDimSize(0)) && !isDynamic(qs[1]) &&
-         bt.getDimSize(0) != qs[1]))
+    if (bt.getRank() != 2 || isDynamic(bt.getDimSize(0)) ||
+        isDynamic(bt.getDimSize(1)) || bt.getDimSize(1) % 2 != 1 ||
+        bt.getDimSize(1) > kMaxRelativeWidth ||
+        (!isDynamic(qs[1]) && bt.getDimSize(0) != qs[1]))
       return emitOpError() << "relative_bias must be [heads, 2R + 1] with "
                               "heads = "
                            << (isDynamic(qs[1]) ? std::string("?") : std::to_string(qs[1]))
-                           << " and a static odd width, got "
+                           << " and a static odd width of at most "
+                           << kMaxRelativeWidth << ", both static; got "
                            << shapeString(bt);
   }
   if (Value mask = getMask()) {
@@ -733,10 +739,11 @@ LogicalResult RelativePositionBiasOp::verify() {
   std::string why = relativeBucketsError(buckets, distance, getBidirectional());
   if (!why.empty())
     return emitOpError() << why;
-  if (table.getRank() != 2 ||
-      (!isDynamic(table.getDimSize(0)) && table.getDimSize(0) != buckets))
+  if (table.getRank() != 2 || table.getDimSize(0) != buckets ||
+      isDynamic(table.getDimSize(1)))
     return emitOpError() << "table must be [num_buckets = " << buckets
-                         << ", heads], got " << shapeString(table);
+                         << ", heads] with static heads, got "
+                         << shapeString(table);
   SmallVector<int64_t> expected = {table.getDimSize(1), 2 * distance + 1};
   if (result.getElementType() != table.getElementType() ||
       failed(verifyCompatibleShape(result.getShape(), expected)))

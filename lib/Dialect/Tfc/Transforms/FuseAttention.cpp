@@ -683,8 +683,8 @@ struct FuseAttentionPass
         int64_t r = bt ? bt.getRank() : 0;
         if (r >= 2 && bt.getDimSize(r - 1) != 1 && bt.getDimSize(r - 2) != 1) {
           what += "; a bias over queries and keys, " + typeString(bt) +
-                  ", is materialised: attention's alibi= or relative_bias= "
-                  "compute position biases tile by tile";
+                  ", is materialised: if it is a position bias, attention's "
+                  "alibi= or relative_bias= compute it tile by tile";
           break;
         }
       }

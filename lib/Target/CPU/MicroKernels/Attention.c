@@ -87,13 +87,13 @@ INLINE float dot(const float *a, const float *b, int64_t n) {
 /* The shape array (MicroKernels.h, tfc_uk_attention_split). */
 typedef struct {
   int64_t batch, heads, kvHeads, tq, tk, d, dv, splits, causal, window,
-      relative;
+      relative, relativeRows;
   const int64_t *qs, *ks, *vs, *ms;
 } shape_t;
 
 INLINE shape_t read_shape(const int64_t *p) {
-  shape_t s = {p[0], p[1], p[2],  p[3],   p[4],   p[5],   p[6],  p[7],
-               p[8], p[9], p[10], p + 11, p + 15, p + 19, p + 23};
+  shape_t s = {p[0], p[1],  p[2],  p[3],   p[4],   p[5],   p[6],   p[7],
+               p[8], p[9],  p[10], p[11],  p + 12, p + 16, p + 20, p + 24};
   return s;
 }
 
@@ -140,7 +140,13 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
         h = s.heads - 1;
       qr[r] = q + b * s.qs[0] + h * s.qs[1] + i * s.qs[2];
       mr[r] = mask ? mask + b * s.ms[0] + h * s.ms[1] + i * s.ms[2] : 0;
-      br[r] = relBias ? relBias + h * (2 * s.relative + 1) + s.relative : 0;
+      /* (heads past the table's rows, possible only at run time, read its
+       * last) */
+      br[r] = relBias ? relBias +
+                            (h < s.relativeRows ? h : s.relativeRows - 1) *
+                                (2 * s.relative + 1) +
+                            s.relative
+                      : 0;
       slope[r] = slopes ? slopes[h] : 0;
       pos[r] = i + shift;
       o[r] = out + (r0 + r) * (2 + s.dv) + 2;

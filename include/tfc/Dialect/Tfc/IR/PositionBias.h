@@ -6,8 +6,8 @@
 // (TfcOps.td has their definitions): ALiBi's per-head slopes and T5's
 // buckets of the distance between query and key. The interpreter, the
 // lowering of tfc.relative_position_bias and the kernels (through
-// buildAlibiSlope) share these; the decode micro-kernel, written in C, has
-// its own copy of the slope formula (MicroKernels.h).
+// buildAlibiSlope; the C decode micro-kernel gets the slopes computed by it)
+// share these.
 //
 //===----------------------------------------------------------------------===//
 
