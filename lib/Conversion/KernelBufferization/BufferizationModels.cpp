@@ -53,6 +53,13 @@ template <> struct KernelTraits<SoftmaxOp> {
   static SizeSource size(SoftmaxOp, int64_t d) { return {0, d}; }
   static LogicalResult emit(OpBuilder &b, Location loc, SoftmaxOp op,
                             ArrayRef<Value> in, Value out, bool gpu) {
+    // The row kernels normalise the last axis; convert-tfc-to-linalg
+    // decomposes the others before bufferisation.
+    int64_t rank = op.getType().getRank();
+    if (static_cast<int64_t>(op.getAxis()) != rank - 1)
+      return op.emitError("the softmax kernel normalises the last axis (")
+             << rank - 1 << "), not axis " << op.getAxis()
+             << ": run convert-tfc-to-linalg first, which decomposes it";
     if (gpu)
       return gpuk::emitSoftmax(b, loc, op, in[0], out);
     cpu::emitSoftmax(b, loc, in[0], out);

@@ -254,20 +254,6 @@ func.func @cast_numbers(%f: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi64>,
 
 // -----
 
-// A declared result less static than the operands (XFAIL-notes.md #1): the
-// size comes from the static operand.
-// CHECK-LABEL: func.func @less_refined_result
-// CHECK: %[[C4:.*]] = arith.constant 4 : index
-// CHECK: tensor.empty(%[[C4]]) : tensor<?xf32>
-// CHECK: linalg.generic
-// CHECK: arith.addf
-func.func @less_refined_result(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {
-  %0 = tfc.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<?xf32>
-  return %0 : tensor<?xf32>
-}
-
-// -----
-
 // f16 <-> bf16 (XFAIL-notes.md #4): through f32.
 // CHECK-LABEL: func.func @f16_to_bf16
 // CHECK: arith.extf %{{.*}} : f16 to f32

@@ -124,7 +124,10 @@ static FailureOr<RankedTensorType> expectTensor(EmitErrorFn emitError,
 }
 
 /// The verifier's half of a `Tfc_InferOp`: the declared result type must be
-/// compatible with the inferred one.
+/// compatible with the inferred one and at least as refined (a size the
+/// operands determine is never declared `?`: the lowerings build the result
+/// from the operands' sizes; a less refined type is a `tensor.cast` after
+/// the op).
 static LogicalResult verifyInferred(Operation *op,
                                     FailureOr<RankedTensorType> inferred) {
   if (failed(inferred))
@@ -134,6 +137,13 @@ static LogicalResult verifyInferred(Operation *op,
     return op->emitOpError() << "result type " << declared
                              << " does not match the inferred type "
                              << *inferred;
+  auto shaped = cast<RankedTensorType>(declared);
+  for (int64_t d = 0; d < shaped.getRank(); ++d)
+    if (shaped.isDynamicDim(d) && !inferred->isDynamicDim(d))
+      return op->emitOpError()
+             << "result type " << declared << " is less refined than the "
+             << "inferred type " << *inferred << " (dim " << d
+             << "); declare the inferred type and tensor.cast it";
   return success();
 }
 
