@@ -7,7 +7,8 @@
 // tfc.matmul, tfc.linear, tfc_cpu.gemm, tfc_cpu.pack) bufferise straight
 // into the loop nests of the module's target: the CPU backend's vectorised,
 // thread-parallel loops (lib/Conversion/TfcToCPU), or gpu.launch kernels
-// when the module carries `tfc.target = "cuda"` (lib/Conversion/TfcToGPU).
+// when the module carries `tfc.target = #tfc.target<cuda>`
+// (lib/Conversion/TfcToGPU).
 // Registering these models is what makes a context's one-shot
 // bufferisation produce target code for them.
 //
@@ -28,7 +29,7 @@ namespace mlir::tfc {
 /// The module attribute naming the target of a module's kernels.
 constexpr llvm::StringLiteral kTargetAttrName = "tfc.target";
 
-/// Whether `op`'s module targets CUDA (`tfc.target = "cuda"`).
+/// Whether `op`'s module targets CUDA (`tfc.target = #tfc.target<cuda>`).
 bool isCudaTarget(Operation *op);
 
 void registerKernelBufferizationModels(DialectRegistry &registry);

@@ -5,7 +5,7 @@
 // One external BufferizableOpInterface model for all kernel ops: the op
 // reads its operands, writes nothing in place, and its result is a new
 // allocation that the target's kernel emitter fills: the CPU emitters
-// (TfcToCPU/Kernels.h) or, in a module with `tfc.target = "cuda"`, the GPU
+// (TfcToCPU/Kernels.h) or, in a module with `tfc.target = #tfc.target<cuda>`, the GPU
 // ones (TfcToGPU/GpuKernels.h). The emitters see memrefs, so the kernels are
 // written once, at the level where vector loads, parallel loops and
 // gpu.launch are natural.
@@ -395,9 +395,9 @@ struct GpuKernelModels : DialectExtension<GpuKernelModels, gpu::GPUDialect> {
 bool tfc::isCudaTarget(Operation *op) {
   auto module =
       isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
-  auto target = module ? module->getAttrOfType<StringAttr>(kTargetAttrName)
-                       : StringAttr();
-  return target && target.getValue() == "cuda";
+  auto target = module ? module->getAttrOfType<TargetKindAttr>(kTargetAttrName)
+                       : TargetKindAttr();
+  return target && target.getValue() == TargetKind::Cuda;
 }
 
 void tfc::registerKernelBufferizationModels(DialectRegistry &registry) {

@@ -7,6 +7,7 @@
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
 
 #include "tfc/Conversion/KernelBufferization.h"
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
 
@@ -77,7 +78,7 @@ LogicalResult tfc::resolveCudaTarget(CudaTargetOptions &options,
 
 void tfc::setCudaTarget(ModuleOp module) {
   module->setAttr(kTargetAttrName,
-                  StringAttr::get(module.getContext(), "cuda"));
+                  TargetKindAttr::get(module.getContext(), TargetKind::Cuda));
 }
 
 void tfc::buildCudaTensorPipeline(OpPassManager &pm) {

@@ -3,7 +3,7 @@
 // REQUIRES: libdevice
 // RUN: not tfc-compile %s --target=cuda --emit=ptx -o /dev/null 2>&1 | FileCheck %s
 
-module attributes {tfc.target = "cuda", tfc.model = "attn"} {
+module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "attn"} {
   // CHECK: error: the GPU attention kernel needs static head sizes of at most 128
   func.func @wide(%q: tensor<?x2x?x256xf32> {tfc.name = "q", tfc.dims = ["b", 2, "t", 256]})
       -> (tensor<?x2x?x256xf32> {tfc.name = "o"}) {

@@ -9,7 +9,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}
 
-module attributes {tfc.target = "cuda", tfc.model = "attn"} {
+module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "attn"} {
   // GPU-LABEL: func.func @causal
   // GPU: %[[QB:.*]] = arith.ceildivui %{{.*}}, %c16
   // GPU: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[QB]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128

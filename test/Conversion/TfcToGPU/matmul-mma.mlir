@@ -27,7 +27,7 @@
 // ASM: ptxas sm_80 ok
 // ASM: ptxas sm_90 ok
 
-module attributes {tfc.target = "cuda", tfc.model = "mm"} {
+module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "mm"} {
   func.func @linear(%x: tensor<?x?x768xf16> {tfc.name = "x", tfc.dims = ["b", "t", 768]},
                     %w: tensor<3072x768xf16> {tfc.name = "w", tfc.dims = [3072, 768]},
                     %bias: tensor<3072xf16> {tfc.name = "bias", tfc.dims = [3072]})

@@ -8,7 +8,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}
 
-module attributes {tfc.target = "cuda", tfc.model = "mm"} {
+module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "mm"} {
   // GPU-LABEL: func.func @linear
   // GPU: memref.collapse_shape
   // GPU: gpu.launch

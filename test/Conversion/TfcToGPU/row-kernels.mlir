@@ -6,7 +6,7 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}
 
-module attributes {tfc.target = "cuda", tfc.model = "rows"} {
+module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "rows"} {
   // GPU-LABEL: func.func @forward
   // Softmax over 768: a block of 256 threads (8 warps) per row.
   // GPU: gpu.launch

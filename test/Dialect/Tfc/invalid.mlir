@@ -810,3 +810,10 @@ func.func @less_refined_matmul(%a: tensor<4x8x16xf32>, %b: tensor<16x32xf32>) {
   %0 = tfc.matmul %a, %b : (tensor<4x8x16xf32>, tensor<16x32xf32>) -> tensor<?x8x32xf32>
   return
 }
+
+// -----
+
+// The target of a module's kernels is a typed attribute on the module.
+// expected-error @+1 {{'tfc.target' must be #tfc.target<cpu> or #tfc.target<cuda>, got "cuda"}}
+module attributes {tfc.target = "cuda"} {
+}

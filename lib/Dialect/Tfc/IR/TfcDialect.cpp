@@ -7,16 +7,41 @@
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 using namespace mlir::tfc;
 
 #include "tfc/Dialect/Tfc/IR/TfcDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tfc/Dialect/Tfc/IR/TfcAttrs.cpp.inc"
 
 void TfcDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "tfc/Dialect/Tfc/IR/TfcOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tfc/Dialect/Tfc/IR/TfcAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != "tfc.target")
+    return success();
+  if (!isa<ModuleOp>(op))
+    return op->emitError("'tfc.target' belongs on the module, not on '")
+           << op->getName() << "'";
+  if (!isa<TargetKindAttr>(attr.getValue()))
+    return op->emitError("'tfc.target' must be #tfc.target<cpu> or "
+                         "#tfc.target<cuda>, got ")
+           << attr.getValue();
+  return success();
 }
 
 Operation *TfcDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -28,6 +28,9 @@ def Tfc_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  // Checks the dialect's discardable attributes (`tfc.target`).
+  let hasOperationAttrVerify = 1;
 }
 
 #endif // TFC_DIALECT_TFC_IR_TFCDIALECT_TD

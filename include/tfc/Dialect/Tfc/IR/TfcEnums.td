@@ -7,7 +7,9 @@
 #ifndef TFC_DIALECT_TFC_IR_TFCENUMS_TD
 #define TFC_DIALECT_TFC_IR_TFCENUMS_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "tfc/Dialect/Tfc/IR/TfcDialect.td"
 
 def Tfc_GeluApproximation : I32EnumAttr<"GeluApproximation",
     "how GELU is computed", [
@@ -36,6 +38,21 @@ def Tfc_Activation : I32EnumAttr<"Activation",
       I32EnumAttrCase<"Silu", 4, "silu">
     ]> {
   let cppNamespace = "::mlir::tfc";
+}
+
+def Tfc_TargetKind : I32EnumAttr<"TargetKind",
+    "the hardware a module's kernels are built for", [
+      I32EnumAttrCase<"Cpu", 0, "cpu">,
+      I32EnumAttrCase<"Cuda", 1, "cuda">
+    ]> {
+  let cppNamespace = "::mlir::tfc";
+  let genSpecializedAttr = 0;
+}
+
+// The module attribute `tfc.target = #tfc.target<cuda>`: the kernel ops'
+// bufferisation emits the loop nests of that target (absent: the CPU).
+def Tfc_TargetAttr : EnumAttr<Tfc_Dialect, Tfc_TargetKind, "target"> {
+  let assemblyFormat = "`<` $value `>`";
 }
 
 #endif // TFC_DIALECT_TFC_IR_TFCENUMS_TD

@@ -19,6 +19,9 @@
 
 #include "tfc/Dialect/Tfc/IR/TfcEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "tfc/Dialect/Tfc/IR/TfcAttrs.h.inc"
+
 namespace mlir::tfc {
 
 /// Returns the NumPy broadcast of two shapes, where `ShapedType::kDynamic`
