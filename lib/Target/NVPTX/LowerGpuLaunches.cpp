@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CPU/Descriptors.h"
+#include "../Host/Descriptors.h"
 
 #include "tfc/Conversion/Passes.h"
 
