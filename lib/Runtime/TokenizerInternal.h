@@ -427,6 +427,31 @@ private:
   int32_t unkId = -1;
 };
 
+/// SentencePiece's unigram model as Hugging Face tokenizers runs it: the
+/// segmentation of a word into pieces with the highest total score
+/// (Viterbi over every vocabulary piece that starts at each character); a
+/// character no piece covers is the unknown piece with the lowest score
+/// minus 10, consecutive unknowns fused into one; with `byte_fallback`
+/// an unknown piece becomes its bytes' <0xXX> tokens when they all exist.
+class UnigramModel final : public Model {
+public:
+  bool init(std::vector<std::pair<std::string, double>> pieces,
+            int64_t unkId, bool byteFallback, const std::string &what,
+            std::string &error);
+  const char *type() const override { return "Unigram"; }
+  bool tokenize(std::string_view word, std::vector<int32_t> &ids,
+                std::string &error) const override;
+  const Vocab &vocab() const override { return vocab_; }
+
+private:
+  Vocab vocab_;
+  std::vector<double> scores; // by id
+  int32_t unkId = -1;
+  bool byteFallback = false;
+  double unkScore = 0;
+  size_t maxPieceBytes = 0;
+};
+
 class BpeModel final : public Model {
 public:
   struct Options {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -508,7 +509,7 @@ struct Loader {
   bool model(const json &v, const std::string &path,
              std::unique_ptr<Model> &out) {
     static const char *const kSupported[] = {"WordPiece", "BPE", "WordLevel",
-                                             nullptr};
+                                             "Unigram", nullptr};
     if (!object(v, path))
       return false;
     std::string t;
@@ -579,9 +580,38 @@ struct Loader {
         return fail(path, message);
       out = std::move(m);
     } else if (t == "Unigram") {
-      return fail(key(path, "type"),
-                  "the Unigram model is not supported yet (supported: " +
-                      join(kSupported) + ")");
+      const json *vs = member(v, "vocab");
+      std::string vp = key(path, "vocab");
+      if (!vs)
+        return fail(vp, "missing (expected an array of [piece, score])");
+      if (!vs->is_array())
+        return wrongType(vp, "an array of [piece, score]", *vs);
+      std::vector<std::pair<std::string, double>> pieces;
+      pieces.reserve(vs->size());
+      for (size_t i = 0; i < vs->size(); ++i) {
+        const json &e = (*vs)[i];
+        if (!e.is_array() || e.size() != 2 || !e[0].is_string() ||
+            !e[1].is_number())
+          return wrongType(index(vp, i), "[piece, score]", e);
+        double score = e[1].get<double>();
+        if (!std::isfinite(score))
+          return fail(index(vp, i), "the score must be a finite number");
+        pieces.emplace_back(e[0].get<std::string>(), score);
+      }
+      int64_t unk = -1;
+      if (const json *u = member(v, "unk_id"); u && !u->is_null()) {
+        uint64_t n;
+        if (!integer(*u, key(path, "unk_id"), INT32_MAX - 1, n))
+          return false;
+        unk = static_cast<int64_t>(n);
+      }
+      bool fallback = false;
+      if (!optBool(v, path, "byte_fallback", fallback))
+        return false;
+      auto m = std::make_unique<UnigramModel>();
+      if (!m->init(std::move(pieces), unk, fallback, vp, message))
+        return fail("", message);
+      out = std::move(m);
     } else {
       return unknownType(path, "model", t, kSupported);
     }

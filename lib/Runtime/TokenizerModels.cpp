@@ -17,7 +17,9 @@
 
 #include "TokenizerInternal.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <queue>
 
@@ -108,6 +110,142 @@ bool WordLevelModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
     return false;
   }
   ids.push_back(id);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Unigram
+//===----------------------------------------------------------------------===//
+
+bool UnigramModel::init(std::vector<std::pair<std::string, double>> pieces,
+                        int64_t unk, bool fallback, const std::string &what,
+                        std::string &error) {
+  if (pieces.empty()) {
+    error = what + ": the Unigram vocabulary is empty";
+    return false;
+  }
+  std::vector<std::pair<std::string, int64_t>> entries;
+  entries.reserve(pieces.size());
+  scores.assign(pieces.size(), 0.0);
+  double minScore = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    maxPieceBytes = std::max(maxPieceBytes, pieces[i].first.size());
+    scores[i] = pieces[i].second;
+    minScore = i == 0 ? scores[i] : std::min(minScore, scores[i]);
+    entries.emplace_back(std::move(pieces[i].first), static_cast<int64_t>(i));
+  }
+  if (!vocab_.build(std::move(entries), what, error))
+    return false;
+  if (unk >= static_cast<int64_t>(scores.size())) {
+    error = what + ": unk_id " + std::to_string(unk) +
+            " is not an id of the vocabulary (" +
+            std::to_string(scores.size()) + " pieces)";
+    return false;
+  }
+  unkId = static_cast<int32_t>(unk);
+  byteFallback = fallback;
+  // Hugging Face's K_UNK_PENALTY.
+  unkScore = minScore - 10.0;
+  return true;
+}
+
+bool UnigramModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
+                            std::string &error) const {
+  size_t n = word.size();
+  if (n == 0)
+    return true;
+  // best[e]: the highest score of a segmentation of word[0, e), reached by
+  // the piece (from[e], id[e]); -1 ids mark the unknown piece. Ties keep
+  // the first candidate in Hugging Face's order (by start, then length).
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
+  std::vector<double> best(n + 1, kNone);
+  std::vector<size_t> from(n + 1, 0);
+  std::vector<int32_t> pieceId(n + 1, -2);
+  best[0] = 0;
+  auto charBytes = [&](size_t at) {
+    unsigned char c = static_cast<unsigned char>(word[at]);
+    size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return std::min(len, n - at);
+  };
+  // Candidates are relaxed in the order Hugging Face inserts lattice nodes,
+  // so that equal totals pick the same path: end positions are settled
+  // before any node starting there is considered.
+  for (size_t b = 0; b < n; b = b + charBytes(b)) {
+    if (best[b] == kNone)
+      continue;
+    size_t first = charBytes(b);
+    bool single = false;
+    for (size_t len = first; len <= maxPieceBytes;) {
+      int32_t id = vocab_.find(word.substr(b, len));
+      if (id >= 0) {
+        single |= len == first;
+        double s = best[b] + scores[static_cast<size_t>(id)];
+        if (s > best[b + len]) {
+          best[b + len] = s;
+          from[b + len] = b;
+          pieceId[b + len] = id;
+        }
+      }
+      if (b + len == n)
+        break;
+      len += charBytes(b + len);
+    }
+    if (!single && unkId >= 0) {
+      double s = best[b] + unkScore;
+      if (s > best[b + first]) {
+        best[b + first] = s;
+        from[b + first] = b;
+        pieceId[b + first] = -1;
+      }
+    }
+  }
+  if (best[n] == kNone) {
+    error = "Unigram: no segmentation of " + shorten(word) +
+            " (the vocabulary has no unknown piece: unk_id is null)";
+    return false;
+  }
+  // The path back to 0, then forward with consecutive unknowns fused.
+  std::vector<std::pair<size_t, int32_t>> path; // (end, id)
+  for (size_t e = n; e > 0; e = from[e])
+    path.emplace_back(e, pieceId[e]);
+  std::reverse(path.begin(), path.end());
+  size_t start = 0, unkStart = 0;
+  bool inUnk = false;
+  auto flushUnk = [&](size_t end) {
+    if (!inUnk)
+      return;
+    inUnk = false;
+    std::string_view piece = word.substr(unkStart, end - unkStart);
+    if (byteFallback) {
+      std::vector<int32_t> bytes;
+      for (unsigned char c : piece) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", c);
+        int32_t id = vocab_.find(name);
+        if (id < 0)
+          break;
+        bytes.push_back(id);
+      }
+      if (bytes.size() == piece.size()) {
+        ids.insert(ids.end(), bytes.begin(), bytes.end());
+        return;
+      }
+    }
+    ids.push_back(unkId);
+  };
+  for (auto [end, id] : path) {
+    if (id == -1 || id == unkId) {
+      if (!inUnk) {
+        inUnk = true;
+        unkStart = start;
+      }
+    } else {
+      flushUnk(start);
+      ids.push_back(id);
+    }
+    start = end;
+  }
+  flushUnk(n);
   return true;
 }
 

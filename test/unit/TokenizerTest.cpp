@@ -504,6 +504,39 @@ TEST(TokenizerBpe, ByteFallbackUnknownAndRanks) {
   EXPECT_EQ(encode(*ranks, "xbc"), (Ids{5}));
 }
 
+TEST(TokenizerUnigram, HighestScoringSegmentationAndUnknowns) {
+  // Scores worked by hand: "ab" alone (-2.5) beats "a" + "b" (-3); "abc"
+  // ends in "c", which no piece covers: the unknown piece scores the lowest
+  // score minus 10 (-14). Consecutive unknowns fuse into one.
+  const char *vocab = R"([["<unk>", 0], ["a", -1], ["b", -2], ["ab", -2.5],
+                          ["bc", -4], ["<0x63>", -3]])";
+  auto t = load(std::string(R"({"model": {"type": "Unigram", "unk_id": 0,
+      "vocab": )") + vocab + R"(}, "pre_tokenizer": {"type": "Whitespace"}})");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(encode(*t, "ab"), (Ids{3}));
+  EXPECT_EQ(encode(*t, "abc"), (Ids{1, 4}));
+  EXPECT_EQ(encode(*t, "abxx"), (Ids{3, 0}));
+  EXPECT_EQ(encode(*t, "xa\u00e9zb"), (Ids{0, 1, 0, 2}));
+  EXPECT_EQ(encode(*t, "b ab a"), (Ids{2, 3, 1}));
+  // With byte fallback an unknown run becomes its bytes when they all have
+  // pieces ("c" = <0x63>), else the unknown piece.
+  auto fb = load(std::string(R"({"model": {"type": "Unigram", "unk_id": 0,
+      "byte_fallback": true, "vocab": )") + vocab + "}}");
+  ASSERT_TRUE(fb);
+  EXPECT_EQ(encode(*fb, "abcc"), (Ids{1, 4, 5}));
+  EXPECT_EQ(encode(*fb, "acc"), (Ids{1, 5, 5}));
+  EXPECT_EQ(encode(*fb, "ax"), (Ids{1, 0}));
+  // Without an unknown piece, a character no piece covers is an error.
+  auto strict = load(std::string(R"({"model": {"type": "Unigram",
+      "vocab": )") + vocab + "}}");
+  ASSERT_TRUE(strict);
+  Encoding e;
+  std::string error;
+  EXPECT_FALSE(strict->encode("ax", true, e, error));
+  EXPECT_NE(error.find("Unigram: no segmentation"), std::string::npos)
+      << error;
+}
+
 TEST(TokenizerBpe, PrefixSuffixAndIgnoreMerges) {
   auto p = load(bpe(R"({"a": 0, "b": 1, "c": 2, "##b": 3, "##c": 4,
       "a##b": 5, "ab": 6, "##bc": 7, "c</w>": 8, "##c</w>": 9, "abc</w>": 10,
@@ -928,10 +961,17 @@ TEST(TokenizerErrors, MalformedFilesNameTheKey) {
        "t.json: version: unknown tokenizer.json version \"2.0\""},
       {R"({"version": "1.0"})", "t.json: model: missing"},
       {R"({"model": {"type": "Unigram", "vocab": []}})",
-       "t.json: model.type: the Unigram model is not supported yet"},
+       "t.json: model.vocab: the Unigram vocabulary is empty"},
+      {R"({"model": {"type": "Unigram", "vocab": [["a", "x"]]}})",
+       "t.json: model.vocab[0]: expected [piece, score], found an array"},
+      {R"({"model": {"type": "Unigram", "vocab": [["a", -1.5]], "unk_id": 3}})",
+       "t.json: model.vocab: unk_id 3 is not an id of the vocabulary (1 "
+       "pieces)"},
+      {R"({"model": {"type": "Unigram"}})",
+       "t.json: model.vocab: missing (expected an array of [piece, score])"},
       {R"({"model": {"type": "Foo"}})",
        "t.json: model.type: unknown model type \"Foo\" (supported: "
-       "WordPiece, BPE, WordLevel)"},
+       "WordPiece, BPE, WordLevel, Unigram)"},
       {R"({"model": {"type": "WordPiece", "vocab": []}})",
        "t.json: model.vocab: expected an object of token: id, found an "
        "array"},

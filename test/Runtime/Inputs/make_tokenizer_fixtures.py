@@ -15,6 +15,11 @@ the SentencePiece style of Llama-2 and Mistral files: "▁" for spaces
 prepend_scheme "first"), byte_fallback to <0xAB> tokens, fuse_unk, a BOS
 template and the Replace/ByteFallback/Fuse/Strip decoder.
 
+tokenizer_unigram.json and tokenizer_unigram_bytes.json: SentencePiece
+unigram models (T5's, ALBERT's and XLNet's kind) trained on the same text,
+NFKC + Metaspace ("▁" for spaces), "<unk>" for what no piece covers (fused
+when consecutive), and in the second byte_fallback to <0xAB> tokens.
+
 Deterministic: the same files on every run.
 """
 import json
@@ -68,7 +73,41 @@ def sentencepiece_bpe(out_dir, name, metaspace):
     Tokenizer.from_file(path)
 
 
+def sentencepiece_unigram(out_dir, name, byte_fallback):
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement="\u2581", prepend_scheme="always", split=True)
+    trainer = trainers.UnigramTrainer(
+        vocab_size=300, show_progress=False, unk_token="<unk>",
+        special_tokens=["<pad>", "</s>", "<unk>"], max_piece_length=8)
+    # Without CJK and emoji, so that the model has unknown characters.
+    text = "\n".join(l for l in TEXT.splitlines() if l.isascii())
+    tok.train_from_iterator([text] * 4, trainer=trainer)
+    tok.decoder = decoders.Metaspace(replacement="\u2581",
+                                     prepend_scheme="always", split=True)
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B:1 </s>",
+        special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    data = json.loads(tok.to_str())
+    if byte_fallback:
+        data["model"]["byte_fallback"] = True
+        pieces = {p for p, _ in data["model"]["vocab"]}
+        # Byte pieces score low, as the others are preferred to them.
+        data["model"]["vocab"] += [[f"<0x{b:02X}>", -100.0] for b in range(256)
+                                   if f"<0x{b:02X}>" not in pieces]
+        data["decoder"] = {"type": "Sequence", "decoders": [
+            data["decoder"], {"type": "ByteFallback"}, {"type": "Fuse"}]}
+    path = os.path.join(out_dir, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=1, sort_keys=True)
+        f.write("\n")
+    Tokenizer.from_file(path)
+
+
 def main(out_dir):
+    sentencepiece_unigram(out_dir, "tokenizer_unigram.json", False)
+    sentencepiece_unigram(out_dir, "tokenizer_unigram_bytes.json", True)
     sentencepiece_bpe(out_dir, "tokenizer_sentencepiece_bpe.json", False)
     sentencepiece_bpe(out_dir, "tokenizer_metaspace_bpe.json", True)
     tok = Tokenizer(models.BPE(ignore_merges=True))

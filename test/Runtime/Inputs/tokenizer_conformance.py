@@ -448,6 +448,15 @@ def main():
         failures += compare(name, sp, out, main_set)
     failures += check_stream(args.tool, path, sp, texts[:40],
                              "sentencepiece incremental decode")
+    # SentencePiece unigram models (T5's kind).
+    for name, file in [("sentencepiece unigram (nfkc, metaspace, unk)",
+                        "tokenizer_unigram.json"),
+                       ("sentencepiece unigram (byte fallback)",
+                        "tokenizer_unigram_bytes.json")]:
+        path = os.path.join(inputs, file)
+        uni = Tokenizer.from_file(path)
+        out = run_tfc(args.tool, path, main_set, j(file + ".jsonl"))
+        failures += compare(name, uni, out, main_set)
 
     out = run_tfc(args.tool, args.gpt2_style, texts, j("gpt2-nospecial.jsonl"),
                   ["--no-special"])
