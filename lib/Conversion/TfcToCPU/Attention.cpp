@@ -7,12 +7,15 @@
 // The task walks the keys in tiles of kAttentionBlockK = 16 (one vector of
 // scores per query row) keeping, per row, the running maximum m, the running
 // sum l and the unnormalised output o:
-//   s = q·K_tileᵀ·scale + mask   (K tile transposed once into a 16-wide
-//                                 scratch so a row of scores is D FMAs;
-//                                 blocks of 1-2 rows, i.e. decoding, take
-//                                 16 dot products of contiguous rows instead)
+//   s = q·K_tileᵀ·scale + mask   (K transposed once per call into tiles of
+//                                 D x 16, so the scores of the block's rows
+//                                 are D steps of one tile load and one FMA
+//                                 per row, in independent chains; blocks of
+//                                 1-2 rows, i.e. decoding, take 16 dot
+//                                 products of contiguous rows instead)
 //   m' = max(m, max(s)); α = exp(m − m'); p = exp(s − m')
-//   l = l·α + Σp;  o = o·α + p·V_tile
+//   l = l·α + Σp;  o = o·α + p·V_tile  (for all rows of the block at once:
+//                                       one load of V per key and chunk)
 // and writes o / l at the end. Memory is O(block · D) per task, linear in
 // the sequence length overall. With `causal` the key loop of a block stops
 // at the last key its last row may see (tiles above the diagonal are never
@@ -136,6 +139,42 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
   bool maskBroadcastsKeys =
       mask && maskType.getDimSize(maskType.getRank() - 1) == 1;
 
+  // Kᵀ in tiles, [batch, kvHeads, tiles, d, kAttentionBlockK], zero past
+  // the last key: transposed once per call (scalar copies, as many as K
+  // has elements) and read by every block of query rows, instead of once
+  // per block and tile. Memory as K's, linear in the sequence length; empty
+  // when every block is a direct one (at most kAttentionDirectRows rows).
+  int64_t dyn = ShapedType::kDynamic;
+  Value kTiles = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, tq,
+                            indexConst(b, loc, kAttentionDirectRows)),
+      ceilDiv(b, loc, tk, kAttentionBlockK), zero);
+  Value ktAll = memref::AllocOp::create(
+      b, loc, MemRefType::get({dyn, dyn, dyn, dyn, kAttentionBlockK}, f32),
+      ValueRange{batch, kvHeads, kTiles, d}, b.getI64IntegerAttr(64));
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero, zero},
+      ValueRange{batch, kvHeads, kTiles}, ValueRange{one, one, one},
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value j0 = arith::MulIOp::create(b, l, ivs[2], blockK);
+        Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, tk, j0));
+        forRange(b, l, zero, blockK, one, [&](OpBuilder &b, Location l,
+                                              Value jj) {
+          Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                               jj, tileKeys);
+          Value jSafe =
+              arith::SelectOp::create(b, l, inside, addI(b, l, j0, jj), j0);
+          forRange(b, l, zero, d, one, [&](OpBuilder &b, Location l, Value dd) {
+            Value v = memref::LoadOp::create(b, l, key,
+                                             ValueRange{ivs[0], ivs[1], jSafe, dd});
+            v = arith::SelectOp::create(b, l, inside, v, f32Const(b, l, 0.0));
+            memref::StoreOp::create(b, l, v, ktAll,
+                                    ValueRange{ivs[0], ivs[1], ivs[2], dd, jj});
+          });
+        });
+      });
+
   scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero, zero},
       ValueRange{batch, runHeads, qBlocks}, ValueRange{one, one, one},
@@ -177,19 +216,31 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
                                             dynamic, b.getI64IntegerAttr(64))
                 .getResult();
           };
-          int64_t dyn = ShapedType::kDynamic;
           Value acc = scratch({kAttentionBlockQ, dyn}, dv);
-          Value kt = scratch({dyn, kAttentionBlockK}, d);
           Value mRow = scratch({kAttentionBlockQ}, {});
           Value lRow = scratch({kAttentionBlockQ}, {});
           Value pRow = scratch({kAttentionBlockQ, kAttentionBlockK}, {});
-          forRange(b, loc, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
+          Value sBlock = scratch({kAttentionBlockQ, kAttentionBlockK}, {});
+          Value alphaRow = scratch({kAttentionBlockQ}, {});
+          // Every row of the scratch, also those past `rows`: the block
+          // P·V below runs all kAttentionBlockQ rows (p = 0 and α = 1 keep
+          // the unused ones at 0, never NaN or denormal garbage).
+          forRange(b, loc, zero, blockQ, one, [&](OpBuilder &b, Location l, Value r) {
             memref::StoreOp::create(b, l, f32Const(b, l, -kInf), mRow, r);
             memref::StoreOp::create(b, l, f32Const(b, l, 0.0), lRow, r);
+            memref::StoreOp::create(b, l, f32Const(b, l, 1.0), alphaRow, r);
+            vector::StoreOp::create(b, l, splatConst(b, l, 0.0), pRow,
+                                    ValueRange{r, zero});
             forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
               maskedStore(b, l, splatConst(b, l, 0.0), acc, ValueRange{r, c}, m);
             });
           });
+          // Register groups of rows for the block loops: each row is one
+          // FMA chain, and a group's chains run side by side (16 zmm of 32;
+          // with AVX2 a 16-wide vector is two ymm, so 4 rows of 16).
+          int64_t rowGroup =
+              gemmConfigFor(op).vectorWidth >= kVectorWidth ? 8 : 4;
+          Value lastRow = subI(b, loc, tq, one);
           // Lane j of the key tile.
           SmallVector<int32_t> lanes;
           for (int64_t j = 0; j < kAttentionBlockK; ++j)
@@ -209,31 +260,43 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
           forRange(b, loc, kStart, kEnd, blockK, [&](OpBuilder &b, Location l,
                                                    Value j0) {
             Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, kEnd, j0));
-            // kt[dd][jj] = K[bi, hk, j0 + jj, dd], zero past the tile.
-            auto transpose = scf::IfOp::create(
+            // Scores of every row of the block from the transposed tile:
+            // per dd one load of the tile feeds one FMA per row, in
+            // independent chains (rows past `rows` read the last query row
+            // and are never used).
+            auto blockScores = scf::IfOp::create(
                 b, l, arith::XOrIOp::create(
-                          b, l, direct,
-                          arith::ConstantIntOp::create(b, l, 1, 1)),
+                          b, l, direct, arith::ConstantIntOp::create(b, l, 1, 1)),
                 /*withElseRegion=*/false);
             {
               OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(&transpose.getThenRegion().front());
-              forRange(b, l, zero, blockK, one, [&](OpBuilder &b, Location l,
-                                                    Value jj) {
-                Value j = addI(b, l, j0, jj);
-                Value inside = arith::CmpIOp::create(
-                    b, l, arith::CmpIPredicate::ult, jj, tileKeys);
-                Value jSafe = arith::SelectOp::create(b, l, inside, j, j0);
-                forRange(b, l, zero, d, one,
-                         [&](OpBuilder &b, Location l, Value dd) {
-                           Value v = memref::LoadOp::create(
-                               b, l, key, ValueRange{bi, hk, jSafe, dd});
-                           v = arith::SelectOp::create(b, l, inside, v,
-                                                       f32Const(b, l, 0.0));
-                           memref::StoreOp::create(b, l, v, kt,
-                                                   ValueRange{dd, jj});
-                         });
-              });
+              b.setInsertionPointToStart(&blockScores.getThenRegion().front());
+              Value tile = arith::DivUIOp::create(b, l, j0, blockK);
+              for (int64_t g0 = 0; g0 < kAttentionBlockQ; g0 += rowGroup) {
+                SmallVector<Value> qRows;
+                for (int64_t r = g0; r < g0 + rowGroup; ++r)
+                  qRows.push_back(arith::MinUIOp::create(
+                      b, l, addI(b, l, q0, indexConst(b, l, r)), lastRow));
+                SmallVector<Value> init(rowGroup, splatConst(b, l, 0.0));
+                auto sLoop = scf::ForOp::create(
+                    b, l, zero, d, one, init,
+                    [&](OpBuilder &b, Location l, Value dd, ValueRange acc) {
+                      Value kv = vector::LoadOp::create(
+                          b, l, vt, ktAll, ValueRange{bi, hk, tile, dd, zero});
+                      SmallVector<Value> next;
+                      for (int64_t r = 0; r < rowGroup; ++r) {
+                        Value qv = memref::LoadOp::create(
+                            b, l, query, ValueRange{bi, h, qRows[r], dd});
+                        next.push_back(math::FmaOp::create(
+                            b, l, splat(b, l, qv), kv, acc[r]));
+                      }
+                      scf::YieldOp::create(b, l, next);
+                    });
+                for (int64_t r = 0; r < rowGroup; ++r)
+                  vector::StoreOp::create(
+                      b, l, sLoop.getResult(r), sBlock,
+                      ValueRange{indexConst(b, l, g0 + r), zero});
+              }
             }
             Value j0i32 = arith::IndexCastOp::create(b, l, b.getI32Type(), j0);
             Value keyIds = arith::AddIOp::create(
@@ -276,19 +339,10 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
                     });
                 scf::YieldOp::create(b, l, perKey.getResults());
                 b.setInsertionPointToStart(&scores.getElseRegion().front());
-                auto sLoop = scf::ForOp::create(
-                    b, l, zero, d, one, ValueRange{splatConst(b, l, 0.0)},
-                    [&](OpBuilder &b, Location l, Value dd, ValueRange s) {
-                      Value qv = memref::LoadOp::create(
-                          b, l, query, ValueRange{bi, h, i, dd});
-                      Value kv = vector::LoadOp::create(b, l, vt, kt,
-                                                        ValueRange{dd, zero});
-                      scf::YieldOp::create(
-                          b, l,
-                          ValueRange{math::FmaOp::create(
-                              b, l, splat(b, l, qv), kv, s[0])});
-                    });
-                scf::YieldOp::create(b, l, sLoop.getResults());
+                scf::YieldOp::create(
+                    b, l,
+                    ValueRange{vector::LoadOp::create(b, l, vt, sBlock,
+                                                      ValueRange{r, zero})});
               }
               Value s = arith::MulFOp::create(b, l, scores.getResult(0),
                                               splatConst(b, l, scale));
@@ -382,26 +436,41 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
               memref::StoreOp::create(b, l, lNew, lRow, r);
               memref::StoreOp::create(b, l, mNew, mRow, r);
               vector::StoreOp::create(b, l, p, pRow, ValueRange{r, zero});
-              Value alphaSplat = splat(b, l, alpha);
-              forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
-                Value o = maskedLoad(b, l, acc, ValueRange{r, c}, m,
-                                     splatConst(b, l, 0.0));
-                o = arith::MulFOp::create(b, l, o, alphaSplat);
+              memref::StoreOp::create(b, l, alpha, alphaRow, r);
+            });
+            // o = o·α + p·V_tile for the whole block: per key one load of a
+            // chunk of V feeds one FMA per row, in independent chains.
+            forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
+              for (int64_t g0 = 0; g0 < kAttentionBlockQ; g0 += rowGroup) {
+                SmallVector<Value> init;
+                for (int64_t r = g0; r < g0 + rowGroup; ++r) {
+                  Value ri = indexConst(b, l, r);
+                  Value o = maskedLoad(b, l, acc, ValueRange{ri, c}, m,
+                                       splatConst(b, l, 0.0));
+                  init.push_back(arith::MulFOp::create(
+                      b, l, o,
+                      splat(b, l, memref::LoadOp::create(b, l, alphaRow, ri))));
+                }
                 auto pv = scf::ForOp::create(
-                    b, l, zero, tileKeys, one, ValueRange{o},
+                    b, l, zero, tileKeys, one, init,
                     [&](OpBuilder &b, Location l, Value jj, ValueRange o) {
-                      Value pj = memref::LoadOp::create(b, l, pRow,
-                                                        ValueRange{r, jj});
-                      Value vv = maskedLoad(b, l, value,
-                                            ValueRange{bi, hk, addI(b, l, j0, jj), c},
-                                            m, splatConst(b, l, 0.0));
-                      scf::YieldOp::create(
-                          b, l,
-                          ValueRange{math::FmaOp::create(b, l, splat(b, l, pj),
-                                                         vv, o[0])});
+                      Value vv = maskedLoad(
+                          b, l, value, ValueRange{bi, hk, addI(b, l, j0, jj), c},
+                          m, splatConst(b, l, 0.0));
+                      SmallVector<Value> next;
+                      for (int64_t r = 0; r < rowGroup; ++r) {
+                        Value pj = memref::LoadOp::create(
+                            b, l, pRow,
+                            ValueRange{indexConst(b, l, g0 + r), jj});
+                        next.push_back(math::FmaOp::create(
+                            b, l, splat(b, l, pj), vv, o[r]));
+                      }
+                      scf::YieldOp::create(b, l, next);
                     });
-                maskedStore(b, l, pv.getResult(0), acc, ValueRange{r, c}, m);
-              });
+                for (int64_t r = 0; r < rowGroup; ++r)
+                  maskedStore(b, l, pv.getResult(r), acc,
+                              ValueRange{indexConst(b, l, g0 + r), c}, m);
+              }
             });
           });
           // out = o / l, or 0 for a row that saw no key.

@@ -162,6 +162,15 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK-DAG: %[[LASTKV:.*]] = arith.subi %[[HKV]], %c1{{.*}} : index
 // CHECK-DAG: %[[SHIFT:.*]] = arith.subi %[[TK]], %[[TQ]] : index
 // CHECK: %[[QB:.*]] = arith.ceildivui %[[TQ]], %c8{{.*}} : index
+// Kᵀ in tiles of 16 keys, [B, Hkv, tiles, D, 16], transposed once per call
+// (no tiles when every block is a direct one: Tq <= 2).
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[TQ]], %c2{{.*}} : index
+// CHECK: %[[TILES0:.*]] = arith.ceildivui %[[TK]], %c16{{.*}} : index
+// CHECK: %[[TILES:.*]] = arith.select %[[MANY]], %[[TILES0]], %c0{{.*}} : index
+// CHECK: %[[KT:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %[[TILES]], %{{.*}}) {alignment = 64 : i64} : memref<?x?x?x?x16xf32>
+// CHECK: scf.parallel (%[[TB:.*]], %[[TH:.*]], %[[TT:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[B]], %{{.*}}, %[[TILES]])
+// CHECK: memref.load %[[K]][%[[TB]], %[[TH]], %{{.*}}, %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[KT]][%[[TB]], %[[TH]], %[[TT]], %{{.*}}, %{{.*}}]
 // CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %[[QI:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[B]], %[[RUNH]], %[[QB]])
 // CHECK-NEXT: memref.alloca_scope {
 // CHECK: %[[HK0:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
@@ -169,16 +178,18 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK: %[[LIM:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
 // CHECK: %[[KEND:.*]] = arith.minsi %{{.*}}, %[[TK]] : index
 // CHECK: %[[ACC:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<8x?xf32>
-// CHECK: %[[KT:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<8xf32>
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<8xf32>
 // CHECK: %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+// CHECK: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[KEND]] step %c16
-// CHECK: memref.load %[[K]][%[[BI]], %[[HK]], %{{.*}}, %{{.*}}]
-// CHECK: memref.store %{{.*}}, %[[KT]]
+// The block's scores: per dd one tile load, 8 independent FMA chains.
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.load %[[KT]][%[[BI]], %[[HK]], %{{.*}}, %{{.*}}, %{{.*}}]
 // CHECK: memref.load %[[Q]][%[[BI]], %[[HI]], %{{.*}}, %{{.*}}]
-// CHECK: vector.load %[[KT]]
 // CHECK: math.fma %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK: vector.load %[[S]]
 // CHECK: arith.constant dense<2.500000e-01> : vector<16xf32>
 // CHECK: arith.cmpi sle, %{{.*}} : vector<16xi32>
 // CHECK: arith.andi %{{.*}} : vector<16xi1>
@@ -187,6 +198,9 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: vector.reduction <add>
 // CHECK: vector.store %{{.*}}, %[[P]]
+// P·V for the block: per key one chunk of V, 8 independent FMA chains.
+// CHECK: vector.maskedload %[[ACC]]
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.maskedload %[[V]][%[[BI]], %[[HK]], %{{.*}}, %{{.*}}]
 // CHECK: math.fma
 // CHECK: vector.maskedstore %[[ACC]][
@@ -221,13 +235,17 @@ func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, 
 // CHECK: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index
 // CHECK: %[[G0:.*]] = arith.divui %[[H]], %[[HKV1]] : index
 // CHECK: %[[GROUP:.*]] = arith.maxui %[[G0]], %c1{{.*}} : index
+// Kᵀ by key/value head: [B, Hkv, tiles, D, 16].
+// CHECK: %[[KT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x?x?x?x16xf32>
+// CHECK: scf.parallel
+// CHECK: memref.load %[[K]][
 // CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %{{.*}}) =
 // CHECK-NEXT: memref.alloca_scope {
 // CHECK-NEXT: %[[HK0:.*]] = arith.divui %[[HI]], %[[GROUP]] : index
 // CHECK-NEXT: %[[HK:.*]] = arith.minui %[[HK0]], %{{.*}} : index
 // CHECK: memref.alloca(%[[DV]]) {alignment = 64 : i64} : memref<8x?xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[TK]] step %c16
-// CHECK: memref.load %[[K]][%[[BI]], %[[HK]],
+// CHECK: vector.load %[[KT]][%[[BI]], %[[HK]],
 // CHECK: arith.constant dense<5.000000e-01> : vector<16xf32>
 // CHECK: %[[BIAS:.*]] = vector.maskedload %[[M]][%[[BI]], %c0{{.*}}, %c0{{.*}}, %{{.*}}]
 // CHECK: arith.addf %{{.*}}, %[[BIAS]] : vector<16xf32>
