@@ -179,15 +179,18 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
       indexConst(b, loc, cfg.panelsPerTask));
   Value pGroups = arith::CeilDivUIOp::create(
       b, loc, indexConst(b, loc, panels), panelsPerTask);
+  // Column groups outermost: the pool gives each thread one contiguous
+  // chunk of tasks, so that each thread reads its own slice of the weight
+  // (and all of A, much smaller) instead of every thread all of it.
   scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero}, ValueRange{mBlocks, pGroups},
+      b, loc, ValueRange{zero, zero}, ValueRange{pGroups, mBlocks},
       ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value mBegin =
-            arith::MulIOp::create(b, l, ivs[0], indexConst(b, l, cfg.mc));
+            arith::MulIOp::create(b, l, ivs[1], indexConst(b, l, cfg.mc));
         Value mEnd = minIndex(
             b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
             m);
-        Value pBegin = arith::MulIOp::create(b, l, ivs[1], panelsPerTask);
+        Value pBegin = arith::MulIOp::create(b, l, ivs[0], panelsPerTask);
         Value pEnd = minIndex(
             b, l, arith::AddIOp::create(b, l, pBegin, panelsPerTask),
             indexConst(b, l, panels));

@@ -13,7 +13,8 @@
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c6{{.*}} : index
 // CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %[[PG]])
+// Column groups outermost: each thread a contiguous slice of the weight.
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
 // CHECK: %[[N0:.*]] = arith.muli %{{.*}}, %c24 : index
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>

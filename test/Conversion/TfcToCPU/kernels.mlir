@@ -313,7 +313,8 @@ func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) ->
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c4{{.*}} : index
 // CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[MB]], %[[PG]])
+// Column groups outermost: each thread a contiguous slice of the weight.
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
 // CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32 : index
 // CHECK: %[[VALID:.*]] = arith.subi %c80, %[[N0]] : index
