@@ -67,7 +67,8 @@ export OPENBLAS_MAIN_FREE=1
 peer_note=""
 if [[ $isa == avx2 ]] && grep -q -w avx512f /proc/cpuinfo; then
   export DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
-  peer_note=" (peers held to AVX2: DNNL_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell)"
+  export MKL_ENABLE_INSTRUCTIONS=AVX2
+  peer_note=" (peers held to AVX2: DNNL_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, MKL_ENABLE_INSTRUCTIONS=AVX2; ONNX Runtime's MLAS has no such switch)"
 fi
 report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 [[ -n $out ]] && : > "$out"
