@@ -277,40 +277,7 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
 //===----------------------------------------------------------------------===//
 
 static bool modelDType(DType d, tfc_dtype &out) {
-  switch (d) {
-  case DType::F32:
-    out = TFC_F32;
-    return true;
-  case DType::F64:
-    out = TFC_F64;
-    return true;
-  case DType::F16:
-    out = TFC_F16;
-    return true;
-  case DType::BF16:
-    out = TFC_BF16;
-    return true;
-  case DType::I64:
-    out = TFC_I64;
-    return true;
-  case DType::I32:
-    out = TFC_I32;
-    return true;
-  case DType::Bool:
-    out = TFC_BOOL;
-    return true;
-  case DType::Q8_0:
-    out = TFC_Q8_0;
-    return true;
-  case DType::Q4_0:
-    out = TFC_Q4_0;
-    return true;
-  case DType::Q4_1:
-    out = TFC_Q4_1;
-    return true;
-  default:
-    return false;
-  }
+  return dtypeOfStorage(d, out);
 }
 
 /// The file dtype of a quantised model dtype.
@@ -405,25 +372,8 @@ static void convert(const void *src, DType from, void *dst, tfc_dtype to,
     }
     return;
   }
-  for (uint64_t i = 0; i < count; ++i) {
-    double v = loadFloat(s, i, from);
-    switch (to) {
-    case TFC_F32:
-      static_cast<float *>(dst)[i] = static_cast<float>(v);
-      break;
-    case TFC_F64:
-      static_cast<double *>(dst)[i] = v;
-      break;
-    case TFC_F16:
-      static_cast<uint16_t *>(dst)[i] = doubleToHalf(v);
-      break;
-    case TFC_BF16:
-      static_cast<uint16_t *>(dst)[i] = doubleToBFloat16(v);
-      break;
-    default:
-      break;
-    }
-  }
+  for (uint64_t i = 0; i < count; ++i)
+    dtypeStore(to, dst, i, loadFloat(s, i, from));
 }
 
 namespace {

@@ -478,26 +478,7 @@ tfc_status writePaddingBias(tfc_session *s, tfc_session::State &bias,
     for (int64_t t = 0; t < added; ++t) {
       bool token = !keep || keep[b * added + t];
       unsigned char *p = row.data() + t * elem;
-      switch (bias.dtype) {
-      case TFC_F32: {
-        float v = token ? 0.0f : -INFINITY;
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case TFC_F64: {
-        double v = token ? 0.0 : -INFINITY;
-        std::memcpy(p, &v, 8);
-        break;
-      }
-      case TFC_F16:
-      case TFC_BF16: {
-        uint16_t v = token ? 0 : bias.dtype == TFC_F16 ? 0xFC00 : 0xFF80;
-        std::memcpy(p, &v, 2);
-        break;
-      }
-      default:
-        break;
-      }
+      dtypeStore(bias.dtype, p, 0, token ? 0.0 : -INFINITY);
     }
     uint64_t at = (static_cast<uint64_t>(b) * s->context + s->position) * elem;
     if (!copyState(s, bias, at, row.data(), row.size(), /*toState=*/true,

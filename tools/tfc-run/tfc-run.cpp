@@ -21,6 +21,7 @@
 #include "tfc/Runtime/Tokenizer.h"
 #include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/WeightInit.h"
+#include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/tfc.h"
 
 #include <algorithm>
@@ -384,46 +385,18 @@ struct Input {
 };
 
 bool isFloatDType(tfc_dtype d) {
-  return d == TFC_F32 || d == TFC_F64 || d == TFC_F16 || d == TFC_BF16;
+  const DTypeTraits *t = dtypeTraits(d);
+  return t && t->isFloat;
 }
 
-/// Stores `v` as element `i` of a buffer of dtype `d`.
+/// Stores `v` as element `i` of a buffer of dtype `d` (DTypeTraits' one
+/// conversion: rounded once).
 void storeFloat(Bytes &buf, tfc_dtype d, uint64_t i, double v) {
-  uint8_t *p = buf.data() + i * tfc_dtype_size(d);
-  switch (d) {
-  case TFC_F32: {
-    float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-    break;
-  }
-  case TFC_F64:
-    std::memcpy(p, &v, 8);
-    break;
-  case TFC_F16: {
-    uint16_t h = doubleToHalf(v);
-    std::memcpy(p, &h, 2);
-    break;
-  }
-  case TFC_BF16: {
-    uint16_t h = doubleToBFloat16(v);
-    std::memcpy(p, &h, 2);
-    break;
-  }
-  default:
-    break;
-  }
+  dtypeStore(d, buf.data(), i, v);
 }
 
 void storeInt(Bytes &buf, tfc_dtype d, uint64_t i, int64_t v) {
-  uint8_t *p = buf.data() + i * tfc_dtype_size(d);
-  if (d == TFC_I64) {
-    std::memcpy(p, &v, 8);
-  } else if (d == TFC_I32) {
-    int32_t w = static_cast<int32_t>(v);
-    std::memcpy(p, &w, 4);
-  } else if (d == TFC_BOOL) {
-    *p = v != 0;
-  }
+  dtypeStoreInt(d, buf.data(), i, v);
 }
 
 std::vector<int64_t> parseShape(const std::string &text,
@@ -876,40 +849,7 @@ std::vector<Input> buildInputs(tfc_model *model, size_t entry,
 //===----------------------------------------------------------------------===//
 
 double loadAsDouble(const tfc_tensor &t, uint64_t i) {
-  const uint8_t *p =
-      static_cast<const uint8_t *>(t.data) + i * tfc_dtype_size(t.dtype);
-  switch (t.dtype) {
-  case TFC_F32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case TFC_F64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  case TFC_F16:
-  case TFC_BF16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return t.dtype == TFC_F16 ? halfToFloat(v) : bfloat16ToFloat(v);
-  }
-  case TFC_I64: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
-  case TFC_I32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case TFC_BOOL:
-    return *p;
-  default:
-    return 0;
-  }
+  return dtypeLoad(t.dtype, t.data, i);
 }
 
 std::string shapeOf(const tfc_tensor &t) {
@@ -1003,35 +943,17 @@ void writeOutput(const std::string &path, const tfc_tensor &t) {
     n *= static_cast<uint64_t>(d);
   std::string error;
   bool ok;
-  switch (t.dtype) {
-  case TFC_F32:
-    ok = writeNpy(path, NpyType::F32, shape, t.data, error);
-    break;
-  case TFC_F64:
-    ok = writeNpy(path, NpyType::F64, shape, t.data, error);
-    break;
-  case TFC_F16:
-    ok = writeNpy(path, NpyType::F16, shape, t.data, error);
-    break;
-  case TFC_I64:
-    ok = writeNpy(path, NpyType::I64, shape, t.data, error);
-    break;
-  case TFC_I32:
-    ok = writeNpy(path, NpyType::I32, shape, t.data, error);
-    break;
-  case TFC_BOOL:
-    ok = writeNpy(path, NpyType::Bool, shape, t.data, error);
-    break;
-  case TFC_BF16: {
+  const DTypeTraits *traits = dtypeTraits(t.dtype);
+  if (traits && traits->hasNpy) {
+    ok = writeNpy(path, traits->npy, shape, t.data, error);
+  } else if (traits && traits->isFloat) {
     // NumPy has no bfloat16: widen to f32 (exact).
     std::vector<float> wide(n);
     for (uint64_t i = 0; i < n; ++i)
       wide[i] = static_cast<float>(loadAsDouble(t, i));
-    note(path + ": bf16 output written as <f4");
+    note(path + ": " + traits->name + " output written as <f4");
     ok = writeNpy(path, NpyType::F32, shape, wide.data(), error);
-    break;
-  }
-  default:
+  } else {
     ok = false;
     error = path + ": unknown dtype";
   }

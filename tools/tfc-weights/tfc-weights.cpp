@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Float16.h"
+#include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/SafeTensors.h"
 #include "tfc/Runtime/WeightInit.h"
 #include "tfc/Runtime/tfc.h"
@@ -80,67 +80,6 @@ std::string quote(const std::string &s) {
   return out + "\"";
 }
 
-DType storageOf(tfc_dtype d) {
-  switch (d) {
-  case TFC_F64:
-    return DType::F64;
-  case TFC_F16:
-    return DType::F16;
-  case TFC_BF16:
-    return DType::BF16;
-  case TFC_I64:
-    return DType::I64;
-  case TFC_I32:
-    return DType::I32;
-  case TFC_BOOL:
-    return DType::Bool;
-  default:
-    return DType::F32;
-  }
-}
-
-bool isFloat(tfc_dtype d) {
-  return d == TFC_F32 || d == TFC_F64 || d == TFC_F16 || d == TFC_BF16;
-}
-
-/// Stores a recipe value rounded once to `d` (as the interpreter rounds).
-void store(uint8_t *p, tfc_dtype d, double v) {
-  switch (d) {
-  case TFC_F32: {
-    float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-    break;
-  }
-  case TFC_F64:
-    std::memcpy(p, &v, 8);
-    break;
-  case TFC_F16: {
-    uint16_t h = doubleToHalf(v);
-    std::memcpy(p, &h, 2);
-    break;
-  }
-  case TFC_BF16: {
-    uint16_t h = doubleToBFloat16(v);
-    std::memcpy(p, &h, 2);
-    break;
-  }
-  case TFC_I64: {
-    int64_t i = std::isnan(v) ? 0 : static_cast<int64_t>(std::trunc(v));
-    std::memcpy(p, &i, 8);
-    break;
-  }
-  case TFC_I32: {
-    int32_t i = std::isnan(v) ? 0 : static_cast<int32_t>(std::trunc(v));
-    std::memcpy(p, &i, 4);
-    break;
-  }
-  case TFC_BOOL:
-    *p = v != 0.0;
-    break;
-  default:
-    break;
-  }
-}
 
 } // namespace
 
@@ -241,9 +180,10 @@ int main(int argc, char **argv) {
   std::vector<TensorToWrite> tensors;
   for (size_t i = 0; i < weights.size(); ++i) {
     const tfc_tensor_info &w = weights[i];
-    tfc_dtype d = haveDType && isFloat(w.dtype) ? storeAs : w.dtype;
+    tfc_dtype d =
+        haveDType && dtypeTraits(w.dtype)->isFloat ? storeAs : w.dtype;
     // Quantised weights are written as f32: binding quantises them.
-    if (d == TFC_Q8_0 || d == TFC_Q4_0 || d == TFC_Q4_1)
+    if (dtypeTraits(d)->quantized)
       d = haveDType ? storeAs : TFC_F32;
     std::vector<int64_t> shape(w.dims, w.dims + w.rank);
     uint64_t count = 1;
@@ -255,10 +195,10 @@ int main(int argc, char **argv) {
     data[i].resize(count * size);
     uint8_t *p = data[i].data();
     generateWeight(w.name, shape, seed, [&](double v) {
-      store(p, d, scale == 1.0 ? v : v * scale + 0.0); // no -0
+      dtypeStore(d, p, 0, scale == 1.0 ? v : v * scale + 0.0); // no -0
       p += size;
     });
-    tensors.push_back({w.name, storageOf(d), shape, data[i].data()});
+    tensors.push_back({w.name, dtypeTraits(d)->storage, shape, data[i].data()});
   }
   std::map<std::string, std::string> metadata = {
       {"generator", "tfc-weights"},
