@@ -18,7 +18,6 @@
 
 #include "ElfCheck.h"
 
-#include "tfc/Runtime/Float16.h"
 #include "tfc/Runtime/ThreadPool.h"
 
 #include <cerrno>
@@ -276,10 +275,6 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
 // Weights
 //===----------------------------------------------------------------------===//
 
-static bool modelDType(DType d, tfc_dtype &out) {
-  return dtypeOfStorage(d, out);
-}
-
 /// The file dtype of a quantised model dtype.
 static DType fileDType(tfc_dtype d) {
   switch (d) {
@@ -308,39 +303,15 @@ static bool convertible(DType from, tfc_dtype to) {
   // quantised file of another format through its dequantised values).
   if (isQuantized(to)) {
     tfc_dtype f;
-    return isQuantized(from) || (modelDType(from, f) && isFloat(f));
+    return isQuantized(from) || (dtypeOfStorage(from, f) && isFloat(f));
   }
   if (isQuantized(from))
     return isFloat(to); // dequantised at bind
   tfc_dtype f;
-  if (!modelDType(from, f))
+  if (!dtypeOfStorage(from, f))
     return false;
   return f == to || (isFloat(f) && isFloat(to)) ||
          (f == TFC_I32 && to == TFC_I64);
-}
-
-/// Element `i` of float data of dtype `d` (possibly unaligned).
-static double loadFloat(const uint8_t *p, uint64_t i, DType d) {
-  switch (d) {
-  case DType::F64: {
-    double v;
-    std::memcpy(&v, p + 8 * i, 8);
-    return v;
-  }
-  case DType::F32: {
-    float v;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  case DType::F16:
-  case DType::BF16: {
-    uint16_t v;
-    std::memcpy(&v, p + 2 * i, 2);
-    return d == DType::F16 ? halfToFloat(v) : bfloat16ToFloat(v);
-  }
-  default:
-    return 0;
-  }
 }
 
 /// Converts `count` elements from the file's dtype into the model's.
@@ -372,8 +343,11 @@ static void convert(const void *src, DType from, void *dst, tfc_dtype to,
     }
     return;
   }
+  tfc_dtype f;
+  if (!dtypeOfStorage(from, f))
+    return; // convertible() refused it
   for (uint64_t i = 0; i < count; ++i)
-    dtypeStore(to, dst, i, loadFloat(s, i, from));
+    dtypeStore(to, dst, i, dtypeLoad(f, s, i));
 }
 
 namespace {
@@ -480,7 +454,7 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     uint64_t count = v.numElements();
     uint64_t bytes = w.byteSize();
     tfc_dtype stored = TFC_DTYPE_MAX_ENUM; // a file dtype models never have
-    if (!modelDType(v.dtype, stored))
+    if (!dtypeOfStorage(v.dtype, stored))
       stored = TFC_DTYPE_MAX_ENUM;
     if (count == 0) {
       newTable.push_back(emptyTensor);

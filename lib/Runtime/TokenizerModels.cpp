@@ -163,9 +163,7 @@ bool UnigramModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
   std::vector<int32_t> pieceId(n + 1, -2);
   best[0] = 0;
   auto charBytes = [&](size_t at) {
-    unsigned char c = static_cast<unsigned char>(word[at]);
-    size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    return std::min(len, n - at);
+    return std::min(utf8Length(static_cast<unsigned char>(word[at])), n - at);
   };
   // Candidates are relaxed in the order Hugging Face inserts lattice nodes,
   // so that equal totals pick the same path: end positions are settled

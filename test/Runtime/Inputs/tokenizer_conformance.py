@@ -438,14 +438,19 @@ def main():
     # SentencePiece-style BPEs (byte fallback, "\u2581" for spaces), next to
     # the GPT-2 style file.
     inputs = os.path.dirname(os.path.abspath(args.gpt2_style))
+    def compare_file(name, file):
+        """The ids of Inputs/`file` against tokenizers' on the main set."""
+        path = os.path.join(inputs, file)
+        ref = Tokenizer.from_file(path)
+        out = run_tfc(args.tool, path, main_set, j(file + ".jsonl"))
+        return compare(name, ref, out, main_set), path, ref
+
     for name, file in [("sentencepiece bpe (prepend/replace, byte fallback)",
                         "tokenizer_sentencepiece_bpe.json"),
                        ("sentencepiece bpe (metaspace, byte fallback)",
                         "tokenizer_metaspace_bpe.json")]:
-        path = os.path.join(inputs, file)
-        sp = Tokenizer.from_file(path)
-        out = run_tfc(args.tool, path, main_set, j(file + ".jsonl"))
-        failures += compare(name, sp, out, main_set)
+        fails, path, sp = compare_file(name, file)
+        failures += fails
     failures += check_stream(args.tool, path, sp, texts[:40],
                              "sentencepiece incremental decode")
     # SentencePiece unigram models (T5's kind).
@@ -453,10 +458,7 @@ def main():
                         "tokenizer_unigram.json"),
                        ("sentencepiece unigram (byte fallback)",
                         "tokenizer_unigram_bytes.json")]:
-        path = os.path.join(inputs, file)
-        uni = Tokenizer.from_file(path)
-        out = run_tfc(args.tool, path, main_set, j(file + ".jsonl"))
-        failures += compare(name, uni, out, main_set)
+        failures += compare_file(name, file)[0]
 
     out = run_tfc(args.tool, args.gpt2_style, texts, j("gpt2-nospecial.jsonl"),
                   ["--no-special"])
