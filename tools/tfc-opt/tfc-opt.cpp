@@ -13,6 +13,7 @@
 #include "tfc/Target/CPU/CPUTarget.h"
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfc::registerTfcPasses();
   mlir::tfc::registerTfcConversionPasses();
+  mlir::tfc::kernel::registerTfcKernelPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tfc::TfcDialect, mlir::tfc::cpu::TfcCpuDialect>();

@@ -29,6 +29,62 @@ def ConvertTfcToLinalg : Pass<"convert-tfc-to-linalg", "mlir::ModuleOp"> {
                            "mlir::math::MathDialect"];
 }
 
+def ConvertTfcToKernels : Pass<"convert-tfc-to-kernels", "mlir::ModuleOp"> {
+  let summary = "Rewrites the tfc ops that targets lower by hand into "
+                "tfc_kernel ops in destination-passing style";
+  let description = [{
+    `tfc.softmax` over the last axis, `tfc.layer_norm`, `tfc.rms_norm`,
+    `tfc.attention`, `tfc.matmul` and `tfc.linear` become the `tfc_kernel`
+    op of the same name writing into a `tensor.empty` destination (dynamic
+    sizes read from the operands); attributes are resolved (the attention
+    scale is explicit). Run after `convert-tfc-to-linalg`, which decomposes
+    a softmax over another axis; such a softmax left here is an error.
+    Bufferisation then handles the kernel ops like any destination-style
+    op, and a target's lower-kernels pass emits their code.
+  }];
+  let dependentDialects = ["mlir::tfc::kernel::TfcKernelDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def CpuLowerKernels : Pass<"tfc-cpu-lower-kernels", "mlir::ModuleOp"> {
+  let summary = "Replaces kernel ops on buffers by the CPU kernels";
+  let description = [{
+    Every `tfc_kernel` and `tfc_cpu` op on memrefs (after bufferisation)
+    becomes the loop nest of its CPU kernel (lib/Conversion/TfcToCPU:
+    Gemm.cpp, QuantGemm.cpp, Attention.cpp, RowKernels.cpp), writing its
+    destination buffer: scf/vector/memref code, parallel loops that the
+    runtime's thread pool runs, and calls of the C micro-kernels. The
+    kernels' tiling follows the module's `tfc.cpu_isa`. The CPU kernels
+    compute in f32; other element types, kernel ops still on tensors and
+    `tfc_kernel.linear` (which the CPU packs into tfc_cpu.gemm first) are
+    errors.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def CudaLowerKernels : Pass<"tfc-cuda-lower-kernels", "mlir::ModuleOp"> {
+  let summary = "Replaces kernel ops on buffers by CUDA kernels";
+  let description = [{
+    Every `tfc_kernel` op on memrefs becomes the `gpu.launch` of its GPU
+    kernel (lib/Conversion/TfcToGPU: RowKernels.cpp, Attention.cpp,
+    Matmul.cpp), reading and writing device buffers; f32, f16 and bf16 data,
+    computed in f32. The CPU's own kernel ops (`tfc_cpu`) are errors.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::NVVM::NVVMDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp"> {
   let summary = "Rewrites tfc.linear into the CPU gemm kernel over a packed weight";
   let description = [{

@@ -96,13 +96,13 @@ struct AttentionSizes {
 
 /// The flash-attention loop nest (the file comment); operands with unit
 /// innermost strides.
-void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
+void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                         const AttentionSizes &sizes, Value query, Value key,
                         Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   VectorType vt = vecType(ctx);
-  double scale = op.getEffectiveScale();
+  double scale = op.getScale().convertToDouble();
   bool causal = op.getCausal();
   int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
   int64_t relative = op.getRelativeDistance();
@@ -500,7 +500,7 @@ void emitFlashAttention(OpBuilder &b, Location loc, AttentionOp op,
 /// lib/Target/CPU/MicroKernels/Attention.c (flash-decoding: tasks of
 /// (batch, key/value head, split of the keys) serving every query head of
 /// the group, then a combine per (batch, head)).
-void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
+void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                          const AttentionSizes &sizes, Value query, Value key,
                          Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
@@ -583,7 +583,7 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
       b, loc, MemRefType::get({ShapedType::kDynamic}, f32),
       ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), floats)},
       b.getI64IntegerAttr(64));
-  Value scale = f32Const(b, loc, op.getEffectiveScale());
+  Value scale = f32Const(b, loc, op.getScale().convertToDouble());
   // ALiBi: the slope of every head, computed once per call.
   Value slopes;
   if (std::optional<APFloat> alibi = op.getAlibi()) {
@@ -630,7 +630,7 @@ void emitDecodeAttention(OpBuilder &b, Location loc, AttentionOp op,
 
 } // namespace
 
-void tfc::cpu::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
+void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                              Value query, Value key, Value value, Value mask,
                              Value relBias, Value out) {
   query = contiguous(b, loc, query);

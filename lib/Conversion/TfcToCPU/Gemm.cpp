@@ -247,7 +247,7 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
       });
 }
 
-void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
+void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value lhs,
                           Value rhs, Value out) {
   lhs = contiguous(b, loc, lhs);
   rhs = contiguous(b, loc, rhs);

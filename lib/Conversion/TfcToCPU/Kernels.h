@@ -14,6 +14,7 @@
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -21,16 +22,16 @@ namespace mlir::tfc::cpu {
 
 // RowKernels.cpp
 void emitSoftmax(OpBuilder &b, Location loc, Value input, Value out);
-void emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op, Value input,
+void emitLayerNorm(OpBuilder &b, Location loc, kernel::LayerNormOp op, Value input,
                    Value scale, Value bias, Value residual, Value out);
-void emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op, Value input,
+void emitRmsNorm(OpBuilder &b, Location loc, kernel::RmsNormOp op, Value input,
                  Value scale, Value residual, Value out);
 
 // Gemm.cpp
 void emitPack(OpBuilder &b, Location loc, PackOp op, Value input, Value out);
 void emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
               Value packed, Value bias, Value out);
-void emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs, Value rhs,
+void emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value lhs, Value rhs,
                 Value out);
 
 // QuantGemm.cpp
@@ -43,7 +44,7 @@ void emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op, Value table,
                     Value ids, Value out);
 
 // Attention.cpp
-void emitAttention(OpBuilder &b, Location loc, AttentionOp op, Value query,
+void emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op, Value query,
                    Value key, Value value, Value mask, Value relBias,
                    Value out);
 

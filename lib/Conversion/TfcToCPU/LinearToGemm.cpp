@@ -8,9 +8,10 @@
 #include "KernelUtils.h"
 
 #include "tfc/Conversion/Passes.h"
-#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -26,6 +27,20 @@ using namespace mlir;
 using namespace mlir::tfc;
 
 namespace {
+
+/// For destinations of static shape.
+kernel::SizeSource noDynamicSizes(int64_t) {
+  llvm_unreachable("the destination has a static shape");
+}
+
+/// The destination of a kernel whose result `type` is [lead..., N]: the
+/// dynamic leading sizes are those of `lead` ([lead..., K] or ids).
+Value destinationOf(OpBuilder &b, Location loc, Type type, Value lead) {
+  return kernel::createDestination(b, loc, cast<RankedTensorType>(type),
+                                   [&](int64_t d) {
+                                     return kernel::SizeSource{lead, d};
+                                   });
+}
 
 /// The quantised weight (f32 values with a `quant` format) `v` is, or null.
 WeightOp quantizedWeight(Value v) {
@@ -104,23 +119,30 @@ void lowerQuantizedWeights(ModuleOp module) {
       shape[0] = 0;
       for (Value r : raws)
         shape[0] += cast<RankedTensorType>(r.getType()).getDimSize(0);
-      rawWeight = ConcatOp::create(
-          b, concat.getLoc(), RankedTensorType::get(shape, b.getI8Type()),
-          raws, b.getI64IntegerAttr(0));
+      rawWeight = ConcatOp::create(b, concat.getLoc(),
+                                   RankedTensorType::get(shape, b.getI8Type()),
+                                   raws, b.getI64IntegerAttr(0));
     }
     auto format = b.getStringAttr(*parts.front().getQuant());
     auto rawType = cast<RankedTensorType>(rawWeight.getType());
-    int64_t groups =
-        (rawType.getDimSize(0) + cpu::kQuantGroupRows - 1) / cpu::kQuantGroupRows;
+    int64_t groups = (rawType.getDimSize(0) + cpu::kQuantGroupRows - 1) /
+                     cpu::kQuantGroupRows;
     auto packedType = RankedTensorType::get(
         {groups, rawType.getDimSize(1),
          cpu::quantGroupBlockBytes(*lookupQuantFormat(format.getValue()))},
         b.getI8Type());
-    Value packed = cpu::QPackOp::create(b, op.getLoc(), packedType, rawWeight,
-                                        format);
-    Value q = cpu::QGemmOp::create(b, op.getLoc(), op.getType(),
-                                   op.getInput(), packed, op.getBias(), format,
-                                   op.getActivation());
+    Value packed =
+        cpu::QPackOp::create(b, op.getLoc(), packedType, rawWeight,
+                             kernel::createDestination(
+                                 b, op.getLoc(), packedType, noDynamicSizes),
+                             format)
+            .getResult();
+    Value q =
+        cpu::QGemmOp::create(
+            b, op.getLoc(), op.getType(), op.getInput(), packed, op.getBias(),
+            destinationOf(b, op.getLoc(), op.getType(), op.getInput()), format,
+            op.getActivation())
+            .getResult();
     op.replaceAllUsesWith(q);
     op.erase();
     if (concat && concat->use_empty())
@@ -136,9 +158,11 @@ void lowerQuantizedWeights(ModuleOp module) {
     WeightOp table = quantizedWeight(op.getTable());
     recordIdBound(op.getIds(), table.getType().getDimSize(0));
     OpBuilder b(op);
-    Value rows = cpu::QEmbeddingOp::create(b, op.getLoc(), op.getType(),
-                                           rawOf(table), op.getIds(),
-                                           table.getQuantAttr());
+    Value rows = cpu::QEmbeddingOp::create(
+                     b, op.getLoc(), op.getType(), rawOf(table), op.getIds(),
+                     destinationOf(b, op.getLoc(), op.getType(), op.getIds()),
+                     table.getQuantAttr())
+                     .getResult();
     op.replaceAllUsesWith(rows);
     op.erase();
   }
@@ -147,8 +171,12 @@ void lowerQuantizedWeights(ModuleOp module) {
       Value r = rawOf(w);
       OpBuilder b(w);
       b.setInsertionPointAfter(r.getDefiningOp());
-      Value values = cpu::DequantizeOp::create(b, w.getLoc(), w.getType(), r,
-                                               w.getQuantAttr());
+      Value values = cpu::DequantizeOp::create(
+                         b, w.getLoc(), w.getType(), r,
+                         kernel::createDestination(b, w.getLoc(), w.getType(),
+                                                   noDynamicSizes),
+                         w.getQuantAttr())
+                         .getResult();
       w.replaceAllUsesWith(values);
     }
     w.erase();
@@ -177,14 +205,18 @@ struct LinearToGemm : OpRewritePattern<LinearOp> {
     if (!sType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "the weight shape is dynamic");
     int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-    auto packedType =
-        RankedTensorType::get({(n + nr - 1) / nr, k, nr}, wType.getElementType());
-    Value packed =
-        cpu::PackOp::create(rewriter, op.getLoc(), packedType, source,
-                            transposed);
-    rewriter.replaceOpWithNewOp<cpu::GemmOp>(op, op.getType(), op.getInput(),
-                                             packed, op.getBias(),
-                                             op.getActivation());
+    auto packedType = RankedTensorType::get({(n + nr - 1) / nr, k, nr},
+                                            wType.getElementType());
+    Value packed = cpu::PackOp::create(
+                       rewriter, op.getLoc(), packedType, source,
+                       kernel::createDestination(rewriter, op.getLoc(),
+                                                 packedType, noDynamicSizes),
+                       transposed)
+                       .getResult();
+    rewriter.replaceOpWithNewOp<cpu::GemmOp>(
+        op, op.getType(), op.getInput(), packed, op.getBias(),
+        destinationOf(rewriter, op.getLoc(), op.getType(), op.getInput()),
+        op.getActivation());
     return success();
   }
 };
@@ -223,8 +255,7 @@ struct ConvertLinearToGemmPass
             << isa << "' (expected avx512 or avx2)";
         return signalPassFailure();
       }
-      module->setAttr(cpu::kCpuIsaAttr,
-                      StringAttr::get(&getContext(), isa));
+      module->setAttr(cpu::kCpuIsaAttr, StringAttr::get(&getContext(), isa));
     }
     lowerQuantizedWeights(module);
     RewritePatternSet patterns(&getContext());

@@ -106,7 +106,7 @@ void tfc::cpu::emitSoftmax(OpBuilder &b, Location loc, Value input,
   });
 }
 
-void tfc::cpu::emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
+void tfc::cpu::emitLayerNorm(OpBuilder &b, Location loc, kernel::LayerNormOp op,
                              Value input, Value scale, Value bias,
                              Value residual, Value out) {
   input = contiguous(b, loc, input);
@@ -164,7 +164,7 @@ void tfc::cpu::emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
   });
 }
 
-void tfc::cpu::emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op,
+void tfc::cpu::emitRmsNorm(OpBuilder &b, Location loc, kernel::RmsNormOp op,
                            Value input, Value scale, Value residual,
                            Value out) {
   input = contiguous(b, loc, input);

@@ -88,7 +88,7 @@ void stage(OpBuilder &b, Location loc, Value thread, Value shared, int64_t rows,
 
 } // namespace
 
-LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
+LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                                   Value query, Value key, Value value,
                                   Value mask, Value relBias, Value out) {
   int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
@@ -104,7 +104,7 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, AttentionOp op,
            << kMaxHeadDim << "; got query " << qType << " and value " << vType;
   int64_t chunks = (valueDim + kWarpSize - 1) / kWarpSize;
   int64_t paddedValueDim = chunks * kWarpSize;
-  double scale = op.getEffectiveScale();
+  double scale = op.getScale().convertToDouble();
   bool causal = op.getCausal();
   MLIRContext *ctx = b.getContext();
   const double negInf = -std::numeric_limits<double>::infinity();

@@ -13,29 +13,29 @@
 #ifndef TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELS_H
 #define TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELS_H
 
-#include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tfc::gpuk {
 
 // RowKernels.cpp: one block per row, shuffle + shared-memory reductions.
-LogicalResult emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op, Value input,
+LogicalResult emitSoftmax(OpBuilder &b, Location loc, kernel::SoftmaxOp op, Value input,
                           Value out);
-LogicalResult emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
+LogicalResult emitLayerNorm(OpBuilder &b, Location loc, kernel::LayerNormOp op,
                             Value input, Value scale, Value bias,
                             Value residual, Value out);
-LogicalResult emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op, Value input,
+LogicalResult emitRmsNorm(OpBuilder &b, Location loc, kernel::RmsNormOp op, Value input,
                           Value scale, Value residual, Value out);
 
 // Matmul.cpp: shared-memory tiled products with fused epilogues.
-LogicalResult emitLinear(OpBuilder &b, Location loc, LinearOp op, Value input,
+LogicalResult emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op, Value input,
                          Value weight, Value bias, Value out);
-LogicalResult emitMatmul(OpBuilder &b, Location loc, MatmulOp op, Value lhs,
+LogicalResult emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value lhs,
                          Value rhs, Value out);
 
 // Attention.cpp: flash attention, one block per (query tile, head, batch).
-LogicalResult emitAttention(OpBuilder &b, Location loc, AttentionOp op,
+LogicalResult emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                             Value query, Value key, Value value, Value mask,
                             Value relBias, Value out);
 

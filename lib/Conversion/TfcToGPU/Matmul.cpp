@@ -351,7 +351,7 @@ Value as2D(OpBuilder &b, Location loc, Value memref) {
 
 } // namespace
 
-LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, LinearOp op,
+LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
                                Value input, Value weight, Value bias,
                                Value out) {
   Value a = as2D(b, loc, input);
@@ -382,7 +382,7 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, LinearOp op,
   return success();
 }
 
-LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, MatmulOp op,
+LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op,
                                Value lhs, Value rhs, Value out) {
   auto outType = cast<MemRefType>(out.getType());
   auto lType = cast<MemRefType>(lhs.getType());

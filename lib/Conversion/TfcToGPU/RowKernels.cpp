@@ -111,7 +111,7 @@ Value lengthF32(OpBuilder &b, Location loc, Value length) {
 
 } // namespace
 
-LogicalResult gpuk::emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op,
+LogicalResult gpuk::emitSoftmax(OpBuilder &b, Location loc, kernel::SoftmaxOp op,
                                 Value input, Value out) {
   forEachRow(b, loc, input, [&](OpBuilder &b, Location l, const Row &row) {
     double negInf = -std::numeric_limits<double>::infinity();
@@ -142,7 +142,7 @@ LogicalResult gpuk::emitSoftmax(OpBuilder &b, Location loc, SoftmaxOp op,
   return success();
 }
 
-LogicalResult gpuk::emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
+LogicalResult gpuk::emitLayerNorm(OpBuilder &b, Location loc, kernel::LayerNormOp op,
                                   Value input, Value scale, Value bias,
                                   Value residual, Value out) {
   double eps = op.getEpsilon().convertToDouble();
@@ -180,7 +180,7 @@ LogicalResult gpuk::emitLayerNorm(OpBuilder &b, Location loc, LayerNormOp op,
   return success();
 }
 
-LogicalResult gpuk::emitRmsNorm(OpBuilder &b, Location loc, RmsNormOp op,
+LogicalResult gpuk::emitRmsNorm(OpBuilder &b, Location loc, kernel::RmsNormOp op,
                                 Value input, Value scale, Value residual,
                                 Value out) {
   double eps = op.getEpsilon().convertToDouble();

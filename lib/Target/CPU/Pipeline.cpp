@@ -7,6 +7,7 @@
 #include "tfc/Target/CPU/CPUTarget.h"
 
 #include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -35,6 +36,7 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa) {
   gemm.isa = isa.str();
   pm.addPass(createConvertLinearToGemm(gemm));
   pm.addPass(createConvertTfcToLinalg());
+  pm.addPass(createConvertTfcToKernels());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -42,6 +44,7 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa) {
 
 void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
                                           const CpuTargetOptions &host,
+                                          std::unique_ptr<Pass> lowerKernels,
                                           bool copiesAsLoops) {
   LowerCpuModelABIOptions abi;
   abi.cpu = host.cpu;
@@ -52,7 +55,9 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(kernel::createKernelOwnDestinations());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(std::move(lowerKernels));
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
@@ -89,7 +94,8 @@ void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
 
 void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
                                    const CpuTargetOptions &options) {
-  buildModelBufferizationPipeline(pm, options, /*copiesAsLoops=*/false);
+  buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
+                                  /*copiesAsLoops=*/false);
   pm.addPass(createLowerCpuEntryPoints());
   pm.addPass(createOutlineParallelLoops());
   buildHostToLLVMPipeline(pm);

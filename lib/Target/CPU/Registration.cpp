@@ -6,9 +6,10 @@
 
 #include "tfc/Target/CPU/CPUTarget.h"
 
-#include "tfc/Conversion/KernelBufferization.h"
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
+#include "tfc/Dialect/TfcKernel/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,14 +37,13 @@
 using namespace mlir;
 
 void tfc::registerCpuTargetDialects(DialectRegistry &registry) {
-  registry.insert<TfcDialect, cpu::TfcCpuDialect, affine::AffineDialect,
-                  arith::ArithDialect, bufferization::BufferizationDialect,
-                  cf::ControlFlowDialect, func::FuncDialect,
-                  index::IndexDialect, LLVM::LLVMDialect,
+  registry.insert<TfcDialect, kernel::TfcKernelDialect, cpu::TfcCpuDialect,
+                  affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, ub::UBDialect,
-                  vector::VectorDialect>();
+                  memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -51,5 +51,5 @@ void tfc::registerCpuTargetDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
-  registerKernelBufferizationModels(registry);
+  kernel::registerBufferizableOpInterfaceExternalModels(registry);
 }

@@ -16,7 +16,6 @@
 
 #include "Descriptors.h"
 
-#include "tfc/Conversion/KernelBufferization.h"
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 

@@ -6,7 +6,6 @@
 
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
 
-#include "tfc/Conversion/KernelBufferization.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
@@ -87,6 +86,7 @@ void tfc::buildCudaTensorPipeline(OpPassManager &pm) {
   // at load.
   pm.addPass(createTfcQuantizeWeights({"none"}));
   pm.addPass(createConvertTfcToLinalg());
+  pm.addPass(createConvertTfcToKernels());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -96,7 +96,8 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                     const CudaTargetOptions &options,
                                     const CpuTargetOptions &host,
                                     bool deviceCodeOnly) {
-  buildModelBufferizationPipeline(pm, host, /*copiesAsLoops=*/true);
+  buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(),
+                                  /*copiesAsLoops=*/true);
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerCpuEntryPoints());
 

@@ -6,6 +6,8 @@
 
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
 
+#include "tfc/Conversion/TfcToGPU/TfcToGPU.h"
+
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -37,6 +39,7 @@ void LLVMInitializeNVPTXAsmPrinter();
 void tfc::registerCudaTargetDialects(DialectRegistry &registry) {
   registerCpuTargetDialects(registry);
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registerGpuKernelEffectModels(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   // convert-gpu-to-nvvm lowers every dialect inside a kernel through these
   // interfaces (math is left to its libdevice patterns).

@@ -10,9 +10,9 @@
 // RUN: not tfc-opt %s --convert-tfc-linear-to-cpu-gemm="isa=sse" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // AVX2: module attributes {tfc.cpu_isa = "avx2"}
-// AVX2: tfc_cpu.pack %{{.*}} : tensor<100x64xf32> -> tensor<5x64x24xf32>
+// AVX2: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<100x64xf32>, tensor<5x64x24xf32>) -> tensor<5x64x24xf32>
 // AVX512: module attributes {tfc.cpu_isa = "avx512"}
-// AVX512: tfc_cpu.pack %{{.*}} : tensor<100x64xf32> -> tensor<4x64x32xf32>
+// AVX512: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<100x64xf32>, tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
 // BAD: error: unknown CPU kernel instruction set 'sse' (expected avx512 or avx2)
 module attributes {tfc.cpu_isa = "avx512"} {
   func.func @linear(%x: tensor<?x64xf32>, %w: tensor<100x64xf32>) -> tensor<?x100xf32> {

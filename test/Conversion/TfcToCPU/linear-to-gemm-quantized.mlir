@@ -14,8 +14,8 @@
 // CHECK-LABEL: func.func @single
 // CHECK: %[[RAW:.*]] = tfc.weight "w" {quant = "q4_1"} : tensor<96x2x20xi8>
 // CHECK-NOT: tfc_cpu.pack
-// CHECK: %[[P:.*]] = tfc_cpu.qpack %[[RAW]] format "q4_1" : tensor<96x2x20xi8> -> tensor<12x2x160xi8>
-// CHECK: tfc_cpu.qgemm %{{.*}}, %[[P]], %{{.*}} format "q4_1" activation(silu) : (tensor<?x64xf32>, tensor<12x2x160xi8>, tensor<96xf32>) -> tensor<?x96xf32>
+// CHECK: %[[P:.*]] = tfc_cpu.qpack %[[RAW]] format "q4_1" outs(%{{.*}}) : (tensor<96x2x20xi8>, tensor<12x2x160xi8>) -> tensor<12x2x160xi8>
+// CHECK: tfc_cpu.qgemm %{{.*}}, %[[P]], %{{.*}} format "q4_1" outs(%{{.*}}) activation(silu) : (tensor<?x64xf32>, tensor<12x2x160xi8>, tensor<96xf32>, tensor<?x96xf32>) -> tensor<?x96xf32>
 func.func @single(%x: tensor<?x64xf32>) -> tensor<?x96xf32> {
   %w = tfc.weight "w" {quant = "q4_1"} : tensor<96x64xf32>
   %b = tfc.weight "b" : tensor<96xf32>
@@ -27,7 +27,7 @@ func.func @single(%x: tensor<?x64xf32>) -> tensor<?x96xf32> {
 // CHECK-DAG: %[[Q:.*]] = tfc.weight "q" {quant = "q8_0"} : tensor<64x2x34xi8>
 // CHECK-DAG: %[[K:.*]] = tfc.weight "k" {quant = "q8_0"} : tensor<32x2x34xi8>
 // CHECK: %[[CAT:.*]] = tfc.concat %[[Q]], %[[K]] {axis = 0 : i64} : (tensor<64x2x34xi8>, tensor<32x2x34xi8>) -> tensor<96x2x34xi8>
-// CHECK: %[[P:.*]] = tfc_cpu.qpack %[[CAT]] format "q8_0" : tensor<96x2x34xi8> -> tensor<12x2x272xi8>
+// CHECK: %[[P:.*]] = tfc_cpu.qpack %[[CAT]] format "q8_0" outs(%{{.*}}) : (tensor<96x2x34xi8>, tensor<12x2x272xi8>) -> tensor<12x2x272xi8>
 // CHECK: tfc_cpu.qgemm %{{.*}}, %[[P]] format "q8_0"
 func.func @merged(%x: tensor<?x64xf32>) -> tensor<?x96xf32> {
   %q = tfc.weight "q" {quant = "q8_0"} : tensor<64x64xf32>
@@ -43,9 +43,9 @@ func.func @merged(%x: tensor<?x64xf32>) -> tensor<?x96xf32> {
 // CHECK-LABEL: func.func @tied
 // CHECK-SAME: tfc.id_bound = 100
 // CHECK: %[[RAW:.*]] = tfc.weight "emb" {quant = "q8_0"} : tensor<100x2x34xi8>
-// CHECK: %[[VALUES:.*]] = tfc_cpu.dequantize %[[RAW]] format "q8_0" : tensor<100x2x34xi8> -> tensor<100x64xf32>
-// CHECK: tfc_cpu.qembedding %[[RAW]][%{{.*}}] format "q8_0" : (tensor<100x2x34xi8>, tensor<?xi64>) -> tensor<?x64xf32>
-// CHECK: %[[P:.*]] = tfc_cpu.qpack %[[RAW]] format "q8_0" : tensor<100x2x34xi8> -> tensor<13x2x272xi8>
+// CHECK: %[[VALUES:.*]] = tfc_cpu.dequantize %[[RAW]] format "q8_0" outs(%{{.*}}) : (tensor<100x2x34xi8>, tensor<100x64xf32>) -> tensor<100x64xf32>
+// CHECK: tfc_cpu.qembedding %[[RAW]][%{{.*}}] format "q8_0" outs(%{{.*}}) : (tensor<100x2x34xi8>, tensor<?xi64>, tensor<?x64xf32>) -> tensor<?x64xf32>
+// CHECK: %[[P:.*]] = tfc_cpu.qpack %[[RAW]] format "q8_0" outs(%{{.*}}) : (tensor<100x2x34xi8>, tensor<13x2x272xi8>) -> tensor<13x2x272xi8>
 // CHECK: tfc_cpu.qgemm %{{.*}}, %[[P]] format "q8_0"
 // CHECK: tfc.add %[[VALUES]]
 func.func @tied(%ids: tensor<?xi64>) -> (tensor<?x100xf32>, tensor<100x64xf32>) {

@@ -8,8 +8,8 @@
 // N = 96 = 3 panels of 32; bias and GELU stay on the gemm.
 // CHECK-LABEL: func @linear_bias_activation
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>, %[[W:.*]]: tensor<96x64xf32>, %[[B:.*]]: tensor<96xf32>)
-// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[W]] : tensor<96x64xf32> -> tensor<3x64x32xf32>
-// CHECK-NEXT: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]], %[[B]] activation(gelu_tanh) : (tensor<?x?x64xf32>, tensor<3x64x32xf32>, tensor<96xf32>) -> tensor<?x?x96xf32>
+// CHECK: %[[P:.*]] = tfc_cpu.pack %[[W]] outs(%{{.*}}) : (tensor<96x64xf32>, tensor<3x64x32xf32>) -> tensor<3x64x32xf32>
+// CHECK: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]], %[[B]] outs(%{{.*}}) activation(gelu_tanh) : (tensor<?x?x64xf32>, tensor<3x64x32xf32>, tensor<96xf32>, tensor<?x?x96xf32>) -> tensor<?x?x96xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @linear_bias_activation(%x: tensor<?x?x64xf32>, %w: tensor<96x64xf32>, %b: tensor<96xf32>) -> tensor<?x?x96xf32> {
   %0 = tfc.linear %x, %w, %b activation(gelu_tanh) : (tensor<?x?x64xf32>, tensor<96x64xf32>, tensor<96xf32>) -> tensor<?x?x96xf32>
@@ -23,8 +23,8 @@ func.func @linear_bias_activation(%x: tensor<?x?x64xf32>, %w: tensor<96x64xf32>,
 // packed directly and the transpose disappears. No bias, no activation.
 // CHECK-LABEL: func @linear_transposed_weight
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[V:.*]]: tensor<64x40xf32>)
-// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[V]] {transposed} : tensor<64x40xf32> -> tensor<2x64x32xf32>
-// CHECK-NEXT: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]] : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+// CHECK: %[[P:.*]] = tfc_cpu.pack %[[V]] outs(%{{.*}}) {transposed} : (tensor<64x40xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+// CHECK: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]] outs(%{{.*}}) : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<?x40xf32>) -> tensor<?x40xf32>
 // CHECK-NEXT: return %[[Y]]
 // CHECK-NOT: tfc.transpose
 func.func @linear_transposed_weight(%x: tensor<?x64xf32>, %v: tensor<64x40xf32>) -> tensor<?x40xf32> {
@@ -37,10 +37,10 @@ func.func @linear_transposed_weight(%x: tensor<?x64xf32>, %v: tensor<64x40xf32>)
 
 // A single row, N = 33 (two panels), the other activations.
 // CHECK-LABEL: func @linear_activations
-// CHECK: %[[P:.*]] = tfc_cpu.pack %arg1 : tensor<33x8xf32> -> tensor<2x8x32xf32>
-// CHECK: tfc_cpu.gemm %arg0, %[[P]], %arg2 activation(relu)
-// CHECK: tfc_cpu.gemm %arg0, %{{.*}}, %arg2 activation(silu)
-// CHECK: tfc_cpu.gemm %arg0, %{{.*}} activation(gelu_erf) : (tensor<8xf32>, tensor<2x8x32xf32>) -> tensor<33xf32>
+// CHECK: %[[P:.*]] = tfc_cpu.pack %arg1 outs(%{{.*}}) : (tensor<33x8xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+// CHECK: tfc_cpu.gemm %arg0, %[[P]], %arg2 outs(%{{.*}}) activation(relu)
+// CHECK: tfc_cpu.gemm %arg0, %{{.*}}, %arg2 outs(%{{.*}}) activation(silu)
+// CHECK: tfc_cpu.gemm %arg0, %{{.*}} outs(%{{.*}}) activation(gelu_erf) : (tensor<8xf32>, tensor<2x8x32xf32>, tensor<33xf32>) -> tensor<33xf32>
 // CHECK-NOT: tfc.linear
 func.func @linear_activations(%x: tensor<8xf32>, %w: tensor<33x8xf32>, %b: tensor<33xf32>) -> (tensor<33xf32>, tensor<33xf32>, tensor<33xf32>) {
   %0 = tfc.linear %x, %w, %b activation(relu) : (tensor<8xf32>, tensor<33x8xf32>, tensor<33xf32>) -> tensor<33xf32>

@@ -4,7 +4,7 @@
 // with GQA (8 query heads on 2 key/value heads), and a padding mask; f16
 // inputs computed in f32.
 // REQUIRES: libdevice
-// RUN: tfc-opt %s --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=GPU
+// RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
 // RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}

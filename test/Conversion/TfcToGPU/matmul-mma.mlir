@@ -1,7 +1,7 @@
 // f16 and bf16 products run on the tensor cores: mma.sync.m16n8k16 with f32
 // accumulators, operand tiles staged in shared memory in their own type.
 // REQUIRES: libdevice
-// RUN: tfc-opt %s --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=GPU
+// RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
 // RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}

@@ -3,7 +3,7 @@
 // linear's bias and GELU are applied to the accumulators before the store.
 // The batched matmul broadcasts the weight's missing batch dims.
 // REQUIRES: libdevice
-// RUN: tfc-opt %s --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=GPU
+// RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
 // RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %check_ptx %t.ptx | FileCheck %s --check-prefix=ASM %}

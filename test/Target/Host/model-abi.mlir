@@ -51,7 +51,7 @@
 // CHECK-NEXT: llvm.insertvalue %[[ST0]], %{{.*}}[4, 0]
 // CHECK-NEXT: %[[PM:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)> to memref<2x64x32xf32>
 // CHECK-NEXT: %[[PACKED:.*]] = bufferization.to_tensor %[[PM]] restrict : memref<2x64x32xf32> to tensor<2x64x32xf32>
-// CHECK-NEXT: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[PACKED]], %[[BIAS]]
+// CHECK: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[PACKED]], %[[BIAS]]
 // CHECK-NEXT: return %[[Y]]
 // CHECK-NOT: tfc_cpu.pack
 // CHECK-NOT: tfc.weight
@@ -62,7 +62,7 @@
 // CHECK: llvm.getelementptr %[[IT]][0]
 // CHECK: %[[WM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<40x64xf32>
 // CHECK-NEXT: %[[W:.*]] = bufferization.to_tensor %[[WM]] restrict : memref<40x64xf32> to tensor<40x64xf32>
-// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[W]] : tensor<40x64xf32> -> tensor<2x64x32xf32>
+// CHECK: %[[P:.*]] = tfc_cpu.pack %[[W]] outs(%{{.*}}) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
 // CHECK-NEXT: llvm.getelementptr %[[IT]][2]
 // CHECK: %[[DST:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<2x64x32xf32>
 // CHECK-NEXT: bufferization.materialize_in_destination %[[P]] in restrict writable %[[DST]] : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
@@ -73,9 +73,13 @@ module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
                      %x: tensor<?x64xf32> {tfc.name = "x", tfc.dims = ["seq", 64]})
       -> (tensor<?x40xf32> {tfc.name = "y"}) {
     %w = tfc.weight "proj.weight" : tensor<40x64xf32>
-    %p = tfc_cpu.pack %w : tensor<40x64xf32> -> tensor<2x64x32xf32>
+    %pe = tensor.empty() : tensor<2x64x32xf32>
+    %p = tfc_cpu.pack %w outs(%pe) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
     %b = tfc.weight "proj.bias" : tensor<40xf32>
-    %y = tfc_cpu.gemm %x, %p, %b : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<40xf32>) -> tensor<?x40xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+    %ye = tensor.empty(%n) : tensor<?x40xf32>
+    %y = tfc_cpu.gemm %x, %p, %b outs(%ye) : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<40xf32>, tensor<?x40xf32>) -> tensor<?x40xf32>
     return %y : tensor<?x40xf32>
   }
 }
@@ -99,7 +103,7 @@ module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
 // CHECK-NOT: tfc_cpu.pack
 // CHECK: llvm.getelementptr %[[T]][1]
 // CHECK: %[[P:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<2x64x32xf32> to tensor<2x64x32xf32>
-// CHECK-NEXT: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]]
+// CHECK: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]]
 // CHECK: llvm.getelementptr %[[T]][2]
 // CHECK: %[[WT:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<40x64xf32> to tensor<40x64xf32>
 // CHECK-NEXT: return %[[Y]], %[[WT]]
@@ -109,7 +113,7 @@ module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
 // Each constant is stored right after it is computed (its temporary dies
 // before the next one is computed).
 // CHECK: %[[T1:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
-// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[T1]]
+// CHECK: %[[P:.*]] = tfc_cpu.pack %[[T1]]
 // CHECK: bufferization.materialize_in_destination %[[P]] in restrict writable %{{.*}} : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
 // CHECK: %[[T2:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
 // CHECK: bufferization.materialize_in_destination %[[T2]] in restrict writable %{{.*}} : (tensor<40x64xf32>, memref<40x64xf32>) -> ()
@@ -118,8 +122,12 @@ func.func @tied(%x: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<40x64xf32>) {
   %w2 = tfc.weight "w" : tensor<64x40xf32>
   %e = tensor.empty() : tensor<40x64xf32>
   %t = linalg.transpose ins(%w : tensor<64x40xf32>) outs(%e : tensor<40x64xf32>) permutation = [1, 0]
-  %p = tfc_cpu.pack %t : tensor<40x64xf32> -> tensor<2x64x32xf32>
-  %y = tfc_cpu.gemm %x, %p : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+  %pe = tensor.empty() : tensor<2x64x32xf32>
+  %p = tfc_cpu.pack %t outs(%pe) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %ye = tensor.empty(%n) : tensor<?x40xf32>
+  %y = tfc_cpu.gemm %x, %p outs(%ye) : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<?x40xf32>) -> tensor<?x40xf32>
   %e2 = tensor.empty() : tensor<40x64xf32>
   %t2 = linalg.transpose ins(%w2 : tensor<64x40xf32>) outs(%e2 : tensor<40x64xf32>) permutation = [1, 0]
   return %y, %t2 : tensor<?x40xf32>, tensor<40x64xf32>
@@ -211,20 +219,28 @@ module attributes {tfc.model = "stateful"} {
 // CHECK: tfc_cpu.gemm
 // CHECK: llvm.getelementptr %{{.*}}[2]
 // CHECK-LABEL: func.func @tfc_model_init
-// CHECK-COUNT-1: tfc_cpu.pack %{{.*}} : tensor<40x64xf32> -> tensor<2x64x32xf32>
+// CHECK-COUNT-1: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
 // CHECK: tfc.transpose
 // CHECK-NOT: tfc_cpu.pack
 module attributes {tfc.model = "shared"} {
   func.func @a(%x: tensor<?x64xf32> {tfc.name = "x", tfc.dims = ["n", 64]}) -> (tensor<?x40xf32> {tfc.name = "y"}) {
     %w = tfc.weight "w" : tensor<40x64xf32>
-    %p = tfc_cpu.pack %w : tensor<40x64xf32> -> tensor<2x64x32xf32>
-    %y = tfc_cpu.gemm %x, %p : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+    %pe = tensor.empty() : tensor<2x64x32xf32>
+    %p = tfc_cpu.pack %w outs(%pe) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+    %ye = tensor.empty(%n) : tensor<?x40xf32>
+    %y = tfc_cpu.gemm %x, %p outs(%ye) : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<?x40xf32>) -> tensor<?x40xf32>
     return %y : tensor<?x40xf32>
   }
   func.func @b(%x: tensor<?x64xf32> {tfc.name = "x", tfc.dims = ["n", 64]}) -> (tensor<?x40xf32> {tfc.name = "y"}, tensor<64x40xf32> {tfc.name = "t"}) {
     %w = tfc.weight "w" : tensor<40x64xf32>
-    %p = tfc_cpu.pack %w : tensor<40x64xf32> -> tensor<2x64x32xf32>
-    %y = tfc_cpu.gemm %x, %p : (tensor<?x64xf32>, tensor<2x64x32xf32>) -> tensor<?x40xf32>
+    %pe = tensor.empty() : tensor<2x64x32xf32>
+    %p = tfc_cpu.pack %w outs(%pe) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+    %ye = tensor.empty(%n) : tensor<?x40xf32>
+    %y = tfc_cpu.gemm %x, %p outs(%ye) : (tensor<?x64xf32>, tensor<2x64x32xf32>, tensor<?x40xf32>) -> tensor<?x40xf32>
     %t = tfc.transpose %w [1, 0] : tensor<40x64xf32> -> tensor<64x40xf32>
     return %y, %t : tensor<?x40xf32>, tensor<64x40xf32>
   }

@@ -54,11 +54,13 @@ void registerCpuTargetDialects(DialectRegistry &registry);
 void buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa = "");
 /// Stage 2: model ABI, bufferisation, kernels, threads, LLVM dialect.
 /// The model ABI (weights table, init, entries) for `host`, one-shot
-/// bufferisation (kernel ops become the module target's kernels), ownership
+/// bufferisation, `lowerKernels` (the target's tfc-<target>-lower-kernels:
+/// kernel ops on buffers become its kernels), ownership
 /// deallocation moved to last uses, and linalg as parallel loops. With
 /// `copiesAsLoops` every memref.copy becomes a loop (device buffers).
 void buildModelBufferizationPipeline(OpPassManager &pm,
                                      const CpuTargetOptions &host,
+                                     std::unique_ptr<Pass> lowerKernels,
                                      bool copiesAsLoops);
 /// Host code (after the entry points) down to the LLVM dialect.
 void buildHostToLLVMPipeline(OpPassManager &pm);

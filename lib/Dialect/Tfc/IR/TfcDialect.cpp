@@ -32,7 +32,7 @@ void TfcDialect::initialize() {
 
 LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
-  if (attr.getName() != "tfc.target")
+  if (attr.getName() != kTargetAttrName)
     return success();
   if (!isa<ModuleOp>(op))
     return op->emitError("'tfc.target' belongs on the module, not on '")
@@ -42,6 +42,14 @@ LogicalResult TfcDialect::verifyOperationAttribute(Operation *op,
                          "#tfc.target<cuda>, got ")
            << attr.getValue();
   return success();
+}
+
+TargetKind tfc::getTargetKind(Operation *op) {
+  auto module =
+      isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  auto target = module ? module->getAttrOfType<TargetKindAttr>(kTargetAttrName)
+                       : TargetKindAttr();
+  return target ? target.getValue() : TargetKind::Cpu;
 }
 
 Operation *TfcDialect::materializeConstant(OpBuilder &builder, Attribute value,

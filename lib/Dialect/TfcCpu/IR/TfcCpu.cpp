@@ -14,6 +14,22 @@ using namespace mlir;
 using namespace mlir::tfc;
 using namespace mlir::tfc::cpu;
 
+namespace {
+ShapedType shapedType(Value v) { return cast<ShapedType>(v.getType()); }
+
+/// `v` (named `what`) has element type `expected`.
+LogicalResult checkElement(Operation *op, Value v, StringRef what,
+                           ArrayRef<Type> expected) {
+  Type element = shapedType(v).getElementType();
+  if (llvm::is_contained(expected, element))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << what << " must have element type ";
+  llvm::interleave(expected, diag, " or ");
+  return diag << ", got " << v.getType();
+}
+} // namespace
+
 #include "tfc/Dialect/TfcCpu/IR/TfcCpuDialect.cpp.inc"
 
 void TfcCpuDialect::initialize() {
@@ -24,8 +40,12 @@ void TfcCpuDialect::initialize() {
 }
 
 LogicalResult PackOp::verify() {
-  auto in = getInput().getType();
-  auto out = getResult().getType();
+  ShapedType in = shapedType(getInput()), out = getInitType();
+  Type f32 = Float32Type::get(getContext());
+  if (failed(checkElement(*this, getInput(), "input", f32)) ||
+      failed(checkElement(*this, getInit(), "destination", f32)) ||
+      failed(kernel::verifyKernelOperands(*this)))
+    return failure();
   if (in.getRank() != 2 || out.getRank() != 3)
     return emitOpError("packs a rank-2 weight into rank-3 panels, got ")
            << in << " -> " << out;
@@ -34,7 +54,8 @@ LogicalResult PackOp::verify() {
   int64_t n = getTransposed() ? in.getDimSize(1) : in.getDimSize(0);
   int64_t k = getTransposed() ? in.getDimSize(0) : in.getDimSize(1);
   int64_t nr = out.getDimSize(2);
-  if (nr <= 0 || out.getDimSize(1) != k || out.getDimSize(0) != (n + nr - 1) / nr)
+  if (nr <= 0 || out.getDimSize(1) != k ||
+      out.getDimSize(0) != (n + nr - 1) / nr)
     return emitOpError("result ")
            << out << " is not the [ceil(N/NR), K, NR] panels of N = " << n
            << ", K = " << k;
@@ -42,9 +63,15 @@ LogicalResult PackOp::verify() {
 }
 
 LogicalResult GemmOp::verify() {
-  auto in = getInput().getType();
-  auto w = getWeight().getType();
-  auto out = getResult().getType();
+  ShapedType in = shapedType(getInput()), w = shapedType(getWeight()),
+             out = getInitType();
+  Type f32 = Float32Type::get(getContext());
+  if (failed(checkElement(*this, getInput(), "input", f32)) ||
+      failed(checkElement(*this, getWeight(), "weight", f32)) ||
+      (getBias() && failed(checkElement(*this, getBias(), "bias", f32))) ||
+      failed(checkElement(*this, getInit(), "destination", f32)) ||
+      failed(kernel::verifyKernelOperands(*this)))
+    return failure();
   if (w.getRank() != 3 || !w.hasStaticShape())
     return emitOpError("weight must be static [P, K, NR] panels, got ") << w;
   if (in.getRank() < 1 || out.getRank() != in.getRank())
@@ -59,7 +86,7 @@ LogicalResult GemmOp::verify() {
       (w.getDimSize(0) - 1) * w.getDimSize(2) >= n)
     return emitOpError("weight panels ") << w << " do not cover N = " << n;
   if (getBias()) {
-    auto b = getBias().getType();
+    ShapedType b = shapedType(getBias());
     if (b.getRank() != 1 || b.getDimSize(0) != n)
       return emitOpError("bias must be [") << n << "], got " << b;
   }
@@ -69,7 +96,7 @@ LogicalResult GemmOp::verify() {
 /// The format of a raw quantised weight [..., blocks, block bytes]: null
 /// after reporting through `op` when unknown or not matching the type.
 static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
-                                         RankedTensorType raw) {
+                                         ShapedType raw) {
   const QuantFormat *format = lookupQuantFormat(name);
   if (!format) {
     op->emitOpError("unknown quantised format '")
@@ -77,10 +104,10 @@ static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
     return nullptr;
   }
   if (raw.getRank() < 2 || !raw.hasStaticShape() ||
-      raw.getShape().back() != format->blockBytes) {
-    op->emitOpError("a raw ")
-        << name << " weight is static [..., blocks, " << format->blockBytes
-        << "] i8, got " << raw;
+      raw.getShape().back() != format->blockBytes ||
+      !raw.getElementType().isInteger(8)) {
+    op->emitOpError("a raw ") << name << " weight is static [..., blocks, "
+                              << format->blockBytes << "] i8, got " << raw;
     return nullptr;
   }
   return format;
@@ -94,8 +121,11 @@ int64_t mlir::tfc::cpu::quantGroupBlockBytes(const QuantFormat &format) {
 }
 
 LogicalResult QPackOp::verify() {
-  auto in = getInput().getType();
-  auto out = getResult().getType();
+  ShapedType in = shapedType(getInput()), out = getInitType();
+  if (failed(checkElement(*this, getInit(), "destination",
+                          IntegerType::get(getContext(), 8))) ||
+      failed(kernel::verifyKernelOperands(*this)))
+    return failure();
   const QuantFormat *format = checkRawWeight(*this, getFormat(), in);
   if (!format)
     return failure();
@@ -107,15 +137,22 @@ LogicalResult QPackOp::verify() {
   if (out.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("the packed form of ")
            << in << " is "
-           << RankedTensorType::get(expected, out.getElementType())
-           << ", not " << out;
+           << RankedTensorType::get(expected, out.getElementType()) << ", not "
+           << out;
   return success();
 }
 
 LogicalResult QGemmOp::verify() {
-  auto in = getInput().getType();
-  auto w = getWeight().getType();
-  auto out = getResult().getType();
+  ShapedType in = shapedType(getInput()), w = shapedType(getWeight()),
+             out = getInitType();
+  Type f32 = Float32Type::get(getContext());
+  if (failed(checkElement(*this, getInput(), "input", f32)) ||
+      failed(checkElement(*this, getWeight(), "weight",
+                          IntegerType::get(getContext(), 8))) ||
+      (getBias() && failed(checkElement(*this, getBias(), "bias", f32))) ||
+      failed(checkElement(*this, getInit(), "destination", f32)) ||
+      failed(kernel::verifyKernelOperands(*this)))
+    return failure();
   const QuantFormat *format = lookupQuantFormat(getFormat());
   if (!format)
     return emitOpError("unknown quantised format '")
@@ -135,16 +172,16 @@ LogicalResult QGemmOp::verify() {
            << " rows, got " << out;
   if (failed(verifyCompatibleShape(in.getShape().drop_back(),
                                    out.getShape().drop_back())))
-    return emitOpError("input ") << in << " and result " << out
-                                 << " differ in their leading dims";
+    return emitOpError("input ")
+           << in << " and result " << out << " differ in their leading dims";
   int64_t inK = in.getDimSize(in.getRank() - 1);
   if (inK != k)
     return emitOpError("input has K = ")
            << (ShapedType::isDynamic(inK) ? std::string("?")
-                                           : std::to_string(inK))
+                                          : std::to_string(inK))
            << " but the weight " << w << " has K = " << k;
   if (getBias()) {
-    auto b = getBias().getType();
+    ShapedType b = shapedType(getBias());
     if (b.getRank() != 1 || b.getDimSize(0) != n)
       return emitOpError("bias must be [") << n << "], got " << b;
   }
@@ -152,9 +189,15 @@ LogicalResult QGemmOp::verify() {
 }
 
 LogicalResult QEmbeddingOp::verify() {
-  auto table = getTable().getType();
-  auto ids = getIds().getType();
-  auto out = getResult().getType();
+  ShapedType table = shapedType(getTable()), ids = shapedType(getIds()),
+             out = getInitType();
+  if (failed(checkElement(*this, getIds(), "ids",
+                          {IntegerType::get(getContext(), 32),
+                           IntegerType::get(getContext(), 64)})) ||
+      failed(checkElement(*this, getInit(), "destination",
+                          Float32Type::get(getContext()))) ||
+      failed(kernel::verifyKernelOperands(*this)))
+    return failure();
   const QuantFormat *format = checkRawWeight(*this, getFormat(), table);
   if (!format)
     return failure();
@@ -166,23 +209,27 @@ LogicalResult QEmbeddingOp::verify() {
   if (failed(verifyCompatibleShape(out.getShape(), expected)))
     return emitOpError("rows ")
            << ids << " of " << table << " are "
-           << RankedTensorType::get(expected, out.getElementType())
-           << ", not " << out;
+           << RankedTensorType::get(expected, out.getElementType()) << ", not "
+           << out;
   return success();
 }
 
 LogicalResult DequantizeOp::verify() {
-  auto in = getInput().getType();
-  auto out = getResult().getType();
+  ShapedType in = shapedType(getInput()), out = getInitType();
+  if (failed(checkElement(*this, getInit(), "destination",
+                          Float32Type::get(getContext()))) ||
+      failed(kernel::verifyKernelOperands(*this)))
+    return failure();
   const QuantFormat *format = checkRawWeight(*this, getFormat(), in);
   if (!format)
     return failure();
   SmallVector<int64_t> expected(in.getShape().drop_back(2));
   expected.push_back(in.getShape()[in.getRank() - 2] * format->blockElements);
   if (out.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("the values of ") << in << " are "
-           << RankedTensorType::get(expected, out.getElementType())
-           << ", not " << out;
+    return emitOpError("the values of ")
+           << in << " are "
+           << RankedTensorType::get(expected, out.getElementType()) << ", not "
+           << out;
   return success();
 }
 

@@ -24,6 +24,17 @@
 
 namespace mlir::tfc {
 
+/// The module attribute naming a module's target (`#tfc.target<cpu|cuda>`).
+constexpr llvm::StringLiteral kTargetAttrName = "tfc.target";
+
+/// The target of `op`'s module: its `tfc.target`, CPU when it has none.
+TargetKind getTargetKind(Operation *op);
+
+/// Whether `op`'s module targets CUDA.
+inline bool isCudaTarget(Operation *op) {
+  return getTargetKind(op) == TargetKind::Cuda;
+}
+
 /// Returns the NumPy broadcast of two shapes, where `ShapedType::kDynamic`
 /// marks a dynamic size: a dynamic size against 1 stays dynamic, against a
 /// static size N != 1 becomes N. Fails if two static sizes differ and neither

@@ -12,9 +12,11 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
 
 #include "tfc/Dialect/TfcCpu/IR/TfcCpuDialect.h.inc"
 

@@ -14,17 +14,22 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributes.td"
-include "mlir/Interfaces/SideEffectInterfaces.td"
 include "tfc/Dialect/Tfc/IR/TfcEnums.td"
+include "tfc/Dialect/TfcKernel/IR/TfcKernelBase.td"
 
 def TfcCpu_Dialect : Dialect {
   let name = "tfc_cpu";
-  let summary = "CPU kernel operand layouts";
+  let summary = "CPU kernels over packed and block-quantised weights";
+  let description = [{
+    The CPU's own kernels, in destination-passing style like those of
+    `tfc_kernel` (TfcKernelBase.td): the packed layouts they read are a
+    contract between the pack ops and the micro-kernels.
+  }];
   let cppNamespace = "::mlir::tfc::cpu";
 }
 
 class TfcCpu_Op<string mnemonic, list<Trait> traits = []>
-    : Op<TfcCpu_Dialect, mnemonic, !listconcat([Pure], traits)>;
+    : Tfc_KernelOp<TfcCpu_Dialect, mnemonic, traits>;
 
 def TfcCpu_PackOp : TfcCpu_Op<"pack"> {
   let summary = "packs a [N, K] weight into [ceil(N/NR), K, NR] column panels";
@@ -34,12 +39,11 @@ def TfcCpu_PackOp : TfcCpu_Op<"pack"> {
     ([K, N]). NR is the result's last dimension. Each panel is the contiguous
     stream of NR-wide rows the GEMM micro-kernel reads for one column block.
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$input, UnitAttr:$transposed);
-  let results = (outs RankedTensorOf<[F32]>:$result);
+  let arguments = (ins Tfc_KernelOperand:$input, Tfc_KernelOperand:$init,
+                       UnitAttr:$transposed);
   let assemblyFormat = [{
-    $input attr-dict `:` type($input) `->` type($result)
+    $input `outs` `(` $init `)` attr-dict `:` functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 def TfcCpu_GemmOp : TfcCpu_Op<"gemm"> {
@@ -49,17 +53,16 @@ def TfcCpu_GemmOp : TfcCpu_Op<"gemm"> {
     matrix (N = the result's last dimension), `bias` an optional [N] vector.
     The result is [..., N]: `activation(input · Wᵀ + bias)`.
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$input,
-                       RankedTensorOf<[F32]>:$weight,
-                       Optional<RankedTensorOf<[F32]>>:$bias,
+  let arguments = (ins Tfc_KernelOperand:$input, Tfc_KernelOperand:$weight,
+                       Optional<Tfc_KernelOperand>:$bias,
+                       Tfc_KernelOperand:$init,
                        DefaultValuedAttr<Tfc_Activation,
                            "::mlir::tfc::Activation::None">:$activation);
-  let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? (`activation` `(` $activation^ `)`)?
-    attr-dict `:` functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? `outs` `(` $init `)`
+    (`activation` `(` $activation^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 def TfcCpu_QPackOp : TfcCpu_Op<"qpack"> {
@@ -71,12 +74,12 @@ def TfcCpu_QPackOp : TfcCpu_Op<"qpack"> {
     (include/tfc/Target/CPU/MicroKernels.h, tfc_uk_qpack). N is `rows`.
     It depends on weights only: the model ABI computes it once, at load.
   }];
-  let arguments = (ins RankedTensorOf<[I8]>:$input, StrAttr:$format);
-  let results = (outs RankedTensorOf<[I8]>:$result);
+  let arguments = (ins Tfc_KernelOperand:$input, Tfc_KernelOperand:$init,
+                       StrAttr:$format);
   let assemblyFormat = [{
-    $input `format` $format attr-dict `:` type($input) `->` type($result)
+    $input `format` $format `outs` `(` $init `)` attr-dict `:`
+    functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 def TfcCpu_QGemmOp : TfcCpu_Op<"qgemm"> {
@@ -89,19 +92,17 @@ def TfcCpu_QGemmOp : TfcCpu_Op<"qgemm"> {
     the kernel quantises `input` per block of 32 to int8 and multiplies in
     integers (include/tfc/Target/CPU/MicroKernels.h), as llama.cpp does.
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$input,
-                       RankedTensorOf<[I8]>:$weight,
-                       Optional<RankedTensorOf<[F32]>>:$bias,
+  let arguments = (ins Tfc_KernelOperand:$input, Tfc_KernelOperand:$weight,
+                       Optional<Tfc_KernelOperand>:$bias,
+                       Tfc_KernelOperand:$init,
                        StrAttr:$format,
                        DefaultValuedAttr<Tfc_Activation,
                            "::mlir::tfc::Activation::None">:$activation);
-  let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? `format` $format
+    $input `,` $weight (`,` $bias^)? `format` $format `outs` `(` $init `)`
     (`activation` `(` $activation^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 def TfcCpu_QEmbeddingOp : TfcCpu_Op<"qembedding"> {
@@ -113,14 +114,12 @@ def TfcCpu_QEmbeddingOp : TfcCpu_Op<"qembedding"> {
     the runtime checks ids from inputs). Only the rows read are dequantised:
     the table stays in its blocks.
   }];
-  let arguments = (ins RankedTensorOf<[I8]>:$table,
-                       RankedTensorOf<[I32, I64]>:$ids, StrAttr:$format);
-  let results = (outs RankedTensorOf<[F32]>:$result);
+  let arguments = (ins Tfc_KernelOperand:$table, Tfc_KernelOperand:$ids,
+                       Tfc_KernelOperand:$init, StrAttr:$format);
   let assemblyFormat = [{
-    $table `[` $ids `]` `format` $format attr-dict `:`
+    $table `[` $ids `]` `format` $format `outs` `(` $init `)` attr-dict `:`
     functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 def TfcCpu_DequantizeOp : TfcCpu_Op<"dequantize"> {
@@ -131,12 +130,12 @@ def TfcCpu_DequantizeOp : TfcCpu_Op<"dequantize"> {
     other than as the weight of a linear read it through this op; it depends
     on weights only, so the model ABI computes it once, at load.
   }];
-  let arguments = (ins RankedTensorOf<[I8]>:$input, StrAttr:$format);
-  let results = (outs RankedTensorOf<[F32]>:$result);
+  let arguments = (ins Tfc_KernelOperand:$input, Tfc_KernelOperand:$init,
+                       StrAttr:$format);
   let assemblyFormat = [{
-    $input `format` $format attr-dict `:` type($input) `->` type($result)
+    $input `format` $format `outs` `(` $init `)` attr-dict `:`
+    functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 #endif // TFC_DIALECT_TFCCPU_IR_TFCCPUOPS_TD

@@ -5,7 +5,7 @@
 // rows (a decode step; the last rows of a prompt) takes each of the 16
 // scores as a dot product of contiguous rows of Q and K (masked chunks of
 // the head dimension, one horizontal sum, inserted at its lane).
-// RUN: tfc-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
+// RUN: tfc-opt %s --tfc-cpu-lower-kernels | FileCheck %s
 
 // CHECK-LABEL: func @attention_decode
 // The transposed tiles exist only when some block has more than 2 rows.
@@ -26,7 +26,7 @@
 // CHECK: vector.insert %{{.*}}, %{{.*}} [%[[JJ]]] : f32 into vector<16xf32>
 // CHECK: } else {
 // CHECK: vector.load %{{.*}} : memref<8x16xf32>, vector<16xf32>
-func.func @attention_decode(%q: tensor<1x9x?x64xf32>, %k: tensor<1x3x?x64xf32>, %v: tensor<1x3x?x64xf32>) -> tensor<1x9x?x64xf32> {
-  %0 = tfc.attention %q, %k, %v {causal} : (tensor<1x9x?x64xf32>, tensor<1x3x?x64xf32>, tensor<1x3x?x64xf32>) -> tensor<1x9x?x64xf32>
-  return %0 : tensor<1x9x?x64xf32>
+func.func @attention_decode(%q: memref<1x9x?x64xf32>, %k: memref<1x3x?x64xf32>, %v: memref<1x3x?x64xf32>, %out: memref<1x9x?x64xf32>) {
+  tfc_kernel.attention %q, %k, %v outs(%out) {causal, scale = 0.125} : (memref<1x9x?x64xf32>, memref<1x3x?x64xf32>, memref<1x3x?x64xf32>, memref<1x9x?x64xf32>) -> ()
+  return
 }

@@ -3,12 +3,12 @@
 // vectors, 12 accumulators (+ 3 vectors of B + 1 broadcast of A: 16 ymm),
 // tasks of 64 rows x 6 panels (one panel when there is one block of rows);
 // tfc.matmul uses the same tile with masked
-// loads of B. (kernels.mlir has the AVX-512 ones.)
-// RUN: tfc-opt %s -split-input-file -verify-diagnostics --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
+// loads of B. (lower-kernels.mlir has the AVX-512 ones.)
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-lower-kernels | FileCheck %s
 
 // N = 60 in 3 panels of 24: three 8-lane chunks per tile, the masks cut at 60.
 // CHECK-LABEL: func @gemm_avx2
-// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<3x64x24xf32>) -> memref<?x60xf32>
+// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<3x64x24xf32>, %{{.*}}: memref<?x60xf32>)
 // CHECK: %[[MB:.*]] = arith.ceildivui %{{.*}}, %c64 : index
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c6{{.*}} : index
@@ -29,9 +29,9 @@
 // The remainder rows, one at a time: 3 accumulators.
 // CHECK: %{{.*}}:3 = scf.for
 module attributes {tfc.cpu_isa = "avx2"} {
-  func.func @gemm_avx2(%x: tensor<?x64xf32>, %w: tensor<3x64x24xf32>) -> tensor<?x60xf32> {
-    %0 = tfc_cpu.gemm %x, %w : (tensor<?x64xf32>, tensor<3x64x24xf32>) -> tensor<?x60xf32>
-    return %0 : tensor<?x60xf32>
+  func.func @gemm_avx2(%x: memref<?x64xf32>, %w: memref<3x64x24xf32>, %out: memref<?x60xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x64xf32>, memref<3x64x24xf32>, memref<?x60xf32>) -> ()
+    return
   }
 }
 
@@ -44,8 +44,8 @@ module attributes {tfc.cpu_isa = "avx2"} {
 // CHECK-COUNT-3: vector.maskedload %{{.*}} : memref<?x?x?xf32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-COUNT-12: math.fma
 module attributes {tfc.cpu_isa = "avx2"} {
-  func.func @matmul_avx2(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
-    %0 = tfc.matmul %a, %b : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
-    return %0 : tensor<?x?x?xf32>
+  func.func @matmul_avx2(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
+    tfc_kernel.matmul %a, %b outs(%out) : (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) -> ()
+    return
   }
 }

@@ -1,18 +1,14 @@
-// The bufferisation of the CPU kernel ops (BufferizationModels.cpp and the
-// emitters in RowKernels.cpp, Gemm.cpp, Attention.cpp): each op reads its
-// operand buffers and writes a fresh 64-byte aligned memref.alloc of its
-// result type (dynamic sizes from the operand dims), filled by a vectorised
-// loop nest (16 f32 lanes, masked at the row tails) under one scf.parallel.
-// RUN: tfc-opt %s -split-input-file -verify-diagnostics --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s
+// tfc-cpu-lower-kernels (LowerKernels.cpp and the emitters in RowKernels.cpp,
+// Gemm.cpp, Attention.cpp) on kernel ops over buffers: each op reads its
+// operand buffers and fills its destination with a vectorised loop nest
+// (16 f32 lanes, masked at the row tails) under one scf.parallel.
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-lower-kernels | FileCheck %s
 
 // Softmax over the last axis: one task per row (the leading dims); max with
 // -inf in the masked lanes, exp(x - max) stored and summed, then scaled by
 // 1/sum in place.
 // CHECK-LABEL: func @softmax
-// CHECK-SAME: (%[[X:.*]]: memref<?x4x?xf32>) -> memref<?x4x?xf32>
-// CHECK: %[[D0:.*]] = memref.dim %[[X]], %c0
-// CHECK: %[[D2:.*]] = memref.dim %[[X]], %c2
-// CHECK: %[[OUT:.*]] = memref.alloc(%[[D0]], %[[D2]]) {alignment = 64 : i64} : memref<?x4x?xf32>
+// CHECK-SAME: (%[[X:.*]]: memref<?x4x?xf32>, %[[OUT:.*]]: memref<?x4x?xf32>)
 // CHECK: %[[N:.*]] = memref.dim %[[X]], %c2
 // CHECK: %[[B0:.*]] = memref.dim %[[X]], %c0
 // CHECK: %[[B1:.*]] = memref.dim %[[X]], %c1
@@ -34,29 +30,28 @@
 // CHECK: arith.mulf
 // CHECK: vector.maskedstore %[[OUT]]
 // CHECK: scf.reduce
-// CHECK: return %[[OUT]]
-// CHECK-NOT: tfc.softmax
-func.func @softmax(%x: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> {
-  %0 = tfc.softmax %x {axis = 2} : tensor<?x4x?xf32>
-  return %0 : tensor<?x4x?xf32>
+// CHECK: return
+// CHECK-NOT: tfc_kernel.softmax
+func.func @softmax(%x: memref<?x4x?xf32>, %out: memref<?x4x?xf32>) {
+  tfc_kernel.softmax %x outs(%out) : (memref<?x4x?xf32>, memref<?x4x?xf32>) -> ()
+  return
 }
 
 // -----
 
 // A slice with unit inner stride is read in place, through its strided
-// layout; the result is still an identity-layout allocation.
+// layout.
 // CHECK-LABEL: func @softmax_strided_rows
 // CHECK: %[[S:.*]] = memref.subview %{{.*}}[0, 64] [%{{.*}}, 64] [1, 1] : memref<?x128xf32> to memref<?x64xf32, strided<[128, 1], offset: 64>>
-// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
 // CHECK-NOT: memref.copy
 // CHECK: scf.parallel (%[[I:.*]]) =
 // CHECK: vector.maskedload %[[S]][%[[I]], %{{.*}}]
-func.func @softmax_strided_rows(%x: tensor<?x128xf32>) -> tensor<?x64xf32> {
+func.func @softmax_strided_rows(%x: memref<?x128xf32>, %out: memref<?x64xf32>) {
   %c0 = arith.constant 0 : index
-  %n = tensor.dim %x, %c0 : tensor<?x128xf32>
-  %s = tensor.extract_slice %x[0, 64] [%n, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
-  %0 = tfc.softmax %s {axis = 1} : tensor<?x64xf32>
-  return %0 : tensor<?x64xf32>
+  %n = memref.dim %x, %c0 : memref<?x128xf32>
+  %s = memref.subview %x[0, 64] [%n, 64] [1, 1] : memref<?x128xf32> to memref<?x64xf32, strided<[128, 1], offset: 64>>
+  tfc_kernel.softmax %s outs(%out) : (memref<?x64xf32, strided<[128, 1], offset: 64>>, memref<?x64xf32>) -> ()
+  return
 }
 
 // -----
@@ -65,8 +60,7 @@ func.func @softmax_strided_rows(%x: tensor<?x128xf32>) -> tensor<?x64xf32> {
 // variance with FMAs (the masked lanes zeroed), then rsqrt(var + eps) and
 // (x - mean) * rstd * scale + bias.
 // CHECK-LABEL: func @layer_norm_residual
-// CHECK-SAME: (%[[X:.*]]: memref<?x?x32xf32>, %[[R:.*]]: memref<?x?x32xf32>, %[[G:.*]]: memref<32xf32>, %[[B:.*]]: memref<32xf32>) -> memref<?x?x32xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x32xf32>
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x32xf32>, %[[R:.*]]: memref<?x?x32xf32>, %[[G:.*]]: memref<32xf32>, %[[B:.*]]: memref<32xf32>, %[[OUT:.*]]: memref<?x?x32xf32>)
 // CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) =
 // CHECK: scf.for
 // CHECK: %[[XV:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %{{.*}}]
@@ -89,18 +83,17 @@ func.func @softmax_strided_rows(%x: tensor<?x128xf32>) -> tensor<?x64xf32> {
 // CHECK: vector.maskedload %[[B]][%{{.*}}]
 // CHECK: arith.addf
 // CHECK: vector.maskedstore %[[OUT]][%[[I]], %[[J]], %{{.*}}]
-// CHECK: return %[[OUT]]
-func.func @layer_norm_residual(%x: tensor<?x?x32xf32>, %r: tensor<?x?x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<?x?x32xf32> {
-  %0 = tfc.layer_norm %x scale(%g) bias(%b) residual(%r) {epsilon = 1.0e-5} : (tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
-  return %0 : tensor<?x?x32xf32>
+// CHECK: return
+func.func @layer_norm_residual(%x: memref<?x?x32xf32>, %r: memref<?x?x32xf32>, %g: memref<32xf32>, %b: memref<32xf32>, %out: memref<?x?x32xf32>) {
+  tfc_kernel.layer_norm %x scale(%g) bias(%b) residual(%r) outs(%out) {epsilon = 1.0e-5} : (memref<?x?x32xf32>, memref<32xf32>, memref<32xf32>, memref<?x?x32xf32>, memref<?x?x32xf32>) -> ()
+  return
 }
 
 // -----
 
 // RMSNorm: sum of squares with FMAs, rsqrt(mean + eps), x * rstd * scale.
 // CHECK-LABEL: func @rms_norm
-// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[G:.*]]: memref<64xf32>) -> memref<?x64xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
+// CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[G:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<?x64xf32>)
 // CHECK: scf.parallel (%[[I:.*]]) =
 // CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %{{.*}}]
 // CHECK: math.fma %[[V]], %[[V]], %{{.*}} : vector<16xf32>
@@ -111,10 +104,10 @@ func.func @layer_norm_residual(%x: tensor<?x?x32xf32>, %r: tensor<?x?x32xf32>, %
 // CHECK: vector.maskedload %[[G]]
 // CHECK: vector.maskedstore %[[OUT]][%[[I]], %{{.*}}]
 // CHECK-NOT: arith.subf
-// CHECK: return %[[OUT]]
-func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
-  %0 = tfc.rms_norm %x scale(%g) {epsilon = 1.0e-6} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
-  return %0 : tensor<?x64xf32>
+// CHECK: return
+func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64xf32>) {
+  tfc_kernel.rms_norm %x scale(%g) outs(%out) {epsilon = 1.0e-6} : (memref<?x64xf32>, memref<64xf32>, memref<?x64xf32>) -> ()
+  return
 }
 
 // -----
@@ -126,10 +119,9 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // the last one the block may see; lanes past a row's diagonal become -inf.
 // The default scale is 1/sqrt(16).
 // CHECK-LABEL: func @attention_causal
-// CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>) -> memref<?x4x?x16xf32>
+// CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>, %[[OUT:.*]]: memref<?x4x?x16xf32>)
 // The micro-kernel's shape array is a static stack slot of the function.
 // CHECK-NEXT: memref.alloca() : memref<28xi64>
-// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x4x?x16xf32>
 // The sizes both kernels read, once. Run-time head counts are not trusted:
 // no task without key/value heads.
 // CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
@@ -207,10 +199,10 @@ func.func @rms_norm(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32
 // CHECK: vector.maskedload %[[ACC]]
 // CHECK: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]], %{{.*}}, %{{.*}}]
 // CHECK: scf.reduce
-// CHECK: return %[[OUT]]
-func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32> {
-  %0 = tfc.attention %q, %k, %v {causal} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
-  return %0 : tensor<?x4x?x16xf32>
+// CHECK: return
+func.func @attention_causal(%q: memref<?x4x?x16xf32>, %k: memref<?x4x?x16xf32>, %v: memref<?x4x?x16xf32>, %out: memref<?x4x?x16xf32>) {
+  tfc_kernel.attention %q, %k, %v outs(%out) {causal, scale = 0.25} : (memref<?x4x?x16xf32>, memref<?x4x?x16xf32>, memref<?x4x?x16xf32>, memref<?x4x?x16xf32>) -> ()
+  return
 }
 
 // -----
@@ -221,9 +213,7 @@ func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, 
 // h / 4; the bias is read at (b, 0, 0, j) for 16 keys at a time. Without
 // `causal` the key loop runs to Tk and no lanes are compared to a diagonal.
 // CHECK-LABEL: func @attention_gqa_mask
-// CHECK-SAME: (%[[Q:.*]]: memref<2x8x?x32xf32>, %[[K:.*]]: memref<2x2x?x32xf32>, %[[V:.*]]: memref<2x2x?x24xf32>, %[[M:.*]]: memref<2x1x1x?xf32>) -> memref<2x8x?x24xf32>
-// CHECK: %[[TQ0:.*]] = memref.dim %[[Q]], %c2
-// CHECK: %[[OUT:.*]] = memref.alloc(%[[TQ0]]) {alignment = 64 : i64} : memref<2x8x?x24xf32>
+// CHECK-SAME: (%[[Q:.*]]: memref<2x8x?x32xf32>, %[[K:.*]]: memref<2x2x?x32xf32>, %[[V:.*]]: memref<2x2x?x24xf32>, %[[M:.*]]: memref<2x1x1x?xf32>, %[[OUT:.*]]: memref<2x8x?x24xf32>)
 // The sizes both kernels read, once before the choice.
 // CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %c1
 // CHECK-DAG: %[[HKV:.*]] = memref.dim %[[K]], %c1
@@ -253,9 +243,9 @@ func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, 
 // CHECK: vector.reduction <maxnumf>
 // CHECK: vector.maskedload %[[V]][%[[BI]], %[[HK]],
 // CHECK: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]],
-func.func @attention_gqa_mask(%q: tensor<2x8x?x32xf32>, %k: tensor<2x2x?x32xf32>, %v: tensor<2x2x?x24xf32>, %m: tensor<2x1x1x?xf32>) -> tensor<2x8x?x24xf32> {
-  %0 = tfc.attention %q, %k, %v mask(%m) {scale = 0.5} : (tensor<2x8x?x32xf32>, tensor<2x2x?x32xf32>, tensor<2x2x?x24xf32>, tensor<2x1x1x?xf32>) -> tensor<2x8x?x24xf32>
-  return %0 : tensor<2x8x?x24xf32>
+func.func @attention_gqa_mask(%q: memref<2x8x?x32xf32>, %k: memref<2x2x?x32xf32>, %v: memref<2x2x?x24xf32>, %m: memref<2x1x1x?xf32>, %out: memref<2x8x?x24xf32>) {
+  tfc_kernel.attention %q, %k, %v mask(%m) outs(%out) {scale = 0.5} : (memref<2x8x?x32xf32>, memref<2x2x?x32xf32>, memref<2x2x?x24xf32>, memref<2x1x1x?xf32>, memref<2x8x?x24xf32>) -> ()
+  return
 }
 
 // -----
@@ -266,11 +256,7 @@ func.func @attention_gqa_mask(%q: tensor<2x8x?x32xf32>, %k: tensor<2x2x?x32xf32>
 // an 8 x 32 tile in 16 vector accumulators: two masked loads of B and 16
 // FMAs per k.
 // CHECK-LABEL: func @matmul_batched
-// CHECK-SAME: (%[[A:.*]]: memref<?x4x?x16xf32>, %[[B:.*]]: memref<1x4x16x?xf32>) -> memref<?x4x?x?xf32>
-// CHECK-DAG: %[[D0:.*]] = memref.dim %[[A]], %c0
-// CHECK-DAG: %[[D2:.*]] = memref.dim %[[A]], %c2
-// CHECK-DAG: %[[D3:.*]] = memref.dim %[[B]], %c3
-// CHECK: %[[OUT:.*]] = memref.alloc(%[[D0]], %[[D2]], %[[D3]]) {alignment = 64 : i64} : memref<?x4x?x?xf32>
+// CHECK-SAME: (%[[A:.*]]: memref<?x4x?x16xf32>, %[[B:.*]]: memref<1x4x16x?xf32>, %[[OUT:.*]]: memref<?x4x?x?xf32>)
 // CHECK: %[[M:.*]] = memref.dim %[[OUT]], %c2
 // CHECK: %[[N:.*]] = memref.dim %[[OUT]], %c3
 // CHECK: %[[KS:.*]] = memref.dim %[[A]], %c3
@@ -290,10 +276,10 @@ func.func @attention_gqa_mask(%q: tensor<2x8x?x32xf32>, %k: tensor<2x2x?x32xf32>
 // CHECK: scf.for %{{.*}} step %c1
 // CHECK: %{{.*}}:2 = scf.for
 // CHECK-COUNT-2: math.fma
-// CHECK: return %[[OUT]]
-func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) -> tensor<?x4x?x?xf32> {
-  %0 = tfc.matmul %a, %b : (tensor<?x4x?x16xf32>, tensor<1x4x16x?xf32>) -> tensor<?x4x?x?xf32>
-  return %0 : tensor<?x4x?x?xf32>
+// CHECK: return
+func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %out: memref<?x4x?x?xf32>) {
+  tfc_kernel.matmul %a, %b outs(%out) : (memref<?x4x?x16xf32>, memref<1x4x16x?xf32>, memref<?x4x?x?xf32>) -> ()
+  return
 }
 
 // -----
@@ -304,8 +290,7 @@ func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) ->
 // from its panel; bias (masked at N = 80) and relu are applied in registers
 // before the masked store.
 // CHECK-LABEL: func @gemm_bias_relu
-// CHECK-SAME: (%[[X:.*]]: memref<?x?x64xf32>, %[[W:.*]]: memref<3x64x32xf32>, %[[B:.*]]: memref<80xf32>) -> memref<?x?x80xf32>
-// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x80xf32>
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x64xf32>, %[[W:.*]]: memref<3x64x32xf32>, %[[B:.*]]: memref<80xf32>, %[[OUT:.*]]: memref<?x?x80xf32>)
 // CHECK: %[[A:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
 // CHECK: %[[C:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<?x?x80xf32> into memref<?x80xf32>
 // CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
@@ -338,10 +323,10 @@ func.func @matmul_batched(%a: tensor<?x4x?x16xf32>, %b: tensor<1x4x16x?xf32>) ->
 // CHECK: %[[Y1:.*]] = arith.addf %[[ACC]]#1, %[[B1]] : vector<16xf32>
 // CHECK: %[[Z1:.*]] = arith.maximumf %[[Y1]], %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
-// CHECK: return %[[OUT]]
-func.func @gemm_bias_relu(%x: tensor<?x?x64xf32>, %w: tensor<3x64x32xf32>, %b: tensor<80xf32>) -> tensor<?x?x80xf32> {
-  %0 = tfc_cpu.gemm %x, %w, %b activation(relu) : (tensor<?x?x64xf32>, tensor<3x64x32xf32>, tensor<80xf32>) -> tensor<?x?x80xf32>
-  return %0 : tensor<?x?x80xf32>
+// CHECK: return
+func.func @gemm_bias_relu(%x: memref<?x?x64xf32>, %w: memref<3x64x32xf32>, %b: memref<80xf32>, %out: memref<?x?x80xf32>) {
+  tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x?x64xf32>, memref<3x64x32xf32>, memref<80xf32>, memref<?x?x80xf32>) -> ()
+  return
 }
 
 // -----
@@ -350,17 +335,16 @@ func.func @gemm_bias_relu(%x: tensor<?x?x64xf32>, %w: tensor<3x64x32xf32>, %b: t
 // slice is copied into a contiguous buffer first.
 // CHECK-LABEL: func @gemm_strided_input
 // CHECK: %[[S:.*]] = memref.subview
-// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xf32>
 // CHECK: %[[TMP:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
 // CHECK: memref.copy %[[S]], %[[TMP]] : memref<?x64xf32, strided<[128, 1], offset: 64>> to memref<?x64xf32>
 // CHECK: memref.load %[[TMP]]
 // CHECK-NOT: memref.load %[[S]]
-func.func @gemm_strided_input(%x: tensor<?x128xf32>, %w: tensor<1x64x32xf32>) -> tensor<?x32xf32> {
+func.func @gemm_strided_input(%x: memref<?x128xf32>, %w: memref<1x64x32xf32>, %out: memref<?x32xf32>) {
   %c0 = arith.constant 0 : index
-  %n = tensor.dim %x, %c0 : tensor<?x128xf32>
-  %s = tensor.extract_slice %x[0, 64] [%n, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
-  %0 = tfc_cpu.gemm %s, %w : (tensor<?x64xf32>, tensor<1x64x32xf32>) -> tensor<?x32xf32>
-  return %0 : tensor<?x32xf32>
+  %n = memref.dim %x, %c0 : memref<?x128xf32>
+  %s = memref.subview %x[0, 64] [%n, 64] [1, 1] : memref<?x128xf32> to memref<?x64xf32, strided<[128, 1], offset: 64>>
+  tfc_cpu.gemm %s, %w outs(%out) : (memref<?x64xf32, strided<[128, 1], offset: 64>>, memref<1x64x32xf32>, memref<?x32xf32>) -> ()
+  return
 }
 
 // -----
@@ -369,8 +353,7 @@ func.func @gemm_strided_input(%x: tensor<?x128xf32>, %w: tensor<1x64x32xf32>) ->
 // columns past N = 80 are zero (the load index is clamped to stay in
 // bounds). `transposed` reads the [K, N] source as [k, n].
 // CHECK-LABEL: func @pack
-// CHECK-SAME: (%[[W:.*]]: memref<80x64xf32>, %[[V:.*]]: memref<64x80xf32>) -> (memref<3x64x32xf32>, memref<3x64x32xf32>)
-// CHECK: %[[P0:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x64x32xf32>
+// CHECK-SAME: (%[[W:.*]]: memref<80x64xf32>, %[[V:.*]]: memref<64x80xf32>, %[[P0:.*]]: memref<3x64x32xf32>, %[[P1:.*]]: memref<3x64x32xf32>)
 // CHECK: scf.parallel (%[[PI:.*]]) = (%{{.*}}) to (%c3{{.*}}) step
 // CHECK: %[[N0:.*]] = arith.muli %[[PI]], %c32
 // CHECK: scf.for %[[KK:.*]] = %{{.*}} to %c64
@@ -381,35 +364,39 @@ func.func @gemm_strided_input(%x: tensor<?x128xf32>, %w: tensor<1x64x32xf32>) ->
 // CHECK: %[[L:.*]] = memref.load %[[W]][%[[SAFE]], %[[KK]]] : memref<80x64xf32>
 // CHECK: %[[Z:.*]] = arith.select %[[IN]], %[[L]], %{{.*}} : f32
 // CHECK: memref.store %[[Z]], %[[P0]][%[[PI]], %[[KK]], %[[J]]] : memref<3x64x32xf32>
-// CHECK: %[[P1:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x64x32xf32>
 // CHECK: scf.parallel
 // CHECK: memref.load %[[V]][%{{.*}}, %{{.*}}] : memref<64x80xf32>
 // CHECK: memref.store %{{.*}}, %[[P1]]
-// CHECK: return %[[P0]], %[[P1]]
-func.func @pack(%w: tensor<80x64xf32>, %v: tensor<64x80xf32>) -> (tensor<3x64x32xf32>, tensor<3x64x32xf32>) {
-  %0 = tfc_cpu.pack %w : tensor<80x64xf32> -> tensor<3x64x32xf32>
-  %1 = tfc_cpu.pack %v {transposed} : tensor<64x80xf32> -> tensor<3x64x32xf32>
-  return %0, %1 : tensor<3x64x32xf32>, tensor<3x64x32xf32>
+// CHECK: return
+func.func @pack(%w: memref<80x64xf32>, %v: memref<64x80xf32>, %p0: memref<3x64x32xf32>, %p1: memref<3x64x32xf32>) {
+  tfc_cpu.pack %w outs(%p0) : (memref<80x64xf32>, memref<3x64x32xf32>) -> ()
+  tfc_cpu.pack %v outs(%p1) {transposed} : (memref<64x80xf32>, memref<3x64x32xf32>) -> ()
+  return
 }
 
 // -----
 
 // The kernels are f32 only.
-func.func @softmax_f64(%x: tensor<?x8xf64>) -> tensor<?x8xf64> {
-  // expected-error @+2 {{the CPU kernels support f32 only; got 'tensor<?x8xf64>'}}
-  // expected-error @+1 {{failed to bufferize op}}
-  %0 = tfc.softmax %x {axis = 1} : tensor<?x8xf64>
-  return %0 : tensor<?x8xf64>
+func.func @softmax_f64(%x: memref<?x8xf64>, %out: memref<?x8xf64>) {
+  // expected-error @+1 {{the CPU kernels support f32 only; got 'memref<?x8xf64>'}}
+  tfc_kernel.softmax %x outs(%out) : (memref<?x8xf64>, memref<?x8xf64>) -> ()
+  return
 }
 
 // -----
 
-// The row kernel normalises the last axis; another axis is an error here
-// (convert-tfc-to-linalg decomposes it first in the pipeline), never a
-// softmax over the wrong axis (the former XFAIL-notes.md #7).
-func.func @softmax_axis0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+2 {{the softmax kernel normalises the last axis (1), not axis 0: run convert-tfc-to-linalg first, which decomposes it}}
-  // expected-error @+1 {{failed to bufferize op}}
-  %0 = tfc.softmax %x {axis = 0} : tensor<4x8xf32>
+// Kernels are lowered after bufferisation.
+func.func @softmax_tensor(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{works on tensors: bufferise the module before lowering its kernels}}
+  %0 = tfc_kernel.softmax %x outs(%init) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// The CPU packs the weights of its linears (tfc_cpu.gemm).
+func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %out: memref<4x16xf32>) {
+  // expected-error @+1 {{has no CPU kernel of its own: convert-tfc-linear-to-cpu-gemm packs its weight for tfc_cpu.gemm}}
+  tfc_kernel.linear %x, %w outs(%out) : (memref<4x8xf32>, memref<16x8xf32>, memref<4x16xf32>) -> ()
+  return
 }

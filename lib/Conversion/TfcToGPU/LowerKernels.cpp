@@ -1,0 +1,102 @@
+//===- LowerKernels.cpp - The tfc-cuda-lower-kernels pass -----------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Each kernel op on buffers is replaced by the gpu.launch of its CUDA kernel
+// (GpuKernels.h), writing the op's destination in device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuKernels.h"
+
+#include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::tfc {
+#define GEN_PASS_DEF_CUDALOWERKERNELS
+#include "tfc/Conversion/Passes.h.inc"
+} // namespace mlir::tfc
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
+  // The GPU kernels compute in f32 on f32, f16 and bf16 data.
+  for (Type t : op->getOperandTypes()) {
+    Type element = cast<ShapedType>(t).getElementType();
+    if (!element.isF32() && !element.isF16() && !element.isBF16())
+      return op->emitOpError("the GPU kernels support f32, f16 and bf16; got ")
+             << t;
+  }
+  Location loc = op->getLoc();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](kernel::SoftmaxOp k) {
+        return gpuk::emitSoftmax(b, loc, k, k.getInput(), k.getInit());
+      })
+      .Case([&](kernel::LayerNormOp k) {
+        return gpuk::emitLayerNorm(b, loc, k, k.getInput(), k.getScale(),
+                                   k.getBias(), k.getResidual(), k.getInit());
+      })
+      .Case([&](kernel::RmsNormOp k) {
+        return gpuk::emitRmsNorm(b, loc, k, k.getInput(), k.getScale(),
+                                 k.getResidual(), k.getInit());
+      })
+      .Case([&](kernel::AttentionOp k) {
+        return gpuk::emitAttention(b, loc, k, k.getQuery(), k.getKey(),
+                                   k.getValue(), k.getMask(),
+                                   k.getRelativeBias(), k.getInit());
+      })
+      .Case([&](kernel::MatmulOp k) {
+        return gpuk::emitMatmul(b, loc, k, k.getLhs(), k.getRhs(), k.getInit());
+      })
+      .Case([&](kernel::LinearOp k) {
+        return gpuk::emitLinear(b, loc, k, k.getInput(), k.getWeight(),
+                                k.getBias(), k.getInit());
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        return other->emitOpError(
+            "is not a kernel the CUDA target knows (the CPU's packed and "
+            "quantised kernels stay on the CPU)");
+      });
+}
+
+struct CudaLowerKernelsPass
+    : tfc::impl::CudaLowerKernelsBase<CudaLowerKernelsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> kernels;
+    WalkResult r = getOperation().walk([&](Operation *op) {
+      if (!op->hasTrait<kernel::KernelOp>())
+        return WalkResult::advance();
+      if (!kernel::isBufferKernel(op)) {
+        op->emitOpError("works on tensors: bufferise the module before "
+                        "lowering its kernels");
+        return WalkResult::interrupt();
+      }
+      kernels.push_back(op);
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      return signalPassFailure();
+    for (Operation *op : kernels) {
+      OpBuilder b(op);
+      if (failed(lowerKernel(b, op)))
+        return signalPassFailure();
+      op->erase();
+    }
+  }
+};
+
+} // namespace
