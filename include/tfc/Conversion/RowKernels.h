@@ -1,0 +1,95 @@
+//===- RowKernels.h - Row kernels written once, per-target hooks -*- C++
+//-*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// Softmax, LayerNorm and RMSNorm over the last axis are the same math on
+// every target: reductions over a row, then an elementwise pass. The math
+// is written once (lib/Conversion/KernelCommon/RowKernels.cpp) against
+// RowKernelTarget, which each target implements the way Triton's
+// TargetInfoBase serves its shared lowering: how rows are spread over the
+// hardware, what a value of the row is (a vector of lanes on the CPU, one
+// element per thread on the GPU), how it is loaded, stored and reduced.
+// The CPU's implementation is in lib/Conversion/TfcToCPU/RowKernels.cpp,
+// the GPU's in lib/Conversion/TfcToGPU/RowKernels.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_CONVERSION_ROWKERNELS_H
+#define TFC_CONVERSION_ROWKERNELS_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfc {
+
+enum class RowReduction { Add, Max };
+
+class RowKernelTarget {
+public:
+  virtual ~RowKernelTarget() = default;
+
+  /// One row: the indices of its leading dims and its length. Targets
+  /// extend it with what their hooks need (threads, shared scratch).
+  struct Row {
+    SmallVector<Value> lead;
+    Value length;
+  };
+  /// A position in the row: an element (GPU) or a chunk of lanes starting
+  /// at `index` with `mask` marking those inside the row (CPU).
+  struct At {
+    Value index;
+    Value mask;
+  };
+  using RowFn = function_ref<void(OpBuilder &, Location, const Row &)>;
+  using TermFn = function_ref<Value(OpBuilder &, Location, const At &)>;
+  using VisitFn = function_ref<void(OpBuilder &, Location, const At &)>;
+
+  /// An operand as the target's loops read it (the CPU copies a strided
+  /// one into a contiguous buffer), before the rows.
+  virtual Value prepare(OpBuilder &b, Location loc, Value memref) {
+    return memref;
+  }
+  /// Runs `body` for every row of `input` [..., D], rows in parallel.
+  virtual void forEachRow(OpBuilder &b, Location loc, Value input,
+                          RowFn body) = 0;
+  /// The f32 scalar reduction of `term` over the row, from `init`.
+  virtual Value reduce(OpBuilder &b, Location loc, const Row &row,
+                       RowReduction kind, double init, TermFn term) = 0;
+  /// Σ term² over the row (fused multiply-adds where the target has them).
+  virtual Value reduceSquares(OpBuilder &b, Location loc, const Row &row,
+                              TermFn term) = 0;
+  /// Runs `body` over the row's positions.
+  virtual void forEach(OpBuilder &b, Location loc, const Row &row,
+                       VisitFn body) = 0;
+  /// `memref` at the position as f32: [lead..., index] for a row operand,
+  /// [index] for a [D] parameter (`perRow` false); `fill` past the row.
+  virtual Value load(OpBuilder &b, Location loc, const Row &row, Value memref,
+                     const At &at, bool perRow, double fill) = 0;
+  virtual void store(OpBuilder &b, Location loc, const Row &row, Value value,
+                     Value memref, const At &at) = 0;
+  /// A row scalar as a value of the row (a splat on the CPU).
+  virtual Value broadcast(OpBuilder &b, Location loc, Value scalar) = 0;
+  /// `value` with the positions past the row zeroed (the CPU's tail lanes).
+  virtual Value zeroTail(OpBuilder &b, Location loc, const At &at,
+                         Value value) = 0;
+  /// Softmax keeps exp(x - max) in the output between its passes (the row
+  /// stays in cache), or recomputes it from the input (saving a global
+  /// write and read).
+  virtual bool keepsExponentials() const = 0;
+};
+
+/// out = softmax(input) over the last axis; a row of -inf gives zeros.
+void emitRowSoftmax(RowKernelTarget &target, OpBuilder &b, Location loc,
+                    Value input, Value out);
+/// out = (x - mean) · rsqrt(var + eps) · scale + bias, x = input + residual.
+void emitRowLayerNorm(RowKernelTarget &target, OpBuilder &b, Location loc,
+                      double eps, Value input, Value scale, Value bias,
+                      Value residual, Value out);
+/// out = x · rsqrt(mean(x²) + eps) · scale, x = input + residual.
+void emitRowRmsNorm(RowKernelTarget &target, OpBuilder &b, Location loc,
+                    double eps, Value input, Value scale, Value residual,
+                    Value out);
+
+} // namespace mlir::tfc
+
+#endif // TFC_CONVERSION_ROWKERNELS_H
