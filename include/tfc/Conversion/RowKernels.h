@@ -3,15 +3,16 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// Softmax, LayerNorm and RMSNorm over the last axis are the same math on
-// every target: reductions over a row, then an elementwise pass. The math
-// is written once (lib/Conversion/KernelCommon/RowKernels.cpp) against
-// RowKernelTarget, which each target implements the way Triton's
-// TargetInfoBase serves its shared lowering: how rows are spread over the
-// hardware, what a value of the row is (a vector of lanes on the CPU, one
-// element per thread on the GPU), how it is loaded, stored and reduced.
-// The CPU's implementation is in lib/Conversion/TfcToCPU/RowKernels.cpp,
-// the GPU's in lib/Conversion/TfcToGPU/RowKernels.cpp.
+// Softmax, LayerNorm and RMSNorm over the last axis, and the online softmax
+// of flash attention, are the same math on every target: reductions over a row,
+// then an elementwise pass. The math is written once
+// (lib/Conversion/KernelCommon/RowKernels.cpp) against RowKernelTarget, which
+// each target implements the way Triton's TargetInfoBase serves its shared
+// lowering: how rows are spread over the hardware, what a value of the row is
+// (a vector of lanes on the CPU, one element per thread on the GPU), how it is
+// loaded, stored and reduced. The CPU's implementation is in
+// lib/Conversion/TfcToCPU/RowKernels.cpp, the GPU's in
+// lib/Conversion/TfcToGPU/RowKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +90,38 @@ void emitRowLayerNorm(RowKernelTarget &target, OpBuilder &b, Location loc,
 void emitRowRmsNorm(RowKernelTarget &target, OpBuilder &b, Location loc,
                     double eps, Value input, Value scale, Value residual,
                     Value out);
+
+/// How a target holds one query row's scores of a tile of keys in flash
+/// attention: a vector of lanes (CPU) or one key per lane of a warp (GPU).
+class ScoreLanes {
+public:
+  virtual ~ScoreLanes() = default;
+  /// The reduction of `scores` over the tile, as an f32 scalar.
+  virtual Value reduce(OpBuilder &b, Location loc, RowReduction kind,
+                       Value scores) = 0;
+  /// A row scalar as a value of the lanes.
+  virtual Value broadcast(OpBuilder &b, Location loc, Value scalar) = 0;
+};
+
+/// One row's online-softmax state after a tile of scores.
+struct OnlineSoftmaxStep {
+  Value max;   // m' = max(m, max_j s_j)
+  Value alpha; // the factor of what was accumulated: exp(m - m')
+  Value probs; // p_j = exp(s_j - m')
+  Value sum;   // l' = l·α + Σ_j p_j
+};
+
+/// The online softmax of flash attention, per row and tile: from the
+/// running max `max` and sum `sum`, and the tile's (masked: -inf) `scores`.
+/// While every key so far is masked (m' = -inf) nothing accumulates: α = 1,
+/// p = 0.
+OnlineSoftmaxStep emitOnlineSoftmaxStep(ScoreLanes &lanes, OpBuilder &b,
+                                        Location loc, Value max, Value sum,
+                                        Value scores);
+
+/// 1 / sum, or 0 when the sum is not positive (a row whose keys were all
+/// masked): how softmax and attention normalise.
+Value emitSafeReciprocal(OpBuilder &b, Location loc, Value sum);
 
 } // namespace mlir::tfc
 

@@ -78,14 +78,7 @@ void tfc::emitRowSoftmax(RowKernelTarget &t, OpBuilder &b, Location loc,
                              t.store(b, l, row, e, out, at);
                            return e;
                          });
-    // 1 / Σ, and 0 for a row of zeros (all masked); a NaN stays NaN.
-    Value zero = f32(b, loc, 0.0);
-    Value isZero =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-    Value inv = arith::SelectOp::create(
-        b, loc, isZero, zero,
-        arith::DivFOp::create(b, loc, f32(b, loc, 1.0), sum));
-    Value invB = t.broadcast(b, loc, inv);
+    Value invB = t.broadcast(b, loc, emitSafeReciprocal(b, loc, sum));
     t.forEach(b, loc, row, [&](OpBuilder &b, Location l, const At &at) {
       Value e = keep ? t.load(b, l, row, out, at, /*perRow=*/true, 0.0)
                      : expAt(b, l, at);
@@ -166,4 +159,36 @@ void tfc::emitRowRmsNorm(RowKernelTarget &t, OpBuilder &b, Location loc,
       t.store(b, l, row, y, out, at);
     });
   });
+}
+
+OnlineSoftmaxStep tfc::emitOnlineSoftmaxStep(ScoreLanes &lanes, OpBuilder &b,
+                                             Location loc, Value max, Value sum,
+                                             Value scores) {
+  Value negInf = f32(b, loc, -kInf);
+  OnlineSoftmaxStep step;
+  step.max = arith::MaximumFOp::create(
+      b, loc, max, lanes.reduce(b, loc, RowReduction::Max, scores));
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                     step.max, negInf);
+  Value safeMax =
+      arith::SelectOp::create(b, loc, none, f32(b, loc, 0.0), step.max);
+  step.alpha = arith::SelectOp::create(
+      b, loc, none, f32(b, loc, 1.0),
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, max, safeMax)));
+  step.probs = math::ExpOp::create(
+      b, loc,
+      arith::SubFOp::create(b, loc, scores, lanes.broadcast(b, loc, safeMax)));
+  step.sum = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, sum, step.alpha),
+      lanes.reduce(b, loc, RowReduction::Add, step.probs));
+  return step;
+}
+
+Value tfc::emitSafeReciprocal(OpBuilder &b, Location loc, Value sum) {
+  Value zero = f32(b, loc, 0.0);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
+  return arith::SelectOp::create(
+      b, loc, positive, arith::DivFOp::create(b, loc, f32(b, loc, 1.0), sum),
+      zero);
 }

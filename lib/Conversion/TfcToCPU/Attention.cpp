@@ -29,6 +29,7 @@
 #include "KernelUtils.h"
 #include "Kernels.h"
 
+#include "tfc/Conversion/RowKernels.h"
 #include "tfc/Dialect/Tfc/IR/PositionBias.h"
 #include "tfc/Target/CPU/MicroKernels.h"
 
@@ -59,6 +60,18 @@ Value addI(OpBuilder &b, Location loc, Value x, Value y) {
 Value subI(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::SubIOp::create(b, loc, x, y);
 }
+
+/// A row's scores of a key tile as one vector of lanes.
+struct VectorLanes final : ScoreLanes {
+  Value reduce(OpBuilder &b, Location loc, RowReduction kind,
+               Value scores) override {
+    return kind == RowReduction::Add ? reduceAdd(b, loc, scores)
+                                     : reduceMax(b, loc, scores);
+  }
+  Value broadcast(OpBuilder &b, Location loc, Value scalar) override {
+    return splat(b, loc, scalar);
+  }
+};
 
 void forRange(OpBuilder &b, Location loc, Value lb, Value ub, Value step,
               function_ref<void(OpBuilder &, Location, Value)> body) {
@@ -133,7 +146,7 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
     int64_t offset = 4 - maskType.getRank();
     for (int64_t k = 0; k < maskType.getRank(); ++k)
       idx.push_back(maskType.getDimSize(k) == 1 ? indexConst(b, l, 0)
-                                                 : full[k + offset]);
+                                                : full[k + offset]);
     return idx;
   };
   bool maskBroadcastsKeys =
@@ -154,25 +167,28 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       b, loc, MemRefType::get({dyn, dyn, dyn, dyn, kAttentionBlockK}, f32),
       ValueRange{batch, kvHeads, kTiles, d}, b.getI64IntegerAttr(64));
   scf::ParallelOp::create(
-      b, loc, ValueRange{zero, zero, zero},
-      ValueRange{batch, kvHeads, kTiles}, ValueRange{one, one, one},
-      [&](OpBuilder &b, Location l, ValueRange ivs) {
+      b, loc, ValueRange{zero, zero, zero}, ValueRange{batch, kvHeads, kTiles},
+      ValueRange{one, one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value j0 = arith::MulIOp::create(b, l, ivs[2], blockK);
-        Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, tk, j0));
-        forRange(b, l, zero, blockK, one, [&](OpBuilder &b, Location l,
-                                              Value jj) {
-          Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
-                                               jj, tileKeys);
-          Value jSafe =
-              arith::SelectOp::create(b, l, inside, addI(b, l, j0, jj), j0);
-          forRange(b, l, zero, d, one, [&](OpBuilder &b, Location l, Value dd) {
-            Value v = memref::LoadOp::create(b, l, key,
-                                             ValueRange{ivs[0], ivs[1], jSafe, dd});
-            v = arith::SelectOp::create(b, l, inside, v, f32Const(b, l, 0.0));
-            memref::StoreOp::create(b, l, v, ktAll,
-                                    ValueRange{ivs[0], ivs[1], ivs[2], dd, jj});
-          });
-        });
+        Value tileKeys =
+            arith::MinUIOp::create(b, l, blockK, subI(b, l, tk, j0));
+        forRange(
+            b, l, zero, blockK, one, [&](OpBuilder &b, Location l, Value jj) {
+              Value inside = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::ult, jj, tileKeys);
+              Value jSafe =
+                  arith::SelectOp::create(b, l, inside, addI(b, l, j0, jj), j0);
+              forRange(b, l, zero, d, one,
+                       [&](OpBuilder &b, Location l, Value dd) {
+                         Value v = memref::LoadOp::create(
+                             b, l, key, ValueRange{ivs[0], ivs[1], jSafe, dd});
+                         v = arith::SelectOp::create(b, l, inside, v,
+                                                     f32Const(b, l, 0.0));
+                         memref::StoreOp::create(
+                             b, l, v, ktAll,
+                             ValueRange{ivs[0], ivs[1], ivs[2], dd, jj});
+                       });
+            });
       });
 
   scf::ParallelOp::create(
@@ -186,13 +202,13 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
           Value bi = ivs[0], h = ivs[1];
-          Value slope = alibi > 0.0
-                            ? buildAlibiSlope(b, loc, h, heads, alibi)
-                            : Value();
+          Value slope =
+              alibi > 0.0 ? buildAlibiSlope(b, loc, h, heads, alibi) : Value();
           Value hk = arith::MinUIOp::create(
               b, loc, arith::DivUIOp::create(b, loc, h, group), lastKvHead);
           Value q0 = arith::MulIOp::create(b, loc, ivs[2], blockQ);
-          Value rows = arith::MinUIOp::create(b, loc, blockQ, subI(b, loc, tq, q0));
+          Value rows =
+              arith::MinUIOp::create(b, loc, blockQ, subI(b, loc, tq, q0));
           // Keys [0, kEnd) can be seen by some row of the block.
           Value kEnd = tk;
           if (causal) {
@@ -225,16 +241,20 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
           // Every row of the scratch, also those past `rows`: the block
           // P·V below runs all kAttentionBlockQ rows (p = 0 and α = 1 keep
           // the unused ones at 0, never NaN or denormal garbage).
-          forRange(b, loc, zero, blockQ, one, [&](OpBuilder &b, Location l, Value r) {
-            memref::StoreOp::create(b, l, f32Const(b, l, -kInf), mRow, r);
-            memref::StoreOp::create(b, l, f32Const(b, l, 0.0), lRow, r);
-            memref::StoreOp::create(b, l, f32Const(b, l, 1.0), alphaRow, r);
-            vector::StoreOp::create(b, l, splatConst(b, l, 0.0), pRow,
-                                    ValueRange{r, zero});
-            forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
-              maskedStore(b, l, splatConst(b, l, 0.0), acc, ValueRange{r, c}, m);
-            });
-          });
+          forRange(
+              b, loc, zero, blockQ, one,
+              [&](OpBuilder &b, Location l, Value r) {
+                memref::StoreOp::create(b, l, f32Const(b, l, -kInf), mRow, r);
+                memref::StoreOp::create(b, l, f32Const(b, l, 0.0), lRow, r);
+                memref::StoreOp::create(b, l, f32Const(b, l, 1.0), alphaRow, r);
+                vector::StoreOp::create(b, l, splatConst(b, l, 0.0), pRow,
+                                        ValueRange{r, zero});
+                forChunks(b, l, dv,
+                          [&](OpBuilder &b, Location l, Value c, Value m) {
+                            maskedStore(b, l, splatConst(b, l, 0.0), acc,
+                                        ValueRange{r, c}, m);
+                          });
+              });
           // Register groups of rows for the block loops: each row is one
           // FMA chain, and a group's chains run side by side (16 zmm of 32;
           // with AVX2 a 16-wide vector is two ymm, so 4 rows of 16).
@@ -247,250 +267,272 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
             lanes.push_back(j);
           auto laneType = VectorType::get({kAttentionBlockK}, b.getI32Type());
           Value laneIds = arith::ConstantOp::create(
-              b, loc, laneType, DenseElementsAttr::get(laneType, ArrayRef(lanes)));
+              b, loc, laneType,
+              DenseElementsAttr::get(laneType, ArrayRef(lanes)));
 
           // Blocks of at most kAttentionDirectRows rows (decoding: one new
           // token per step) take each score as a dot product of contiguous
           // rows of Q and K, without transposing the key tile: the
           // transpose (D x 16 scalar copies) is only worth it when many
           // rows share it.
-          Value direct = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ule, rows,
-              indexConst(b, loc, kAttentionDirectRows));
-          forRange(b, loc, kStart, kEnd, blockK, [&](OpBuilder &b, Location l,
-                                                   Value j0) {
-            Value tileKeys = arith::MinUIOp::create(b, l, blockK, subI(b, l, kEnd, j0));
-            // Scores of every row of the block from the transposed tile:
-            // per dd one load of the tile feeds one FMA per row, in
-            // independent chains (rows past `rows` read the last query row
-            // and are never used).
-            auto blockScores = scf::IfOp::create(
-                b, l, arith::XOrIOp::create(
-                          b, l, direct, arith::ConstantIntOp::create(b, l, 1, 1)),
-                /*withElseRegion=*/false);
-            {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(&blockScores.getThenRegion().front());
-              Value tile = arith::DivUIOp::create(b, l, j0, blockK);
-              for (int64_t g0 = 0; g0 < kAttentionBlockQ; g0 += rowGroup) {
-                SmallVector<Value> qRows;
-                for (int64_t r = g0; r < g0 + rowGroup; ++r)
-                  qRows.push_back(arith::MinUIOp::create(
-                      b, l, addI(b, l, q0, indexConst(b, l, r)), lastRow));
-                SmallVector<Value> init(rowGroup, splatConst(b, l, 0.0));
-                auto sLoop = scf::ForOp::create(
-                    b, l, zero, d, one, init,
-                    [&](OpBuilder &b, Location l, Value dd, ValueRange acc) {
-                      Value kv = vector::LoadOp::create(
-                          b, l, vt, ktAll, ValueRange{bi, hk, tile, dd, zero});
-                      SmallVector<Value> next;
-                      for (int64_t r = 0; r < rowGroup; ++r) {
-                        Value qv = memref::LoadOp::create(
-                            b, l, query, ValueRange{bi, h, qRows[r], dd});
-                        next.push_back(math::FmaOp::create(
-                            b, l, splat(b, l, qv), kv, acc[r]));
-                      }
-                      scf::YieldOp::create(b, l, next);
-                    });
-                for (int64_t r = 0; r < rowGroup; ++r)
-                  vector::StoreOp::create(
-                      b, l, sLoop.getResult(r), sBlock,
-                      ValueRange{indexConst(b, l, g0 + r), zero});
-              }
-            }
-            Value j0i32 = arith::IndexCastOp::create(b, l, b.getI32Type(), j0);
-            Value keyIds = arith::AddIOp::create(
-                b, l, laneIds, vector::BroadcastOp::create(b, l, laneType, j0i32));
-            Value inTile = laneMask(b, l, tileKeys);
-            forRange(b, l, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
-              Value i = addI(b, l, q0, r);
-              // Scores of row i against the tile: from the transposed tile
-              // (one FMA of 16 scores per dd), or key by key as dot
-              // products (lanes past the tile score 0 and are masked
-              // below).
-              auto scores = scf::IfOp::create(b, l, TypeRange{vt}, direct,
-                                              /*withElseRegion=*/true);
-              {
-                OpBuilder::InsertionGuard guard(b);
-                b.setInsertionPointToStart(&scores.getThenRegion().front());
-                auto perKey = scf::ForOp::create(
-                    b, l, zero, blockK, one, ValueRange{splatConst(b, l, 0.0)},
-                    [&](OpBuilder &b, Location l, Value jj, ValueRange s) {
-                      Value inside = arith::CmpIOp::create(
-                          b, l, arith::CmpIPredicate::ult, jj, tileKeys);
-                      Value jSafe = arith::SelectOp::create(
-                          b, l, inside, addI(b, l, j0, jj), j0);
-                      SmallVector<Value> dot = forChunksReduce(
-                          b, l, d, ValueRange{splatConst(b, l, 0.0)},
-                          [&](OpBuilder &b, Location l, Value c, Value m,
-                              ValueRange acc) -> SmallVector<Value> {
-                            Value qv = maskedLoad(b, l, query,
-                                                  ValueRange{bi, h, i, c}, m,
-                                                  splatConst(b, l, 0.0));
-                            Value kv = maskedLoad(b, l, key,
-                                                  ValueRange{bi, hk, jSafe, c},
-                                                  m, splatConst(b, l, 0.0));
-                            return {math::FmaOp::create(b, l, qv, kv, acc[0])};
-                          });
-                      Value sj = reduceAdd(b, l, dot[0]);
-                      Value next = vector::InsertOp::create(
-                          b, l, sj, s[0], OpFoldResult(jj));
-                      scf::YieldOp::create(b, l, ValueRange{next});
-                    });
-                scf::YieldOp::create(b, l, perKey.getResults());
-                b.setInsertionPointToStart(&scores.getElseRegion().front());
-                scf::YieldOp::create(
+          Value direct =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rows,
+                                    indexConst(b, loc, kAttentionDirectRows));
+          forRange(
+              b, loc, kStart, kEnd, blockK,
+              [&](OpBuilder &b, Location l, Value j0) {
+                Value tileKeys =
+                    arith::MinUIOp::create(b, l, blockK, subI(b, l, kEnd, j0));
+                // Scores of every row of the block from the transposed tile:
+                // per dd one load of the tile feeds one FMA per row, in
+                // independent chains (rows past `rows` read the last query row
+                // and are never used).
+                auto blockScores = scf::IfOp::create(
                     b, l,
-                    ValueRange{vector::LoadOp::create(b, l, vt, sBlock,
-                                                      ValueRange{r, zero})});
-              }
-              Value s = arith::MulFOp::create(b, l, scores.getResult(0),
-                                              splatConst(b, l, scale));
-              if (mask) {
-                SmallVector<Value> idx = maskIndex(b, l, ValueRange{bi, h, i, j0});
-                Value mv;
-                if (maskBroadcastsKeys)
-                  mv = splat(b, l, memref::LoadOp::create(b, l, mask, idx));
-                else
-                  mv = maskedLoad(b, l, mask, idx, inTile, splatConst(b, l, 0.0));
-                s = arith::AddFOp::create(b, l, s, mv);
-              }
-              // Position biases of the distance r = j - (i + shift).
-              Value dist;
-              if (relBias || slope) {
-                Value pos = arith::IndexCastOp::create(
-                    b, l, b.getI32Type(), addI(b, l, i, shift));
-                dist = arith::SubIOp::create(
-                    b, l, keyIds,
-                    vector::BroadcastOp::create(b, l, laneType, pos));
-              }
-              if (relBias) {
-                // relBias[h, clamp(r, -R, R) + R], gathered per lane.
-                auto i32Splat = [&](int64_t v) {
-                  return arith::ConstantOp::create(
-                      b, l, laneType,
-                      DenseElementsAttr::get(laneType,
-                                             static_cast<int32_t>(v)));
-                };
-                Value col = arith::MinSIOp::create(
-                    b, l,
-                    arith::MaxSIOp::create(b, l, dist, i32Splat(-relative)),
-                    i32Splat(relative));
-                col = arith::AddIOp::create(b, l, col, i32Splat(relative));
-                auto allType = VectorType::get({kAttentionBlockK},
-                                               b.getI1Type());
-                Value all = arith::ConstantOp::create(
-                    b, l, allType, DenseElementsAttr::get(allType, true));
-                // Run-time heads past the table's rows read its last.
-                Value row = arith::MinUIOp::create(
-                    b, l, h,
-                    indexConst(b, l,
-                               cast<MemRefType>(relBias.getType())
-                                       .getDimSize(0) -
-                                   1));
-                Value bias = vector::GatherOp::create(
-                    b, l, vt, relBias, ValueRange{row, zero}, col, all,
-                    splatConst(b, l, 0.0));
-                s = arith::AddFOp::create(b, l, s, bias);
-              }
-              if (slope) {
-                Value r = arith::SIToFPOp::create(b, l, vt, dist);
-                s = math::FmaOp::create(b, l, splat(b, l, slope), r, s);
-              }
-              Value keep = inTile;
-              if (causal) {
-                Value limit = arith::IndexCastOp::create(
-                    b, l, b.getI32Type(), addI(b, l, i, shift));
-                Value seen = arith::CmpIOp::create(
-                    b, l, arith::CmpIPredicate::sle, keyIds,
-                    vector::BroadcastOp::create(b, l, laneType, limit));
-                keep = arith::AndIOp::create(b, l, keep, seen);
-              }
-              if (window > 0) {
-                // keys j > i + shift - window
-                Value first = arith::IndexCastOp::create(
-                    b, l, b.getI32Type(),
-                    subI(b, l, addI(b, l, i, shift),
-                         indexConst(b, l, window)));
-                Value inWindow = arith::CmpIOp::create(
-                    b, l, arith::CmpIPredicate::sgt, keyIds,
-                    vector::BroadcastOp::create(b, l, laneType, first));
-                keep = arith::AndIOp::create(b, l, keep, inWindow);
-              }
-              s = arith::SelectOp::create(b, l, keep, s, splatConst(b, l, -kInf));
-              Value mOld = memref::LoadOp::create(b, l, mRow, r);
-              Value mNew = arith::MaximumFOp::create(b, l, mOld, reduceMax(b, l, s));
-              Value noneSeen = arith::CmpFOp::create(
-                  b, l, arith::CmpFPredicate::OEQ, mNew, f32Const(b, l, -kInf));
-              Value mSafe =
-                  arith::SelectOp::create(b, l, noneSeen, f32Const(b, l, 0.0), mNew);
-              Value alpha = math::ExpOp::create(
-                  b, l, arith::SubFOp::create(b, l, mOld, mSafe));
-              Value p = math::ExpOp::create(
-                  b, l, arith::SubFOp::create(b, l, s, splat(b, l, mSafe)));
-              Value lNew = arith::AddFOp::create(
-                  b, l,
-                  arith::MulFOp::create(b, l, memref::LoadOp::create(b, l, lRow, r),
-                                        alpha),
-                  reduceAdd(b, l, p));
-              memref::StoreOp::create(b, l, lNew, lRow, r);
-              memref::StoreOp::create(b, l, mNew, mRow, r);
-              vector::StoreOp::create(b, l, p, pRow, ValueRange{r, zero});
-              memref::StoreOp::create(b, l, alpha, alphaRow, r);
-            });
-            // o = o·α + p·V_tile for the whole block: per key one load of a
-            // chunk of V feeds one FMA per row, in independent chains.
-            forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
-              for (int64_t g0 = 0; g0 < kAttentionBlockQ; g0 += rowGroup) {
-                SmallVector<Value> init;
-                for (int64_t r = g0; r < g0 + rowGroup; ++r) {
-                  Value ri = indexConst(b, l, r);
-                  Value o = maskedLoad(b, l, acc, ValueRange{ri, c}, m,
-                                       splatConst(b, l, 0.0));
-                  init.push_back(arith::MulFOp::create(
-                      b, l, o,
-                      splat(b, l, memref::LoadOp::create(b, l, alphaRow, ri))));
+                    arith::XOrIOp::create(
+                        b, l, direct, arith::ConstantIntOp::create(b, l, 1, 1)),
+                    /*withElseRegion=*/false);
+                {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPointToStart(
+                      &blockScores.getThenRegion().front());
+                  Value tile = arith::DivUIOp::create(b, l, j0, blockK);
+                  for (int64_t g0 = 0; g0 < kAttentionBlockQ; g0 += rowGroup) {
+                    SmallVector<Value> qRows;
+                    for (int64_t r = g0; r < g0 + rowGroup; ++r)
+                      qRows.push_back(arith::MinUIOp::create(
+                          b, l, addI(b, l, q0, indexConst(b, l, r)), lastRow));
+                    SmallVector<Value> init(rowGroup, splatConst(b, l, 0.0));
+                    auto sLoop = scf::ForOp::create(
+                        b, l, zero, d, one, init,
+                        [&](OpBuilder &b, Location l, Value dd,
+                            ValueRange acc) {
+                          Value kv = vector::LoadOp::create(
+                              b, l, vt, ktAll,
+                              ValueRange{bi, hk, tile, dd, zero});
+                          SmallVector<Value> next;
+                          for (int64_t r = 0; r < rowGroup; ++r) {
+                            Value qv = memref::LoadOp::create(
+                                b, l, query, ValueRange{bi, h, qRows[r], dd});
+                            next.push_back(math::FmaOp::create(
+                                b, l, splat(b, l, qv), kv, acc[r]));
+                          }
+                          scf::YieldOp::create(b, l, next);
+                        });
+                    for (int64_t r = 0; r < rowGroup; ++r)
+                      vector::StoreOp::create(
+                          b, l, sLoop.getResult(r), sBlock,
+                          ValueRange{indexConst(b, l, g0 + r), zero});
+                  }
                 }
-                auto pv = scf::ForOp::create(
-                    b, l, zero, tileKeys, one, init,
-                    [&](OpBuilder &b, Location l, Value jj, ValueRange o) {
-                      Value vv = maskedLoad(
-                          b, l, value, ValueRange{bi, hk, addI(b, l, j0, jj), c},
-                          m, splatConst(b, l, 0.0));
-                      SmallVector<Value> next;
-                      for (int64_t r = 0; r < rowGroup; ++r) {
-                        Value pj = memref::LoadOp::create(
-                            b, l, pRow,
-                            ValueRange{indexConst(b, l, g0 + r), jj});
-                        next.push_back(math::FmaOp::create(
-                            b, l, splat(b, l, pj), vv, o[r]));
+                Value j0i32 =
+                    arith::IndexCastOp::create(b, l, b.getI32Type(), j0);
+                Value keyIds = arith::AddIOp::create(
+                    b, l, laneIds,
+                    vector::BroadcastOp::create(b, l, laneType, j0i32));
+                Value inTile = laneMask(b, l, tileKeys);
+                forRange(
+                    b, l, zero, rows, one,
+                    [&](OpBuilder &b, Location l, Value r) {
+                      Value i = addI(b, l, q0, r);
+                      // Scores of row i against the tile: from the transposed
+                      // tile (one FMA of 16 scores per dd), or key by key as
+                      // dot products (lanes past the tile score 0 and are
+                      // masked below).
+                      auto scores =
+                          scf::IfOp::create(b, l, TypeRange{vt}, direct,
+                                            /*withElseRegion=*/true);
+                      {
+                        OpBuilder::InsertionGuard guard(b);
+                        b.setInsertionPointToStart(
+                            &scores.getThenRegion().front());
+                        auto perKey = scf::ForOp::create(
+                            b, l, zero, blockK, one,
+                            ValueRange{splatConst(b, l, 0.0)},
+                            [&](OpBuilder &b, Location l, Value jj,
+                                ValueRange s) {
+                              Value inside = arith::CmpIOp::create(
+                                  b, l, arith::CmpIPredicate::ult, jj,
+                                  tileKeys);
+                              Value jSafe = arith::SelectOp::create(
+                                  b, l, inside, addI(b, l, j0, jj), j0);
+                              SmallVector<Value> dot = forChunksReduce(
+                                  b, l, d, ValueRange{splatConst(b, l, 0.0)},
+                                  [&](OpBuilder &b, Location l, Value c,
+                                      Value m,
+                                      ValueRange acc) -> SmallVector<Value> {
+                                    Value qv = maskedLoad(
+                                        b, l, query, ValueRange{bi, h, i, c}, m,
+                                        splatConst(b, l, 0.0));
+                                    Value kv = maskedLoad(
+                                        b, l, key, ValueRange{bi, hk, jSafe, c},
+                                        m, splatConst(b, l, 0.0));
+                                    return {math::FmaOp::create(b, l, qv, kv,
+                                                                acc[0])};
+                                  });
+                              Value sj = reduceAdd(b, l, dot[0]);
+                              Value next = vector::InsertOp::create(
+                                  b, l, sj, s[0], OpFoldResult(jj));
+                              scf::YieldOp::create(b, l, ValueRange{next});
+                            });
+                        scf::YieldOp::create(b, l, perKey.getResults());
+                        b.setInsertionPointToStart(
+                            &scores.getElseRegion().front());
+                        scf::YieldOp::create(
+                            b, l,
+                            ValueRange{vector::LoadOp::create(
+                                b, l, vt, sBlock, ValueRange{r, zero})});
                       }
-                      scf::YieldOp::create(b, l, next);
+                      Value s = arith::MulFOp::create(b, l, scores.getResult(0),
+                                                      splatConst(b, l, scale));
+                      if (mask) {
+                        SmallVector<Value> idx =
+                            maskIndex(b, l, ValueRange{bi, h, i, j0});
+                        Value mv;
+                        if (maskBroadcastsKeys)
+                          mv = splat(b, l,
+                                     memref::LoadOp::create(b, l, mask, idx));
+                        else
+                          mv = maskedLoad(b, l, mask, idx, inTile,
+                                          splatConst(b, l, 0.0));
+                        s = arith::AddFOp::create(b, l, s, mv);
+                      }
+                      // Position biases of the distance r = j - (i + shift).
+                      Value dist;
+                      if (relBias || slope) {
+                        Value pos = arith::IndexCastOp::create(
+                            b, l, b.getI32Type(), addI(b, l, i, shift));
+                        dist = arith::SubIOp::create(
+                            b, l, keyIds,
+                            vector::BroadcastOp::create(b, l, laneType, pos));
+                      }
+                      if (relBias) {
+                        // relBias[h, clamp(r, -R, R) + R], gathered per lane.
+                        auto i32Splat = [&](int64_t v) {
+                          return arith::ConstantOp::create(
+                              b, l, laneType,
+                              DenseElementsAttr::get(laneType,
+                                                     static_cast<int32_t>(v)));
+                        };
+                        Value col = arith::MinSIOp::create(
+                            b, l,
+                            arith::MaxSIOp::create(b, l, dist,
+                                                   i32Splat(-relative)),
+                            i32Splat(relative));
+                        col = arith::AddIOp::create(b, l, col,
+                                                    i32Splat(relative));
+                        auto allType =
+                            VectorType::get({kAttentionBlockK}, b.getI1Type());
+                        Value all = arith::ConstantOp::create(
+                            b, l, allType,
+                            DenseElementsAttr::get(allType, true));
+                        // Run-time heads past the table's rows read its last.
+                        Value row = arith::MinUIOp::create(
+                            b, l, h,
+                            indexConst(b, l,
+                                       cast<MemRefType>(relBias.getType())
+                                               .getDimSize(0) -
+                                           1));
+                        Value bias = vector::GatherOp::create(
+                            b, l, vt, relBias, ValueRange{row, zero}, col, all,
+                            splatConst(b, l, 0.0));
+                        s = arith::AddFOp::create(b, l, s, bias);
+                      }
+                      if (slope) {
+                        Value r = arith::SIToFPOp::create(b, l, vt, dist);
+                        s = math::FmaOp::create(b, l, splat(b, l, slope), r, s);
+                      }
+                      Value keep = inTile;
+                      if (causal) {
+                        Value limit = arith::IndexCastOp::create(
+                            b, l, b.getI32Type(), addI(b, l, i, shift));
+                        Value seen = arith::CmpIOp::create(
+                            b, l, arith::CmpIPredicate::sle, keyIds,
+                            vector::BroadcastOp::create(b, l, laneType, limit));
+                        keep = arith::AndIOp::create(b, l, keep, seen);
+                      }
+                      if (window > 0) {
+                        // keys j > i + shift - window
+                        Value first = arith::IndexCastOp::create(
+                            b, l, b.getI32Type(),
+                            subI(b, l, addI(b, l, i, shift),
+                                 indexConst(b, l, window)));
+                        Value inWindow = arith::CmpIOp::create(
+                            b, l, arith::CmpIPredicate::sgt, keyIds,
+                            vector::BroadcastOp::create(b, l, laneType, first));
+                        keep = arith::AndIOp::create(b, l, keep, inWindow);
+                      }
+                      s = arith::SelectOp::create(b, l, keep, s,
+                                                  splatConst(b, l, -kInf));
+                      VectorLanes lanes;
+                      OnlineSoftmaxStep step = emitOnlineSoftmaxStep(
+                          lanes, b, l, memref::LoadOp::create(b, l, mRow, r),
+                          memref::LoadOp::create(b, l, lRow, r), s);
+                      memref::StoreOp::create(b, l, step.sum, lRow, r);
+                      memref::StoreOp::create(b, l, step.max, mRow, r);
+                      vector::StoreOp::create(b, l, step.probs, pRow,
+                                              ValueRange{r, zero});
+                      memref::StoreOp::create(b, l, step.alpha, alphaRow, r);
                     });
-                for (int64_t r = 0; r < rowGroup; ++r)
-                  maskedStore(b, l, pv.getResult(r), acc,
-                              ValueRange{indexConst(b, l, g0 + r), c}, m);
-              }
-            });
-          });
+                // o = o·α + p·V_tile for the whole block: per key one load of a
+                // chunk of V feeds one FMA per row, in independent chains.
+                forChunks(
+                    b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
+                      for (int64_t g0 = 0; g0 < kAttentionBlockQ;
+                           g0 += rowGroup) {
+                        SmallVector<Value> init;
+                        for (int64_t r = g0; r < g0 + rowGroup; ++r) {
+                          Value ri = indexConst(b, l, r);
+                          Value o = maskedLoad(b, l, acc, ValueRange{ri, c}, m,
+                                               splatConst(b, l, 0.0));
+                          init.push_back(arith::MulFOp::create(
+                              b, l, o,
+                              splat(
+                                  b, l,
+                                  memref::LoadOp::create(b, l, alphaRow, ri))));
+                        }
+                        auto pv = scf::ForOp::create(
+                            b, l, zero, tileKeys, one, init,
+                            [&](OpBuilder &b, Location l, Value jj,
+                                ValueRange o) {
+                              Value vv = maskedLoad(
+                                  b, l, value,
+                                  ValueRange{bi, hk, addI(b, l, j0, jj), c}, m,
+                                  splatConst(b, l, 0.0));
+                              SmallVector<Value> next;
+                              for (int64_t r = 0; r < rowGroup; ++r) {
+                                Value pj = memref::LoadOp::create(
+                                    b, l, pRow,
+                                    ValueRange{indexConst(b, l, g0 + r), jj});
+                                next.push_back(math::FmaOp::create(
+                                    b, l, splat(b, l, pj), vv, o[r]));
+                              }
+                              scf::YieldOp::create(b, l, next);
+                            });
+                        for (int64_t r = 0; r < rowGroup; ++r)
+                          maskedStore(b, l, pv.getResult(r), acc,
+                                      ValueRange{indexConst(b, l, g0 + r), c},
+                                      m);
+                      }
+                    });
+              });
           // out = o / l, or 0 for a row that saw no key.
-          forRange(b, loc, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
-            Value lr = memref::LoadOp::create(b, l, lRow, r);
-            Value z = f32Const(b, l, 0.0);
-            Value isZero =
-                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, lr, z);
-            Value inv = arith::SelectOp::create(
-                b, l, isZero, z,
-                arith::DivFOp::create(b, l, f32Const(b, l, 1.0), lr));
-            Value invSplat = splat(b, l, inv);
-            Value i = addI(b, l, q0, r);
-            forChunks(b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
-              Value o = maskedLoad(b, l, acc, ValueRange{r, c}, m,
-                                   splatConst(b, l, 0.0));
-              maskedStore(b, l, arith::MulFOp::create(b, l, o, invSplat), out,
-                          ValueRange{bi, h, i, c}, m);
-            });
-          });
+          forRange(
+              b, loc, zero, rows, one, [&](OpBuilder &b, Location l, Value r) {
+                Value invSplat =
+                    splat(b, l,
+                          emitSafeReciprocal(
+                              b, l, memref::LoadOp::create(b, l, lRow, r)));
+                Value i = addI(b, l, q0, r);
+                forChunks(
+                    b, l, dv, [&](OpBuilder &b, Location l, Value c, Value m) {
+                      Value o = maskedLoad(b, l, acc, ValueRange{r, c}, m,
+                                           splatConst(b, l, 0.0));
+                      maskedStore(b, l,
+                                  arith::MulFOp::create(b, l, o, invSplat), out,
+                                  ValueRange{bi, h, i, c}, m);
+                    });
+              });
           memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
         }
       });
@@ -507,13 +549,13 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
-  auto split = declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
-                                  {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32,
-                                   i64});
-  auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine",
-                                    voidType, {ptr, ptr, ptr, i64});
-  auto partialFloats = declareMicroKernel(
-      b, op, "tfc_uk_attention_partial_floats", i64, {ptr});
+  auto split =
+      declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
+                         {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+  auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine", voidType,
+                                    {ptr, ptr, ptr, i64});
+  auto partialFloats =
+      declareMicroKernel(b, op, "tfc_uk_attention_partial_floats", i64, {ptr});
 
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   Value batch = sizes.batch, heads = sizes.heads, tq = sizes.tq, d = sizes.d;
@@ -533,8 +575,11 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   Value shape;
   {
     OpBuilder::InsertionGuard guard(b);
-    Block *entry = &b.getInsertionBlock()->getParent()->getParentOfType<
-        FunctionOpInterface>().getFunctionBody().front();
+    Block *entry = &b.getInsertionBlock()
+                        ->getParent()
+                        ->getParentOfType<FunctionOpInterface>()
+                        .getFunctionBody()
+                        .front();
     b.setInsertionPointToStart(entry);
     shape = memref::AllocaOp::create(
         b, loc, MemRefType::get({TFC_UK_ATTENTION_SHAPE}, i64));
@@ -550,13 +595,12 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   put(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getCausal())));
   put(arith::ConstantOp::create(
       b, loc, b.getI64IntegerAttr(op.getWindow() ? *op.getWindow() : 0)));
-  put(arith::ConstantOp::create(
-      b, loc, b.getI64IntegerAttr(op.getRelativeDistance())));
+  put(arith::ConstantOp::create(b, loc,
+                                b.getI64IntegerAttr(op.getRelativeDistance())));
   put(arith::ConstantOp::create(
       b, loc,
-      b.getI64IntegerAttr(relBias ? cast<MemRefType>(relBias.getType())
-                                        .getDimSize(0)
-                                  : 0)));
+      b.getI64IntegerAttr(
+          relBias ? cast<MemRefType>(relBias.getType()).getDimSize(0) : 0)));
   for (Value m : {query, key, value}) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
     for (Value stride : meta.getStrides())
@@ -592,9 +636,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
         b.getI64IntegerAttr(64));
     forRange(b, loc, zero, heads, one, [&](OpBuilder &b, Location l, Value h) {
       memref::StoreOp::create(
-          b, l,
-          buildAlibiSlope(b, l, h, heads, alibi->convertToDouble()), slopes,
-          h);
+          b, l, buildAlibiSlope(b, l, h, heads, alibi->convertToDouble()),
+          slopes, h);
     });
   }
   // Without key/value heads no task runs (and no key is read).
@@ -660,8 +703,7 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
-  emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, relBias,
-                      out);
+  emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
   emitFlashAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
 }

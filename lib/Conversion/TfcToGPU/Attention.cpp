@@ -24,14 +24,17 @@
 // At the end each lane writes o / l (0 for a row whose keys were all
 // masked). With `causal` the key loop of a block ends at the last key its
 // last row may see: tiles above the diagonal are never loaded; with a
-// window it starts at the tile of the first key its first row may see. Grouped-query
-// attention reads key/value head h / (H / Hkv). Memory is O(kBlockQ · D) of
-// shared memory per block, linear in the sequence length overall.
+// window it starts at the tile of the first key its first row may see.
+// Grouped-query attention reads key/value head h / (H / Hkv). Memory is
+// O(kBlockQ · D) of shared memory per block, linear in the sequence length
+// overall.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuKernelUtils.h"
 #include "GpuKernels.h"
+
+#include "tfc/Conversion/RowKernels.h"
 
 #include "tfc/Dialect/Tfc/IR/PositionBias.h"
 
@@ -70,6 +73,19 @@ Value select(OpBuilder &b, Location loc, Value c, Value x, Value y) {
   return arith::SelectOp::create(b, loc, c, x, y);
 }
 
+/// A row's scores, one key per lane of the warp.
+struct WarpLanes final : ScoreLanes {
+  Value reduce(OpBuilder &b, Location loc, RowReduction kind,
+               Value scores) override {
+    return warpReduce(b, loc, scores,
+                      kind == RowReduction::Add ? Reduction::Add
+                                                : Reduction::Max);
+  }
+  Value broadcast(OpBuilder &, Location, Value scalar) override {
+    return scalar;
+  }
+};
+
 /// Cooperatively copies a tile of `rows` x `cols` elements into `shared`
 /// ([rows][>= cols]): element (r, c) is `load(r, c)` (an f32, zero where out
 /// of range).
@@ -88,9 +104,10 @@ void stage(OpBuilder &b, Location loc, Value thread, Value shared, int64_t rows,
 
 } // namespace
 
-LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
-                                  Value query, Value key, Value value,
-                                  Value mask, Value relBias, Value out) {
+LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
+                                  kernel::AttentionOp op, Value query,
+                                  Value key, Value value, Value mask,
+                                  Value relBias, Value out) {
   int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
   int64_t relative = op.getRelativeDistance();
   double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;
@@ -184,10 +201,10 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, kernel::AttentionO
           Value first = select(
               b, l, cmpI(b, l, arith::CmpIPredicate::ugt, reach, back),
               arith::SubIOp::create(b, l, reach, back), indexConst(b, l, 0));
-          kStart = mulI(b, l,
-                        arith::DivUIOp::create(b, l, first,
-                                               indexConst(b, l, kBlockK)),
-                        indexConst(b, l, kBlockK));
+          kStart = mulI(
+              b, l,
+              arith::DivUIOp::create(b, l, first, indexConst(b, l, kBlockK)),
+              indexConst(b, l, kBlockK));
         }
 
         // State per row: m, l, then o per 32-column chunk.
@@ -290,20 +307,20 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, kernel::AttentionO
                   // The distance r = kj - (i + Tk - Tq), signed.
                   Type i64 = b.getI64Type();
                   auto s64 = [&](Value v) {
-                    return arith::IndexCastOp::create(b, l, i64, v)
-                        .getResult();
+                    return arith::IndexCastOp::create(b, l, i64, v).getResult();
                   };
-                  Value dist = arith::SubIOp::create(
-                      b, l, addI(b, l, s64(kj), s64(tq)),
-                      addI(b, l, s64(i), s64(tk)));
+                  Value dist =
+                      arith::SubIOp::create(b, l, addI(b, l, s64(kj), s64(tq)),
+                                            addI(b, l, s64(i), s64(tk)));
                   if (relBias) {
                     auto c64 = [&](int64_t v) {
-                      return arith::ConstantOp::create(
-                                 b, l, b.getI64IntegerAttr(v))
+                      return arith::ConstantOp::create(b, l,
+                                                       b.getI64IntegerAttr(v))
                           .getResult();
                     };
                     Value col = arith::MinSIOp::create(
-                        b, l, arith::MaxSIOp::create(b, l, dist, c64(-relative)),
+                        b, l,
+                        arith::MaxSIOp::create(b, l, dist, c64(-relative)),
                         c64(relative));
                     col = arith::IndexCastOp::create(
                         b, l, b.getIndexType(),
@@ -326,28 +343,15 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, kernel::AttentionO
                 }
                 Value negInfV = f32Const(b, l, negInf);
                 s = select(b, l, valid, s, negInfV);
-                Value mOld = state[mAt(r)];
-                Value mNew = arith::MaximumFOp::create(
-                    b, l, mOld, warpReduce(b, l, s, Reduction::Max));
-                // While every key so far is masked (m' = -inf) nothing is
-                // accumulated: α = 1, p = 0.
-                Value none = arith::CmpFOp::create(
-                    b, l, arith::CmpFPredicate::OEQ, mNew, negInfV);
-                Value safeM = select(b, l, none, zeroF, mNew);
-                Value alpha =
-                    select(b, l, none, f32Const(b, l, 1.0),
-                           math::ExpOp::create(
-                               b, l, arith::SubFOp::create(b, l, mOld, safeM)));
-                Value p = math::ExpOp::create(
-                    b, l, arith::SubFOp::create(b, l, s, safeM));
-                probs.push_back(p);
-                next[mAt(r)] = mNew;
-                next[lAt(r)] = arith::AddFOp::create(
-                    b, l, arith::MulFOp::create(b, l, state[lAt(r)], alpha),
-                    warpReduce(b, l, p, Reduction::Add));
+                WarpLanes lanes;
+                OnlineSoftmaxStep step = emitOnlineSoftmaxStep(
+                    lanes, b, l, state[mAt(r)], state[lAt(r)], s);
+                probs.push_back(step.probs);
+                next[mAt(r)] = step.max;
+                next[lAt(r)] = step.sum;
                 for (int64_t c = 0; c < chunks; ++c)
                   next[oAt(r, c)] =
-                      arith::MulFOp::create(b, l, state[oAt(r, c)], alpha);
+                      arith::MulFOp::create(b, l, state[oAt(r, c)], step.alpha);
               }
 
               // o += p · V_tile, p_j broadcast from lane j.
@@ -391,12 +395,7 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc, kernel::AttentionO
 
         for (int64_t r = 0; r < kRowsPerWarp; ++r) {
           Value i = rowIdx[r];
-          Value sum = state[lAt(r)];
-          Value positive = arith::CmpFOp::create(
-              b, l, arith::CmpFPredicate::OGT, sum, zeroF);
-          Value inv = select(
-              b, l, positive,
-              arith::DivFOp::create(b, l, f32Const(b, l, 1.0), sum), zeroF);
+          Value inv = emitSafeReciprocal(b, l, state[lAt(r)]);
           for (int64_t c = 0; c < chunks; ++c) {
             Value d = addI(b, l, lane, indexConst(b, l, c * kWarpSize));
             Value inside = arith::AndIOp::create(
