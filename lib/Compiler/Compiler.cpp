@@ -20,6 +20,7 @@
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Import/Importer.h"
 #include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/Host/Passes.h"
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -72,8 +73,7 @@ Stage tfc::compiler::stageForOutput(StringRef path) {
 std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
                                         bool toStdout) {
   if ((stage == Stage::Library || stage == Stage::Object) && toStdout)
-    return std::string("--emit=") +
-           (stage == Stage::Library ? "lib" : "obj") +
+    return std::string("--emit=") + (stage == Stage::Library ? "lib" : "obj") +
            " needs an output file (-o model.so)";
   if (stage == Stage::Ptx && !o.cuda)
     return "--emit=ptx needs --target=cuda";
@@ -119,8 +119,8 @@ mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
     std::string error;
     if (!importer::importCheckpoint(path.str(), imported, error))
       return fail(error);
-    file = MemoryBuffer::getMemBufferCopy(imported.tfm,
-                                          path + " (imported).tfm");
+    file =
+        MemoryBuffer::getMemBufferCopy(imported.tfm, path + " (imported).tfm");
   } else {
     file = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   }
@@ -155,8 +155,7 @@ mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
   if (ast_)
     module_ = generateModule(*ast_, *context_, *diags_, gen);
   else
-    module_ = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr_,
-                                                    context_.get());
+    module_ = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr_, context_.get());
   if (!module_)
     return fail(""); // reported where it was found
   return mlir::success();
@@ -204,8 +203,8 @@ mlir::LogicalResult Session::lower(Stage stage) {
                                           : options_.cpuKernels);
   }
   if (stage == Stage::WeightsManifest) {
-    mlir::tfc::LowerCpuModelABIOptions abi;
-    pm.addPass(mlir::tfc::createLowerCpuModelABI(abi));
+    mlir::tfc::LowerModelABIOptions abi;
+    pm.addPass(mlir::tfc::createLowerModelABI(abi));
   } else if (stage != Stage::Fused && stage != Stage::Linalg) {
     if (options_.cuda)
       mlir::tfc::buildCudaLoweringPipeline(pm, cuda, target,
@@ -219,9 +218,9 @@ mlir::LogicalResult Session::lower(Stage stage) {
   return mlir::success();
 }
 
-mlir::LogicalResult
-Session::write(StringRef path, function_ref<bool(raw_ostream &)> body,
-               bool binary) {
+mlir::LogicalResult Session::write(StringRef path,
+                                   function_ref<bool(raw_ostream &)> body,
+                                   bool binary) {
   std::error_code ec;
   auto out = std::make_unique<ToolOutputFile>(
       path, ec, binary ? sys::fs::OF_None : sys::fs::OF_Text);

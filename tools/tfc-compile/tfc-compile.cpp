@@ -9,14 +9,18 @@
 //
 // Parses a .tfm model description, checks it, instantiates it into the tfc
 // dialect and writes the requested stage: a command line over the compiler
-// library (include/tfc/Compiler/Compiler.h), which does all of it. Errors are reported as
-// file:line:col with the source line and a caret; the exit code is 1 after
-// any error and the output file is only written on success.
+// library (include/tfc/Compiler/Compiler.h), which does all of it. Errors are
+// reported as file:line:col with the source line and a caret; the exit code is
+// 1 after any error and the output file is only written on success.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Compiler/Compiler.h"
 #include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
+#include "tfc/Target/CPU/Passes.h"
+#include "tfc/Target/Host/Passes.h"
+#include "tfc/Target/NVPTX/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -104,8 +108,7 @@ cl::opt<std::string> cpuKernels(
              "avx2 (default: from the target CPU's features). For testing "
              "and measuring one ISA's kernels on another"),
     cl::value_desc("isa"));
-cl::opt<std::string> entry("entry",
-                           cl::desc("Only compile this entry point"),
+cl::opt<std::string> entry("entry", cl::desc("Only compile this entry point"),
                            cl::value_desc("name"));
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override a hyper-parameter"),
@@ -138,6 +141,10 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::tfc::registerTfcConversionPasses();
+  mlir::tfc::kernel::registerTfcKernelPasses();
+  mlir::tfc::registerTfcHostPasses();
+  mlir::tfc::registerTfcCPUPasses();
+  mlir::tfc::registerTfcNVPTXPasses();
   cl::ParseCommandLineOptions(argc, argv,
                               "tfc-compile: compiles a .tfm transformer model "
                               "description\n");
@@ -148,16 +155,36 @@ int main(int argc, char **argv) {
   case Emit::Auto:
     stage = tfc::compiler::stageForOutput(outputFilename);
     break;
-  case Emit::Ast: stage = Stage::Ast; break;
-  case Emit::Tfc: stage = Stage::Tfc; break;
-  case Emit::Fused: stage = Stage::Fused; break;
-  case Emit::Linalg: stage = Stage::Linalg; break;
-  case Emit::LLVMDialect: stage = Stage::LLVMDialect; break;
-  case Emit::LLVM: stage = Stage::LLVM; break;
-  case Emit::Obj: stage = Stage::Object; break;
-  case Emit::Lib: stage = Stage::Library; break;
-  case Emit::Ptx: stage = Stage::Ptx; break;
-  case Emit::WeightsManifest: stage = Stage::WeightsManifest; break;
+  case Emit::Ast:
+    stage = Stage::Ast;
+    break;
+  case Emit::Tfc:
+    stage = Stage::Tfc;
+    break;
+  case Emit::Fused:
+    stage = Stage::Fused;
+    break;
+  case Emit::Linalg:
+    stage = Stage::Linalg;
+    break;
+  case Emit::LLVMDialect:
+    stage = Stage::LLVMDialect;
+    break;
+  case Emit::LLVM:
+    stage = Stage::LLVM;
+    break;
+  case Emit::Obj:
+    stage = Stage::Object;
+    break;
+  case Emit::Lib:
+    stage = Stage::Library;
+    break;
+  case Emit::Ptx:
+    stage = Stage::Ptx;
+    break;
+  case Emit::WeightsManifest:
+    stage = Stage::WeightsManifest;
+    break;
   }
   tfc::compiler::CompileOptions options;
   options.cuda = target == Target::Cuda;
@@ -187,8 +214,8 @@ int main(int argc, char **argv) {
     return 1;
   };
   // Options that cannot make the output fail before the model is read.
-  std::string why = tfc::compiler::checkOptions(options, stage,
-                                                outputFilename == "-");
+  std::string why =
+      tfc::compiler::checkOptions(options, stage, outputFilename == "-");
   if (!why.empty())
     return fail(why);
   tfc::compiler::Session session(options);

@@ -9,11 +9,14 @@
 
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
-#include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
-#include "tfc/Target/CPU/CPUTarget.h"
-#include "tfc/Target/NVPTX/NVPTXTarget.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
 #include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
+#include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/CPU/Passes.h"
+#include "tfc/Target/Host/Passes.h"
+#include "tfc/Target/NVPTX/NVPTXTarget.h"
+#include "tfc/Target/NVPTX/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -26,6 +29,9 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfc::registerTfcPasses();
   mlir::tfc::registerTfcConversionPasses();
+  mlir::tfc::registerTfcHostPasses();
+  mlir::tfc::registerTfcCPUPasses();
+  mlir::tfc::registerTfcNVPTXPasses();
   mlir::tfc::kernel::registerTfcKernelPasses();
 
   mlir::DialectRegistry registry;
@@ -36,7 +42,8 @@ int main(int argc, char **argv) {
   mlir::registerAllToLLVMIRTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "tfc optimizer driver: the tfc dialect and passes plus every "
-                  "upstream dialect and pass\n",
+      argc, argv,
+      "tfc optimizer driver: the tfc dialect and passes plus every "
+      "upstream dialect and pass\n",
       registry));
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_APPROXIMATEMATH
-#include "tfc/Conversion/Passes.h.inc"
+#include "tfc/Target/CPU/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

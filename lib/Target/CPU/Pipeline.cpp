@@ -8,6 +8,8 @@
 
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
+#include "tfc/Target/CPU/Passes.h"
+#include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -46,10 +48,10 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
                                           const CpuTargetOptions &host,
                                           std::unique_ptr<Pass> lowerKernels,
                                           bool copiesAsLoops) {
-  LowerCpuModelABIOptions abi;
+  LowerModelABIOptions abi;
   abi.cpu = host.cpu;
   abi.features = host.features;
-  pm.addPass(createLowerCpuModelABI(abi));
+  pm.addPass(createLowerModelABI(abi));
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -96,7 +98,7 @@ void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
                                    const CpuTargetOptions &options) {
   buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
                                   /*copiesAsLoops=*/false);
-  pm.addPass(createLowerCpuEntryPoints());
+  pm.addPass(createLowerEntryPoints());
   pm.addPass(createOutlineParallelLoops());
   buildHostToLLVMPipeline(pm);
 }

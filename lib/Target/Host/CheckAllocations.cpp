@@ -27,11 +27,11 @@
 
 #include "Descriptors.h"
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/Host/Passes.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_CHECKALLOCATIONS
-#include "tfc/Conversion/Passes.h.inc"
+#include "tfc/Target/Host/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -27,7 +27,7 @@ inline constexpr llvm::StringLiteral kImplPrefix = "__tfc_impl_";
 /// The module attribute holding the metadata JSON until it is emitted.
 inline constexpr llvm::StringLiteral kMetadataAttr = "tfc.abi_metadata";
 /// The allocation functions of the memref lowering (defined by
-/// tfc-cpu-entry-points).
+/// tfc-entry-points).
 inline constexpr llvm::StringLiteral kAllocFunction =
     "_mlir_memref_to_llvm_alloc";
 inline constexpr llvm::StringLiteral kAlignedAllocFunction =

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -12,7 +12,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_EARLYDEALLOC
-#include "tfc/Conversion/Passes.h.inc"
+#include "tfc/Target/Host/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

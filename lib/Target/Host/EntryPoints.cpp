@@ -1,4 +1,4 @@
-//===- EntryPoints.cpp - The tfc-cpu-entry-points pass --------------------===//
+//===- EntryPoints.cpp - The tfc-entry-points pass --------------------===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
@@ -11,14 +11,14 @@
 
 #include "Descriptors.h"
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 
 namespace mlir::tfc {
-#define GEN_PASS_DEF_LOWERCPUENTRYPOINTS
-#include "tfc/Conversion/Passes.h.inc"
+#define GEN_PASS_DEF_LOWERENTRYPOINTS
+#include "tfc/Target/Host/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;
@@ -27,8 +27,8 @@ using namespace mlir::tfc::cpu;
 
 namespace {
 
-struct LowerCpuEntryPointsPass
-    : tfc::impl::LowerCpuEntryPointsBase<LowerCpuEntryPointsPass> {
+struct LowerEntryPointsPass
+    : tfc::impl::LowerEntryPointsBase<LowerEntryPointsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
@@ -39,9 +39,9 @@ struct LowerCpuEntryPointsPass
       if (failed(addWrapper(b, module, impl)))
         return signalPassFailure();
       // Only the C wrapper is exported from the library.
-      impl->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                        module.getContext(),
-                                        LLVM::Linkage::Internal));
+      impl->setAttr(
+          "llvm.linkage",
+          LLVM::LinkageAttr::get(module.getContext(), LLVM::Linkage::Internal));
     }
     emitMetadata(b, module);
     getOrCreateHooksGlobal(b, module);
@@ -54,8 +54,8 @@ struct LowerCpuEntryPointsPass
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     std::string name =
         (kEntryPrefix + impl.getName().drop_front(kImplPrefix.size())).str();
-    auto wrapper = func::FuncOp::create(
-        b, loc, name, b.getFunctionType({ptr, ptr, ptr}, {}));
+    auto wrapper = func::FuncOp::create(b, loc, name,
+                                        b.getFunctionType({ptr, ptr, ptr}, {}));
     Block *block = wrapper.addEntryBlock();
     OpBuilder wb = OpBuilder::atBlockBegin(block);
     Value table = block->getArgument(0), ins = block->getArgument(1),

@@ -1,4 +1,4 @@
-//===- ModelABI.cpp - The tfc-cpu-model-abi pass --------------------------===//
+//===- ModelABI.cpp - The tfc-model-abi pass --------------------------===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
@@ -16,8 +16,8 @@
 
 #include "Descriptors.h"
 
-#include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -32,8 +32,8 @@
 #include "llvm/Support/JSON.h"
 
 namespace mlir::tfc {
-#define GEN_PASS_DEF_LOWERCPUMODELABI
-#include "tfc/Conversion/Passes.h.inc"
+#define GEN_PASS_DEF_LOWERMODELABI
+#include "tfc/Target/Host/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;
@@ -83,8 +83,7 @@ SmallVector<Value> readValues(Operation *op) {
   return values;
 }
 
-struct LowerCpuModelABIPass
-    : tfc::impl::LowerCpuModelABIBase<LowerCpuModelABIPass> {
+struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
   using Base::Base;
 
   struct Weight {
@@ -194,7 +193,8 @@ struct LowerCpuModelABIPass
     llvm::BitVector erase(entry.getNumResults());
     b.setInsertionPoint(ret);
     for (unsigned r = 0; r < entry.getNumResults(); ++r) {
-      auto stateFor = entry.getResultAttrOfType<IntegerAttr>(r, "tfc.state_for");
+      auto stateFor =
+          entry.getResultAttrOfType<IntegerAttr>(r, "tfc.state_for");
       if (!stateFor) {
         kept.push_back(ret.getOperand(r));
         continue;
@@ -208,8 +208,8 @@ struct LowerCpuModelABIPass
     ret->setOperands(kept);
     (void)entry.eraseResults(erase);
     SmallVector<Type> argTypes(entry.front().getArgumentTypes());
-    entry.setFunctionType(FunctionType::get(
-        entry.getContext(), argTypes, ValueRange(kept).getTypes()));
+    entry.setFunctionType(FunctionType::get(entry.getContext(), argTypes,
+                                            ValueRange(kept).getTypes()));
   }
 
   LogicalResult collectWeights(ModuleOp module) {
@@ -225,14 +225,13 @@ struct LowerCpuModelABIPass
                  "it through its raw form (convert-tfc-linear-to-cpu-gemm)";
           return WalkResult::interrupt();
         }
-        weights.push_back({w.getName().str(), type,
-                           w.getQuant() ? w.getQuant()->str() : ""});
+        weights.push_back(
+            {w.getName().str(), type, w.getQuant() ? w.getQuant()->str() : ""});
         return WalkResult::advance();
       }
       if (weights[it->second].type != type) {
-        w.emitError("weight '")
-            << w.getName() << "' is used as " << type << " and as "
-            << weights[it->second].type;
+        w.emitError("weight '") << w.getName() << "' is used as " << type
+                                << " and as " << weights[it->second].type;
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
@@ -374,8 +373,8 @@ struct LowerCpuModelABIPass
     Operation *op = v.getDefiningOp();
     if (!op)
       return "<argument>";
-    std::string suffix = "#" + std::to_string(
-                                   cast<OpResult>(v).getResultNumber());
+    std::string suffix =
+        "#" + std::to_string(cast<OpResult>(v).getResultNumber());
     auto it = memo.find(op);
     if (it != memo.end())
       return it->second + suffix;
@@ -420,9 +419,9 @@ struct LowerCpuModelABIPass
         auto memrefType =
             MemRefType::get(type.getShape(), type.getElementType());
         unsigned slot = weightIndex.lookup(w.getName());
-        Value m = memrefFromPointer(
-            b, w.getLoc(), loadPointer(b, w.getLoc(), table, slot), memrefType,
-            {});
+        Value m = memrefFromPointer(b, w.getLoc(),
+                                    loadPointer(b, w.getLoc(), table, slot),
+                                    memrefType, {});
         v = bufferization::ToTensorOp::create(b, w.getLoc(), type, m,
                                               /*restrict=*/true,
                                               /*writable=*/false);
@@ -470,8 +469,7 @@ struct LowerCpuModelABIPass
       auto type = cast<RankedTensorType>(entry.getResultTypes()[i]);
       auto name = entry.getResultAttrOfType<StringAttr>(i, "tfc.name");
       outputs.push_back(llvm::json::Object{
-          {"name",
-           name ? name.getValue().str() : "output" + std::to_string(i)},
+          {"name", name ? name.getValue().str() : "output" + std::to_string(i)},
           {"dtype", dtypeName(type.getElementType())},
           {"shape", dimsOf(type, nullptr)}});
     }
@@ -499,9 +497,8 @@ struct LowerCpuModelABIPass
         for (int64_t s : w.type.getShape())
           shape.push_back(s);
       }
-      llvm::json::Object o{{"name", w.name},
-                           {"dtype", dtype},
-                           {"shape", std::move(shape)}};
+      llvm::json::Object o{
+          {"name", w.name}, {"dtype", dtype}, {"shape", std::move(shape)}};
       if (!entryWeights.contains(w.name))
         o["init_only"] = true;
       weightJson.push_back(std::move(o));

@@ -27,7 +27,7 @@
 
 #include "Descriptors.h"
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,7 +39,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_OUTLINEPARALLELLOOPS
-#include "tfc/Conversion/Passes.h.inc"
+#include "tfc/Target/Host/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -24,7 +24,7 @@
 
 #include "../Host/Descriptors.h"
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/NVPTX/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -38,7 +38,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_LOWERGPULAUNCHES
-#include "tfc/Conversion/Passes.h.inc"
+#include "tfc/Target/NVPTX/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

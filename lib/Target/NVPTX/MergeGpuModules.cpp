@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Conversion/Passes.h"
+#include "tfc/Target/NVPTX/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -12,7 +12,7 @@
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_MERGEGPUMODULES
-#include "tfc/Conversion/Passes.h.inc"
+#include "tfc/Target/NVPTX/Passes.h.inc"
 } // namespace mlir::tfc
 
 using namespace mlir;

@@ -6,9 +6,11 @@
 
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
 
-#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Target/Host/Passes.h"
+#include "tfc/Target/NVPTX/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -99,7 +101,7 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
   buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(),
                                   /*copiesAsLoops=*/true);
   pm.addPass(createMapLoopsToGPU());
-  pm.addPass(createLowerCpuEntryPoints());
+  pm.addPass(createLowerEntryPoints());
 
   // Device code.
   pm.addPass(createGpuKernelOutliningPass());

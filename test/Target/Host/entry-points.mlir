@@ -1,4 +1,4 @@
-// --tfc-cpu-entry-points (EntryPoints.cpp), after bufferisation: for each
+// --tfc-entry-points (EntryPoints.cpp), after bufferisation: for each
 // private @__tfc_impl_E, the C entry point func @tfc_entry_E(table, inputs,
 // outputs) loads input descriptor i from inputs[i], calls the
 // implementation and stores result descriptor i to outputs[i]. The module
@@ -6,7 +6,7 @@
 // is removed), the null-initialised hook table pointer and the allocation
 // functions of the memref lowering, which call the hooks when a runtime is
 // attached and aligned_alloc/free otherwise.
-// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-entry-points | FileCheck %s
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-entry-points | FileCheck %s
 
 // CHECK-LABEL: module {
 // CHECK-DAG: llvm.mlir.global external @tfc_model_hooks() {addr_space = 0 : i32} : !llvm.ptr {

@@ -1,4 +1,4 @@
-// --tfc-cpu-model-abi (ModelABI.cpp): every distinct tfc.weight becomes a
+// --tfc-model-abi (ModelABI.cpp): every distinct tfc.weight becomes a
 // slot of the runtime's table (llvm.getelementptr + llvm.load of the pointer,
 // a memref descriptor over it, bufferization.to_tensor restrict); what depends
 // on weights only moves into func @tfc_model_init, which writes it into a
@@ -6,8 +6,8 @@
 // destination), and the entry reads that slot instead. Each public function E
 // becomes the private @__tfc_impl_E with the table as a leading !llvm.ptr,
 // and the metadata JSON (sorted keys) is the module attribute tfc.abi_metadata.
-// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-model-abi | FileCheck %s
-// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-model-abi="cpu=znver4 features=+avx512f,+fma" | FileCheck %s --check-prefix=TARGET
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-model-abi | FileCheck %s
+// RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-model-abi="cpu=znver4 features=+avx512f,+fma" | FileCheck %s --check-prefix=TARGET
 
 // Two weights (slots 0 and 1) and a packed weight (constant slot 2).
 // CHECK-LABEL: module attributes
