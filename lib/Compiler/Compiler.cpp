@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Compiler/Compiler.h"
+#include "tfc/Compiler/Targets.h"
 
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
@@ -51,15 +52,6 @@ void addQuantizePass(mlir::PassManager &pm, const CompileOptions &options) {
   pm.addPass(mlir::tfc::createTfcQuantizeWeights(quantize));
 }
 
-mlir::tfc::CpuTargetOptions cpuTarget(const CompileOptions &options) {
-  mlir::tfc::CpuTargetOptions t;
-  t.cpu = options.cpu;
-  t.features = options.features;
-  // The host side of a CUDA model is glue: portable x86-64 unless asked.
-  if (options.cuda && t.cpu.empty() && t.features.empty())
-    t.cpu = "x86-64";
-  return mlir::tfc::resolveCpuTarget(t);
-}
 } // namespace
 
 Stage tfc::compiler::stageForOutput(StringRef path) {
@@ -75,14 +67,17 @@ std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
   if ((stage == Stage::Library || stage == Stage::Object) && toStdout)
     return std::string("--emit=") + (stage == Stage::Library ? "lib" : "obj") +
            " needs an output file (-o model.so)";
-  if (stage == Stage::Ptx && !o.cuda)
-    return "--emit=ptx needs --target=cuda";
+  std::unique_ptr<TargetBackend> target = createTarget(o.target);
+  if (!target)
+    return "unknown target '" + o.target + "' (expected one of " +
+           targetNames() + ")";
+  if (std::string why = target->check(o, stage); !why.empty())
+    return why;
   if (!o.cpuKernels.empty() && o.cpuKernels != "avx512" &&
       o.cpuKernels != "avx2")
     return "--cpu-kernels=" + o.cpuKernels + ": expected avx512 or avx2";
   if (!o.cpuVariants.empty()) {
-    if (o.cuda || !o.cpu.empty() || !o.features.empty() ||
-        !o.cpuKernels.empty())
+    if (!o.cpu.empty() || !o.features.empty() || !o.cpuKernels.empty())
       return "--cpu-variants makes a CPU library with one build per CPU; it "
              "does not combine with --target=cuda, --cpu, --features or "
              "--cpu-kernels";
@@ -95,9 +90,10 @@ std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
 
 Session::Session(CompileOptions options) : options_(std::move(options)) {
   mlir::DialectRegistry registry;
-  if (options_.cuda)
-    mlir::tfc::registerCudaTargetDialects(registry);
-  else
+  target_ = createTarget(options_.target);
+  if (target_)
+    target_->registerDialects(registry);
+  else // load() and lower() report the unknown target
     mlir::tfc::registerCpuTargetDialects(registry);
   context_ = std::make_unique<mlir::MLIRContext>(registry);
   diags_ = std::make_unique<DiagnosticEngine>(sourceMgr_);
@@ -174,16 +170,11 @@ mlir::LogicalResult Session::lower(Stage stage) {
   if (stage == Stage::Ast || stage == Stage::Tfc)
     return mlir::success();
   lowered_ = true;
-  mlir::tfc::CpuTargetOptions target = cpuTarget(options_);
-  mlir::tfc::CudaTargetOptions cuda;
-  if (options_.cuda) {
-    if (!options_.gpuArchs.empty())
-      cuda.archs.assign(options_.gpuArchs.begin(), options_.gpuArchs.end());
-    cuda.cudaPath = options_.cudaPath;
-    std::string error;
-    if (mlir::failed(mlir::tfc::resolveCudaTarget(cuda, error)))
-      return fail(error);
-  }
+  if (!target_)
+    return fail("unknown target '" + options_.target + "' (expected one of " +
+                targetNames() + ")");
+  if (std::string error = target_->configure(options_); !error.empty())
+    return fail(error);
   mlir::PassManager pm(context_.get());
   if (options_.passManagerCLOptions &&
       mlir::failed(mlir::applyPassManagerCLOptions(pm)))
@@ -192,26 +183,14 @@ mlir::LogicalResult Session::lower(Stage stage) {
   fusion.remarks = options_.remarks;
   mlir::tfc::buildFusionPipeline(pm, fusion);
   addQuantizePass(pm, options_);
-  if (options_.cuda)
-    mlir::tfc::setCudaTarget(*module_);
-  if (stage != Stage::Fused) {
-    if (options_.cuda)
-      mlir::tfc::buildCudaTensorPipeline(pm);
-    else
-      mlir::tfc::buildCpuTensorPipeline(
-          pm, options_.cpuKernels.empty() ? mlir::tfc::cpuKernelIsa(target)
-                                          : options_.cpuKernels);
-  }
+  target_->prepare(*module_);
+  if (stage != Stage::Fused)
+    target_->buildTensorPipeline(pm);
   if (stage == Stage::WeightsManifest) {
     mlir::tfc::LowerModelABIOptions abi;
     pm.addPass(mlir::tfc::createLowerModelABI(abi));
   } else if (stage != Stage::Fused && stage != Stage::Linalg) {
-    if (options_.cuda)
-      mlir::tfc::buildCudaLoweringPipeline(pm, cuda, target,
-                                           /*deviceCodeOnly=*/stage ==
-                                               Stage::Ptx);
-    else
-      mlir::tfc::buildCpuLoweringPipeline(pm, target);
+    target_->buildLoweringPipeline(pm, stage);
   }
   if (mlir::failed(pm.run(*module_)))
     return fail(""); // reported where it was found
@@ -274,7 +253,7 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
   case Stage::LLVM: {
     std::string ir;
     if (mlir::failed(
-            mlir::tfc::emitLLVMIR(*module_, cpuTarget(options_), ir, error)))
+            mlir::tfc::emitLLVMIR(*module_, target_->host(), ir, error)))
       return fail(error);
     return write(path, [&](raw_ostream &os) {
       os << ir;
@@ -284,8 +263,8 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
   case Stage::Object:
   case Stage::Library: {
     SmallVector<char, 0> object;
-    if (mlir::failed(mlir::tfc::emitObject(*module_, cpuTarget(options_),
-                                           object, error)))
+    if (mlir::failed(
+            mlir::tfc::emitObject(*module_, target_->host(), object, error)))
       return fail(error);
     if (stage == Stage::Object)
       return write(

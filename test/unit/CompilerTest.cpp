@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Compiler/Compiler.h"
+#include "tfc/Compiler/Targets.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -84,6 +85,25 @@ TEST(CompilerTest, Errors) {
   options.cpuKernels = "sse";
   EXPECT_EQ(checkOptions(options, Stage::Library, false),
             "--cpu-kernels=sse: expected avx512 or avx2");
+
+  // Targets come from the registry (Targets.h).
+  CompileOptions other;
+  other.target = "tpu";
+  EXPECT_EQ(checkOptions(other, Stage::Library, false),
+            "unknown target 'tpu' (expected one of cpu, cuda)");
+  Session unknown(other);
+  ASSERT_TRUE(mlir::succeeded(unknown.load(s.file("u.tfm", kModel))));
+  EXPECT_TRUE(mlir::failed(unknown.lower(Stage::Linalg)));
+  EXPECT_EQ(unknown.error(),
+            "unknown target 'tpu' (expected one of cpu, cuda)");
+  other.target = "cuda";
+  other.cpuVariants = {"x86-64-v3"};
+  EXPECT_NE(checkOptions(other, Stage::Library, false)
+                .find("does not combine with --target=cuda"),
+            std::string::npos);
+  EXPECT_EQ(createTarget("cuda")->name(), "cuda");
+  EXPECT_EQ(createTarget("cpu")->name(), "cpu");
+  EXPECT_EQ(createTarget("cpus"), nullptr);
 
   Session missing(CompileOptions{});
   EXPECT_TRUE(mlir::failed(missing.load(s.file("none.tfm"))));

@@ -187,7 +187,7 @@ int main(int argc, char **argv) {
     break;
   }
   tfc::compiler::CompileOptions options;
-  options.cuda = target == Target::Cuda;
+  options.target = target == Target::Cuda ? "cuda" : "cpu";
   options.gpuArchs.assign(gpuArchs.begin(), gpuArchs.end());
   options.cudaPath = cudaPath;
   options.cpu = cpu;

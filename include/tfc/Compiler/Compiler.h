@@ -59,8 +59,11 @@ enum class Stage {
 /// The stage an output file's suffix asks for (.so, .o, .ll; else Tfc).
 Stage stageForOutput(llvm::StringRef path);
 
+class TargetBackend;
+
 struct CompileOptions {
-  bool cuda = false;
+  /// The target, by its registry name (Targets.h): cpu or cuda.
+  std::string target = "cpu";
   /// CUDA: architectures (default sm_80, sm_90) and the toolkit (libdevice).
   std::vector<std::string> gpuArchs;
   std::string cudaPath;
@@ -127,6 +130,8 @@ private:
                             bool binary = false);
 
   CompileOptions options_;
+  /// The target of options_.target (null when it names none).
+  std::unique_ptr<TargetBackend> target_;
   std::unique_ptr<mlir::MLIRContext> context_;
   llvm::SourceMgr sourceMgr_;
   std::unique_ptr<DiagnosticEngine> diags_;

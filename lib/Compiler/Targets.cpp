@@ -1,0 +1,140 @@
+//===- Targets.cpp - The registry of compilation targets ------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Compiler/Targets.h"
+
+#include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/NVPTX/NVPTXTarget.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace llvm;
+using namespace tfc::compiler;
+
+namespace {
+
+/// x86-64 CPUs: the host by default, --cpu/--features/--cpu-kernels.
+class CpuBackend final : public TargetBackend {
+public:
+  StringRef name() const override { return "cpu"; }
+
+  void registerDialects(mlir::DialectRegistry &registry) const override {
+    mlir::tfc::registerCpuTargetDialects(registry);
+  }
+
+  std::string check(const CompileOptions &o, Stage stage) const override {
+    if (stage == Stage::Ptx)
+      return "--emit=ptx needs --target=cuda";
+    return "";
+  }
+
+  std::string configure(const CompileOptions &o) override {
+    mlir::tfc::CpuTargetOptions t;
+    t.cpu = o.cpu;
+    t.features = o.features;
+    host_ = mlir::tfc::resolveCpuTarget(t);
+    isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
+                                : o.cpuKernels;
+    return "";
+  }
+
+  void buildTensorPipeline(mlir::OpPassManager &pm) const override {
+    mlir::tfc::buildCpuTensorPipeline(pm, isa_);
+  }
+
+  void buildLoweringPipeline(mlir::OpPassManager &pm, Stage) const override {
+    mlir::tfc::buildCpuLoweringPipeline(pm, host_);
+  }
+
+  const mlir::tfc::CpuTargetOptions &host() const override { return host_; }
+
+private:
+  mlir::tfc::CpuTargetOptions host_;
+  std::string isa_;
+};
+
+/// NVIDIA GPUs: PTX per architecture, host glue for x86-64.
+class CudaBackend final : public TargetBackend {
+public:
+  StringRef name() const override { return "cuda"; }
+
+  void registerDialects(mlir::DialectRegistry &registry) const override {
+    mlir::tfc::registerCudaTargetDialects(registry);
+  }
+
+  std::string check(const CompileOptions &o, Stage) const override {
+    if (!o.cpuVariants.empty())
+      return "--cpu-variants makes a CPU library with one build per CPU; it "
+             "does not combine with --target=cuda, --cpu, --features or "
+             "--cpu-kernels";
+    return "";
+  }
+
+  std::string configure(const CompileOptions &o) override {
+    mlir::tfc::CpuTargetOptions t;
+    t.cpu = o.cpu;
+    t.features = o.features;
+    // The host side of a CUDA model is glue: portable x86-64 unless asked.
+    if (t.cpu.empty() && t.features.empty())
+      t.cpu = "x86-64";
+    host_ = mlir::tfc::resolveCpuTarget(t);
+    if (!o.gpuArchs.empty())
+      cuda_.archs.assign(o.gpuArchs.begin(), o.gpuArchs.end());
+    cuda_.cudaPath = o.cudaPath;
+    std::string error;
+    if (mlir::failed(mlir::tfc::resolveCudaTarget(cuda_, error)))
+      return error;
+    return "";
+  }
+
+  void prepare(mlir::ModuleOp module) const override {
+    mlir::tfc::setCudaTarget(module);
+  }
+
+  void buildTensorPipeline(mlir::OpPassManager &pm) const override {
+    mlir::tfc::buildCudaTensorPipeline(pm);
+  }
+
+  void buildLoweringPipeline(mlir::OpPassManager &pm,
+                             Stage stage) const override {
+    mlir::tfc::buildCudaLoweringPipeline(pm, cuda_, host_,
+                                         /*deviceCodeOnly=*/stage ==
+                                             Stage::Ptx);
+  }
+
+  const mlir::tfc::CpuTargetOptions &host() const override { return host_; }
+
+private:
+  mlir::tfc::CpuTargetOptions host_;
+  mlir::tfc::CudaTargetOptions cuda_;
+};
+
+/// The registry: one entry per target.
+struct Entry {
+  StringRef name;
+  std::unique_ptr<TargetBackend> (*create)();
+};
+const Entry kTargets[] = {
+    {"cpu", [] { return std::unique_ptr<TargetBackend>(new CpuBackend); }},
+    {"cuda", [] { return std::unique_ptr<TargetBackend>(new CudaBackend); }},
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend> tfc::compiler::createTarget(StringRef name) {
+  for (const Entry &e : kTargets)
+    if (e.name == name)
+      return e.create();
+  return nullptr;
+}
+
+std::string tfc::compiler::targetNames() {
+  std::string names;
+  for (const Entry &e : kTargets)
+    names += (names.empty() ? "" : ", ") + e.name.str();
+  return names;
+}
