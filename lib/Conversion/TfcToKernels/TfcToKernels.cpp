@@ -3,8 +3,8 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // Each tfc op that targets lower by hand becomes its tfc_kernel op writing
-// into a fresh `tensor.empty`, whose dynamic sizes are read from the operand
-// that determines them (KernelTraits<Op>::sizeOf).
+// into a fresh `tensor.empty`, whose dynamic sizes are read (tensor.dim) from
+// the operand that determines them: each pattern's `destination` callback.
 //
 //===----------------------------------------------------------------------===//
 

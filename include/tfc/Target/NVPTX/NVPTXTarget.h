@@ -48,8 +48,8 @@ LogicalResult resolveCudaTarget(CudaTargetOptions &options, std::string &error);
 /// The dialects, interfaces and LLVM targets the CUDA pipeline needs.
 void registerCudaTargetDialects(DialectRegistry &registry);
 
-/// Marks `module` as targeting CUDA (the kernel ops then bufferise into
-/// gpu.launch kernels).
+/// Marks `module` as targeting CUDA (`tfc.target = #tfc.target<cuda>`, which
+/// the model ABI records as the device in the metadata).
 void setCudaTarget(ModuleOp module);
 
 /// tfc after fusion -> linalg on tensors with the kernel ops kept.
