@@ -73,6 +73,10 @@ public:
   /// `value` with the positions past the row zeroed (the CPU's tail lanes).
   virtual Value zeroTail(OpBuilder &b, Location loc, const At &at,
                          Value value) = 0;
+  /// The indices of the position in `memref`: [lead..., index] for a row
+  /// operand, [index] for a [D] parameter (`perRow` false).
+  static SmallVector<Value> indices(const Row &row, const At &at, bool perRow);
+
   /// Softmax keeps exp(x - max) in the output between its passes (the row
   /// stays in cache), or recomputes it from the input (saving a global
   /// write and read).

@@ -52,6 +52,15 @@ Value readX(RowKernelTarget &t, OpBuilder &b, Location loc, const Row &row,
 
 } // namespace
 
+SmallVector<Value> RowKernelTarget::indices(const Row &row, const At &at,
+                                            bool perRow) {
+  SmallVector<Value> idx;
+  if (perRow)
+    idx.assign(row.lead.begin(), row.lead.end());
+  idx.push_back(at.index);
+  return idx;
+}
+
 void tfc::emitRowSoftmax(RowKernelTarget &t, OpBuilder &b, Location loc,
                          Value input, Value out) {
   input = t.prepare(b, loc, input);

@@ -121,26 +121,8 @@ LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
 struct CpuLowerKernelsPass
     : tfc::impl::CpuLowerKernelsBase<CpuLowerKernelsPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> kernels;
-    WalkResult r = getOperation().walk([&](Operation *op) {
-      if (!op->hasTrait<kernel::KernelOp>())
-        return WalkResult::advance();
-      if (!kernel::isBufferKernel(op)) {
-        op->emitOpError("works on tensors: bufferise the module before "
-                        "lowering its kernels");
-        return WalkResult::interrupt();
-      }
-      kernels.push_back(op);
-      return WalkResult::advance();
-    });
-    if (r.wasInterrupted())
-      return signalPassFailure();
-    for (Operation *op : kernels) {
-      OpBuilder b(op);
-      if (failed(lowerKernel(b, op)))
-        return signalPassFailure();
-      op->erase();
-    }
+    if (failed(kernel::lowerBufferKernels(getOperation(), lowerKernel)))
+      signalPassFailure();
   }
 };
 

@@ -103,15 +103,6 @@ struct CpuRowTarget final : tfc::RowKernelTarget {
   }
 
   bool keepsExponentials() const override { return true; }
-
-private:
-  static SmallVector<Value> indices(const Row &row, const At &at, bool perRow) {
-    SmallVector<Value> idx;
-    if (perRow)
-      idx.assign(row.lead.begin(), row.lead.end());
-    idx.push_back(at.index);
-    return idx;
-  }
 };
 
 } // namespace

@@ -121,14 +121,6 @@ private:
     return static_cast<const GpuRow &>(row);
   }
 
-  static SmallVector<Value> indices(const Row &row, const At &at, bool perRow) {
-    SmallVector<Value> idx;
-    if (perRow)
-      idx.assign(row.lead.begin(), row.lead.end());
-    idx.push_back(at.index);
-    return idx;
-  }
-
   /// Each thread's partial reduction of f(j) over its strided elements,
   /// then the block's.
   static Value reduceOver(OpBuilder &b, Location loc, const GpuRow &row,

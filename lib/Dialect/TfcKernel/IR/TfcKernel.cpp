@@ -72,6 +72,32 @@ bool kernel::isBufferKernel(Operation *op) {
   return dps && op->hasTrait<KernelOp>() && dps.hasPureBufferSemantics();
 }
 
+LogicalResult kernel::lowerBufferKernels(
+    Operation *root,
+    function_ref<LogicalResult(OpBuilder &, Operation *)> lower) {
+  SmallVector<Operation *> kernels;
+  WalkResult r = root->walk([&](Operation *op) {
+    if (!op->hasTrait<KernelOp>())
+      return WalkResult::advance();
+    if (!isBufferKernel(op)) {
+      op->emitOpError("works on tensors: bufferise the module before "
+                      "lowering its kernels");
+      return WalkResult::interrupt();
+    }
+    kernels.push_back(op);
+    return WalkResult::advance();
+  });
+  if (r.wasInterrupted())
+    return failure();
+  for (Operation *op : kernels) {
+    OpBuilder b(op);
+    if (failed(lower(b, op)))
+      return failure();
+    op->erase();
+  }
+  return success();
+}
+
 Value kernel::createDestination(OpBuilder &b, Location loc,
                                 RankedTensorType type,
                                 function_ref<SizeSource(int64_t)> sizeOf) {

@@ -44,6 +44,13 @@ LogicalResult verifyKernelOperands(Operation *op);
 /// Whether `op` is a kernel op (of any dialect) on buffers.
 bool isBufferKernel(Operation *op);
 
+/// Replaces every kernel op under `root` by `lower(builder at the op, op)`
+/// (a target's lower-kernels pass); a kernel op still on tensors is an
+/// error, reported at the op.
+LogicalResult
+lowerBufferKernels(Operation *root,
+                   function_ref<LogicalResult(OpBuilder &, Operation *)> lower);
+
 /// Where a dynamic size of a destination comes from: dimension `second` of
 /// `first`.
 using SizeSource = std::pair<Value, int64_t>;
