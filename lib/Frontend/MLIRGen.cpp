@@ -874,7 +874,7 @@ Val Elaborator::evalTensorBinary(const BinaryExpr &e, const Val &lhs,
                                   describe(*a) + " and " + describe(*b));
     ShapeResult r = shape::matmul(a->shape, b->shape, false, false);
     if (!r.ok())
-      return fail(e.getLoc(), r.error);
+      return fail(e.getLoc(), "'@': " + r.error);
     return Val::ofTensor(
         mlir::tfc::MatmulOp::create(builder, loc(e.getLoc()),
                                     tensorType(r.shape, a->elementType),

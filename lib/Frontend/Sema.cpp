@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Frontend/Sema.h"
+#include "tfc/Runtime/DType.h"
 
 #include "tfc/Frontend/Builtins.h"
 
@@ -23,7 +24,7 @@ bool tfc::isReservedName(llvm::StringRef name) {
 }
 
 bool tfc::isQuantFormatName(llvm::StringRef name) {
-  return name == "q8_0" || name == "q4_0" || name == "q4_1";
+  return ::tfc::rt::quantFormatByName(std::string_view(name)) != nullptr;
 }
 
 namespace {

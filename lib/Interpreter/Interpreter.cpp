@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Interpreter/Interpreter.h"
+#include "tfc/Dialect/Tfc/IR/ShapeRules.h"
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/IR/PositionBias.h"
@@ -73,24 +74,15 @@ static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// NumPy broadcasting of shapes; failure if they are incompatible.
-static FailureOr<SmallVector<int64_t>>
-broadcast(ArrayRef<ArrayRef<int64_t>> shapes) {
-  size_t rank = 0;
-  for (ArrayRef<int64_t> s : shapes)
-    rank = std::max(rank, s.size());
-  SmallVector<int64_t> out(rank, 1);
-  for (ArrayRef<int64_t> s : shapes) {
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t &o = out[rank - s.size() + i];
-      if (s[i] == o || s[i] == 1)
-        continue;
-      if (o != 1)
-        return failure();
-      o = s[i];
-    }
-  }
-  return out;
+using Static = shapes::StaticDims;
+
+/// A run-time shape by the op's rule (ShapeRules.h, the one the verifier and
+/// the frontend use), or the rule's message as a run-time error.
+static FailureOr<SmallVector<int64_t>> ruleShape(Operation *op,
+                                                 shapes::Result<int64_t> r) {
+  if (!r.ok())
+    return op->emitError("at run time: ") << r.error;
+  return SmallVector<int64_t>(r.shape.begin(), r.shape.end());
 }
 
 /// Strides of `shape` seen from a broadcast `outShape`: 0 on broadcast axes.
@@ -160,10 +152,15 @@ private:
 FailureOr<Tensor>
 Evaluator::mapN(Operation *op, ArrayRef<const Tensor *> ins, Type outType,
                 llvm::function_ref<double(ArrayRef<double>)> fn) {
-  SmallVector<ArrayRef<int64_t>> shapes;
-  for (const Tensor *t : ins)
-    shapes.push_back(t->shape);
-  FailureOr<SmallVector<int64_t>> outShape = broadcast(shapes);
+  FailureOr<SmallVector<int64_t>> outShape = SmallVector<int64_t>();
+  for (const Tensor *t : ins) {
+    shapes::Result<int64_t> r = shapes::broadcast<Static>(*outShape, t->shape);
+    if (!r.ok()) {
+      outShape = failure();
+      break;
+    }
+    outShape->assign(r.shape.begin(), r.shape.end());
+  }
   if (failed(outShape)) {
     InFlightDiagnostic diag = op->emitError("operand shapes ");
     for (const Tensor *t : ins)
@@ -281,14 +278,13 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
                     llvm::function_ref<double(const double *, int64_t,
                                               int64_t)> fn) {
     const Tensor &x = tensor(in);
+    FailureOr<SmallVector<int64_t>> shape =
+        ruleShape(op, shapes::reduce<Static>(x.shape, axis, keepdim));
+    if (failed(shape))
+      return failure();
     auto [outer, n, inner] = around(x.shape, axis);
-    SmallVector<int64_t> shape(x.shape);
-    if (keepdim)
-      shape[axis] = 1;
-    else
-      shape.erase(shape.begin() + axis);
     Type et = resultType().getElementType();
-    Tensor out(et, shape);
+    Tensor out(et, *shape);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i)
         out.data[o * inner + i] =
@@ -311,10 +307,12 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
       .Case([&](EmbeddingOp e) -> LogicalResult {
         const Tensor &table = tensor(e.getTable());
         const Tensor &ids = tensor(e.getIds());
+        FailureOr<SmallVector<int64_t>> shape =
+            ruleShape(e, shapes::embedding<Static>(table.shape, ids.shape));
+        if (failed(shape))
+          return failure();
         int64_t v = table.shape[0], d = table.shape[1];
-        SmallVector<int64_t> shape(ids.shape);
-        shape.push_back(d);
-        Tensor out(table.elementType, shape);
+        Tensor out(table.elementType, *shape);
         for (int64_t i = 0, n = ids.numElements(); i < n; ++i) {
           double id = ids.data[i];
           if (id < 0 || id >= v)
@@ -330,17 +328,17 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         const Tensor &x = tensor(l.getInput());
         const Tensor &w = tensor(l.getWeight());
         const Tensor *b = l.getBias() ? &tensor(l.getBias()) : nullptr;
+        std::optional<ArrayRef<int64_t>> bias;
+        if (b)
+          bias = ArrayRef<int64_t>(b->shape);
+        FailureOr<SmallVector<int64_t>> shape =
+            ruleShape(l, shapes::linear<Static>(x.shape, w.shape, bias));
+        if (failed(shape))
+          return failure();
         int64_t k = x.shape.back(), n = w.shape[0];
-        if (w.shape[1] != k)
-          return l.emitError("input features ")
-                 << k << " differ from the weight's " << w.shape[1];
-        int64_t rows = x.numElements() / std::max<int64_t>(k, 1);
-        if (k == 0)
-          rows = product(ArrayRef<int64_t>(x.shape).drop_back());
-        SmallVector<int64_t> shape(x.shape);
-        shape.back() = n;
+        int64_t rows = product(ArrayRef<int64_t>(x.shape).drop_back());
         Type et = resultType().getElementType();
-        Tensor out(et, shape);
+        Tensor out(et, *shape);
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < n; ++j) {
             double acc = 0.0;
@@ -356,34 +354,27 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         const Tensor &a = tensor(m.getLhs());
         const Tensor &b = tensor(m.getRhs());
         bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
-        int64_t ra = a.rank(), rb = b.rank();
-        int64_t M = ta ? a.shape[ra - 1] : a.shape[ra - 2];
+        int64_t ra = a.rank();
+        FailureOr<SmallVector<int64_t>> shape =
+            ruleShape(m, shapes::matmul<Static>(a.shape, b.shape, ta, tb));
+        if (failed(shape))
+          return failure();
+        int64_t M = (*shape)[shape->size() - 2], N = shape->back();
         int64_t K = ta ? a.shape[ra - 2] : a.shape[ra - 1];
-        int64_t Kb = tb ? b.shape[rb - 1] : b.shape[rb - 2];
-        int64_t N = tb ? b.shape[rb - 2] : b.shape[rb - 1];
-        if (K != Kb)
-          return m.emitError("contraction sizes differ at run time: ")
-                 << K << " vs " << Kb;
         ArrayRef<int64_t> ba = ArrayRef<int64_t>(a.shape).drop_back(2);
         ArrayRef<int64_t> bb = ArrayRef<int64_t>(b.shape).drop_back(2);
-        FailureOr<SmallVector<int64_t>> batch = broadcast({ba, bb});
-        if (failed(batch))
-          return m.emitError("batch shapes ")
-                 << shapeStr(ba) << " and " << shapeStr(bb)
-                 << " do not broadcast";
-        SmallVector<int64_t> sa = broadcastStrides(ba, *batch);
-        SmallVector<int64_t> sb = broadcastStrides(bb, *batch);
-        SmallVector<int64_t> shape(*batch);
-        shape.append({M, N});
+        SmallVector<int64_t> batch(ArrayRef<int64_t>(*shape).drop_back(2));
+        SmallVector<int64_t> sa = broadcastStrides(ba, batch);
+        SmallVector<int64_t> sb = broadcastStrides(bb, batch);
         Type et = resultType().getElementType();
-        Tensor out(et, shape);
-        int64_t nb = product(*batch);
-        SmallVector<int64_t> bs = stridesOf(*batch);
+        Tensor out(et, *shape);
+        int64_t nb = product(batch);
+        SmallVector<int64_t> bs = stridesOf(batch);
         std::vector<double> acc(N);
         for (int64_t bi = 0; bi < nb; ++bi) {
           int64_t offA = 0, offB = 0;
-          for (size_t d = 0; d < batch->size(); ++d) {
-            int64_t id = (bi / bs[d]) % (*batch)[d];
+          for (size_t d = 0; d < batch.size(); ++d) {
+            int64_t id = (bi / bs[d]) % batch[d];
             offA += id * sa[d];
             offB += id * sb[d];
           }
@@ -475,27 +466,20 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         const Tensor &q = tensor(at.getQuery());
         const Tensor &k = tensor(at.getKey());
         const Tensor &v = tensor(at.getValue());
+        const Tensor *mask = at.getMask() ? &tensor(at.getMask()) : nullptr;
+        std::optional<ArrayRef<int64_t>> maskShape;
+        if (mask)
+          maskShape = ArrayRef<int64_t>(mask->shape);
+        if (failed(ruleShape(at, shapes::attention<Static>(
+                                     q.shape, k.shape, v.shape, maskShape))))
+          return failure();
         int64_t B = q.shape[0], H = q.shape[1], Tq = q.shape[2],
                 D = q.shape[3];
         int64_t Hkv = k.shape[1], Tk = k.shape[2], Dv = v.shape[3];
-        if (k.shape[0] != B || v.shape[0] != B || k.shape[3] != D ||
-            v.shape[1] != Hkv || v.shape[2] != Tk || Hkv == 0 ||
-            H % Hkv != 0)
-          return at.emitError("query ")
-                 << shapeStr(q.shape) << ", key " << shapeStr(k.shape)
-                 << " and value " << shapeStr(v.shape)
-                 << " do not fit together at run time";
-        const Tensor *mask = at.getMask() ? &tensor(at.getMask()) : nullptr;
         SmallVector<int64_t> scoresShape = {B, H, Tq, Tk};
         SmallVector<int64_t> ms;
-        if (mask) {
-          if (failed(broadcast({mask->shape, scoresShape})) ||
-              *broadcast({mask->shape, scoresShape}) != scoresShape)
-            return at.emitError("mask ")
-                   << shapeStr(mask->shape) << " does not broadcast to "
-                   << shapeStr(scoresShape);
+        if (mask)
           ms = broadcastStrides(mask->shape, scoresShape);
-        }
         const Tensor *rel =
             at.getRelativeBias() ? &tensor(at.getRelativeBias()) : nullptr;
         int64_t R = at.getRelativeDistance();
@@ -681,9 +665,11 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
       .Case([&](TransposeOp t) -> LogicalResult {
         const Tensor &x = tensor(t.getInput());
         ArrayRef<int64_t> perm = t.getPermutation();
-        SmallVector<int64_t> shape;
-        for (int64_t p : perm)
-          shape.push_back(x.shape[p]);
+        FailureOr<SmallVector<int64_t>> outShape =
+            ruleShape(t, shapes::transpose<Static>(x.shape, perm));
+        if (failed(outShape))
+          return failure();
+        ArrayRef<int64_t> shape = *outShape;
         Tensor out(x.elementType, shape);
         SmallVector<int64_t> inStrides = stridesOf(x.shape);
         SmallVector<int64_t> outStrides = stridesOf(shape);
@@ -712,13 +698,13 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
       })
       .Case([&](SplitHeadsOp s) -> LogicalResult {
         const Tensor &x = tensor(s.getInput());
+        FailureOr<SmallVector<int64_t>> shape =
+            ruleShape(s, shapes::splitHeads<Static>(x.shape, s.getHeads()));
+        if (failed(shape))
+          return failure();
         int64_t B = x.shape[0], T = x.shape[1], F = x.shape[2];
-        int64_t H = s.getHeads();
-        if (F % H != 0)
-          return s.emitError("features ")
-                 << F << " do not split into " << H << " heads";
-        int64_t D = F / H;
-        Tensor out(x.elementType, {B, H, T, D});
+        int64_t H = s.getHeads(), D = shape->back();
+        Tensor out(x.elementType, *shape);
         for (int64_t b = 0; b < B; ++b)
           for (int64_t t = 0; t < T; ++t)
             for (int64_t h = 0; h < H; ++h)
@@ -728,9 +714,13 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
       })
       .Case([&](MergeHeadsOp m) -> LogicalResult {
         const Tensor &x = tensor(m.getInput());
+        FailureOr<SmallVector<int64_t>> shape =
+            ruleShape(m, shapes::mergeHeads<Static>(x.shape));
+        if (failed(shape))
+          return failure();
         int64_t B = x.shape[0], H = x.shape[1], T = x.shape[2],
                 D = x.shape[3];
-        Tensor out(x.elementType, {B, T, H * D});
+        Tensor out(x.elementType, *shape);
         for (int64_t b = 0; b < B; ++b)
           for (int64_t h = 0; h < H; ++h)
             for (int64_t t = 0; t < T; ++t)
@@ -845,14 +835,12 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
       .Case([&](SliceOp s) -> LogicalResult {
         const Tensor &x = tensor(s.getInput());
         int64_t axis = s.getAxis(), start = s.getStart(), size = s.getSize();
-        if (start + size > x.shape[axis])
-          return s.emitError("slice [")
-                 << start << ", " << start + size << ") is outside axis "
-                 << axis << " of size " << x.shape[axis];
+        FailureOr<SmallVector<int64_t>> shape =
+            ruleShape(s, shapes::slice<Static>(x.shape, axis, start, size));
+        if (failed(shape))
+          return failure();
         auto [outer, n, inner] = around(x.shape, axis);
-        SmallVector<int64_t> shape(x.shape);
-        shape[axis] = size;
-        Tensor out(x.elementType, shape);
+        Tensor out(x.elementType, *shape);
         for (int64_t o = 0; o < outer; ++o)
           std::copy_n(&x.data[(o * n + start) * inner], size * inner,
                       &out.data[o * size * inner]);

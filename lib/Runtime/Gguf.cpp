@@ -71,19 +71,6 @@ uint64_t scalarBytes(GgufType t) {
 
 bool validType(uint32_t t) { return t <= 12; }
 
-/// ggml tensor types that tfc reads, by their ggml_type number.
-bool ggmlType(uint32_t t, DType &out) {
-  switch (t) {
-  case 0: out = DType::F32; return true;
-  case 1: out = DType::F16; return true;
-  case 2: out = DType::Q4_0; return true;
-  case 3: out = DType::Q4_1; return true;
-  case 8: out = DType::Q8_0; return true;
-  case 30: out = DType::BF16; return true;
-  default: return false;
-  }
-}
-
 const char *ggmlTypeName(uint32_t t) {
   static const char *names[] = {
       "F32",  "F16",  "Q4_0", "Q4_1", "Q4_2", "Q4_3",  "Q5_0",    "Q5_1",
@@ -328,13 +315,14 @@ bool GgufFile::parse(std::string &error) {
     uint32_t type;
     if (!c.read(type, "a tensor type") || !c.read(info.offset, "a tensor offset"))
       return false;
-    if (!ggmlType(type, info.view.dtype))
+    const DTypeTraits *traits = dtypeByGgml(type);
+    if (!traits)
       return c.fail("tensor '" + tn + "' has ggml type " + std::to_string(type) +
                     " (" + ggmlTypeName(type) +
                     "), which tfc does not read (it reads F32, F16, BF16, "
                     "Q8_0, Q4_0 and Q4_1)");
-    uint64_t blockElems, blockBytes;
-    dtypeBlock(info.view.dtype, blockElems, blockBytes);
+    info.view.dtype = traits->type;
+    uint64_t blockElems = traits->blockElements;
     if (dims[0] % static_cast<int64_t>(blockElems) != 0)
       return c.fail("tensor '" + tn + "': its innermost dim " +
                     std::to_string(dims[0]) + " is not a multiple of the " +
@@ -579,14 +567,8 @@ bool GgufFile::getFloatArray(std::string_view key, std::vector<double> &out,
 namespace {
 
 uint32_t ggmlTypeOf(DType d) {
-  switch (d) {
-  case DType::F16: return 1;
-  case DType::Q4_0: return 2;
-  case DType::Q4_1: return 3;
-  case DType::Q8_0: return 8;
-  case DType::BF16: return 30;
-  default: return 0; // F32
-  }
+  int32_t ggml = traitsOf(d).ggml;
+  return ggml >= 0 ? static_cast<uint32_t>(ggml) : 0; // else F32
 }
 
 /// llama.cpp's llama_ftype of a file whose matrices are `d`.
@@ -637,8 +619,7 @@ bool tfc::rt::writeRequantizedGguf(const GgufFile &src,
             " (expected F32, Q8_0, Q4_0 or Q4_1)";
     return false;
   }
-  uint64_t blockElems = 1, blockBytes = 4;
-  dtypeBlock(target, blockElems, blockBytes);
+  uint64_t blockElems = traitsOf(target).blockElements;
   uint64_t align = src.alignment();
   auto alignUp = [&](uint64_t x) { return (x + align - 1) / align * align; };
 

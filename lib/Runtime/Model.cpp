@@ -275,18 +275,6 @@ tfc_status tfc_model::load(const char *pathArg, bool runnable,
 // Weights
 //===----------------------------------------------------------------------===//
 
-/// The file dtype of a quantised model dtype.
-static DType fileDType(tfc_dtype d) {
-  switch (d) {
-  case TFC_Q8_0:
-    return DType::Q8_0;
-  case TFC_Q4_0:
-    return DType::Q4_0;
-  default:
-    return DType::Q4_1;
-  }
-}
-
 static bool isFloat(tfc_dtype d) {
   const DTypeTraits *t = dtypeTraits(d);
   return t && t->isFloat;
@@ -317,12 +305,11 @@ static bool convertible(DType from, tfc_dtype to) {
 /// Converts `count` elements from the file's dtype into the model's.
 static void convert(const void *src, DType from, void *dst, tfc_dtype to,
                     uint64_t count) {
-  auto *s = static_cast<const uint8_t *>(src);
   if (isQuantized(to)) {
     // Through f32, in the blocks GGUF's reference quantiser makes.
     std::vector<float> tmp(count);
     convert(src, from, tmp.data(), TFC_F32, count);
-    quantize(fileDType(to), tmp.data(), dst, count);
+    quantize(dtypeTraits(to)->type, tmp.data(), dst, count);
     return;
   }
   if (isQuantized(from)) {
@@ -335,19 +322,15 @@ static void convert(const void *src, DType from, void *dst, tfc_dtype to,
     convert(tmp.data(), DType::F32, dst, to, count);
     return;
   }
-  if (from == DType::I32 && to == TFC_I64) {
-    for (uint64_t i = 0; i < count; ++i) {
-      int32_t v;
-      std::memcpy(&v, s + 4 * i, 4);
-      static_cast<int64_t *>(dst)[i] = v;
-    }
+  const DTypeTraits *t = dtypeTraits(to);
+  if (!traitsOf(from).isFloat && !t->isFloat) {
+    // Integers exactly (i64 past 2^53).
+    for (uint64_t i = 0; i < count; ++i)
+      dtypeStoreInt(t->type, dst, i, dtypeLoadInt(from, src, i));
     return;
   }
-  tfc_dtype f;
-  if (!dtypeOfStorage(from, f))
-    return; // convertible() refused it
   for (uint64_t i = 0; i < count; ++i)
-    dtypeStore(to, dst, i, dtypeLoad(f, s, i));
+    dtypeStore(t->type, dst, i, dtypeLoad(from, src, i));
 }
 
 namespace {

@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/ModelMetadata.h"
-#include "tfc/Runtime/Float16.h"
 
 #include "tfc/Runtime/ModelABI.h"
 
@@ -25,139 +24,15 @@
 
 using namespace tfc::rt;
 
-// One row per tfc_dtype, in its order: the C API's names and sizes, the
-// metadata parser, binding, the tools' conversions and file writers read
-// this table.
-static const DTypeTraits kDTypes[] = {
-    {TFC_F32, "f32", 1, 4, true, false, DType::F32, true, NpyType::F32},
-    {TFC_F64, "f64", 1, 8, true, false, DType::F64, true, NpyType::F64},
-    {TFC_F16, "f16", 1, 2, true, false, DType::F16, true, NpyType::F16},
-    {TFC_BF16, "bf16", 1, 2, true, false, DType::BF16, false, NpyType::F32},
-    {TFC_I64, "i64", 1, 8, false, false, DType::I64, true, NpyType::I64},
-    {TFC_I32, "i32", 1, 4, false, false, DType::I32, true, NpyType::I32},
-    {TFC_BOOL, "bool", 1, 1, false, false, DType::Bool, true, NpyType::Bool},
-    {TFC_Q8_0, "q8_0", 32, 34, false, true, DType::Q8_0, false, NpyType::F32},
-    {TFC_Q4_0, "q4_0", 32, 18, false, true, DType::Q4_0, false, NpyType::F32},
-    {TFC_Q4_1, "q4_1", 32, 20, false, true, DType::Q4_1, false, NpyType::F32},
-};
-
 bool tfc::rt::dtypeOfStorage(DType storage, tfc_dtype &out) {
-  for (const DTypeTraits &t : kDTypes)
-    if (t.storage == storage) {
-      out = t.dtype;
-      return true;
-    }
-  return false;
-}
-
-double tfc::rt::dtypeLoad(tfc_dtype dtype, const void *base, uint64_t i) {
-  const auto *p = static_cast<const uint8_t *>(base);
-  switch (dtype) {
-  case TFC_F32: {
-    float v;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  case TFC_F64: {
-    double v;
-    std::memcpy(&v, p + 8 * i, 8);
-    return v;
-  }
-  case TFC_F16:
-  case TFC_BF16: {
-    uint16_t v;
-    std::memcpy(&v, p + 2 * i, 2);
-    return dtype == TFC_F16 ? halfToFloat(v) : bfloat16ToFloat(v);
-  }
-  case TFC_I64: {
-    int64_t v;
-    std::memcpy(&v, p + 8 * i, 8);
-    return static_cast<double>(v);
-  }
-  case TFC_I32: {
-    int32_t v;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  case TFC_BOOL:
-    return p[i] != 0;
-  default:
-    return 0;
-  }
-}
-
-void tfc::rt::dtypeStoreInt(tfc_dtype dtype, void *base, uint64_t i,
-                            int64_t v) {
-  auto *p = static_cast<uint8_t *>(base);
-  switch (dtype) {
-  case TFC_I64:
-    std::memcpy(p + 8 * i, &v, 8);
-    return;
-  case TFC_I32: {
-    int32_t w = static_cast<int32_t>(v);
-    std::memcpy(p + 4 * i, &w, 4);
-    return;
-  }
-  case TFC_BOOL:
-    p[i] = v != 0;
-    return;
-  default:
-    dtypeStore(dtype, base, i, static_cast<double>(v));
-  }
-}
-
-void tfc::rt::dtypeStore(tfc_dtype dtype, void *base, uint64_t i, double v) {
-  auto *p = static_cast<uint8_t *>(base);
-  switch (dtype) {
-  case TFC_F32: {
-    float f = static_cast<float>(v);
-    std::memcpy(p + 4 * i, &f, 4);
-    return;
-  }
-  case TFC_F64:
-    std::memcpy(p + 8 * i, &v, 8);
-    return;
-  case TFC_F16:
-  case TFC_BF16: {
-    uint16_t h = dtype == TFC_F16 ? doubleToHalf(v) : doubleToBFloat16(v);
-    std::memcpy(p + 2 * i, &h, 2);
-    return;
-  }
-  case TFC_I64:
-  case TFC_I32: {
-    // Truncated toward zero and clamped, so that no conversion is undefined.
-    double t = std::isnan(v) ? 0.0 : std::trunc(v);
-    int64_t n = t >= 9.2233720368547758e18    ? INT64_MAX
-                : t <= -9.2233720368547758e18 ? INT64_MIN
-                                              : static_cast<int64_t>(t);
-    if (dtype == TFC_I32)
-      n = std::clamp<int64_t>(n, INT32_MIN, INT32_MAX);
-    dtypeStoreInt(dtype, base, i, n);
-    return;
-  }
-  case TFC_BOOL:
-    p[i] = v != 0.0;
-    return;
-  default:
-    return;
-  }
-}
-
-const DTypeTraits *tfc::rt::dtypeTraits(tfc_dtype dtype) {
-  unsigned i = static_cast<unsigned>(dtype);
-  return i < std::size(kDTypes) ? &kDTypes[i] : nullptr;
+  out = traitsOf(storage).api;
+  return out != kNoApiDType;
 }
 
 bool tfc::rt::dtypeByteSize(tfc_dtype dtype, uint64_t elements,
                             uint64_t &bytes) {
   const DTypeTraits *t = dtypeTraits(dtype);
-  if (!t || elements % t->blockElements)
-    return false;
-  uint64_t blocks = elements / t->blockElements;
-  if (blocks && t->blockBytes > UINT64_MAX / blocks)
-    return false;
-  bytes = blocks * t->blockBytes;
-  return true;
+  return t && dtypeBytes(t->type, elements, bytes);
 }
 
 uint64_t TensorSpec::byteSize() const {
@@ -166,12 +41,11 @@ uint64_t TensorSpec::byteSize() const {
 }
 
 bool tfc::rt::parseDTypeName(std::string_view name, tfc_dtype &out) {
-  for (const DTypeTraits &t : kDTypes)
-    if (name == t.name) {
-      out = t.dtype;
-      return true;
-    }
-  return false;
+  const DTypeTraits *t = dtypeByName(name);
+  if (!t || t->api == kNoApiDType)
+    return false;
+  out = t->api;
+  return true;
 }
 
 std::string tfc::rt::shapeString(const int64_t *dims, size_t rank) {

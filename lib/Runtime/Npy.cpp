@@ -19,43 +19,6 @@
 
 using namespace tfc::rt;
 
-const char *tfc::rt::npyDescr(NpyType type) {
-  switch (type) {
-  case NpyType::F32:
-    return "<f4";
-  case NpyType::F64:
-    return "<f8";
-  case NpyType::F16:
-    return "<f2";
-  case NpyType::I64:
-    return "<i8";
-  case NpyType::I32:
-    return "<i4";
-  case NpyType::Bool:
-    return "|b1";
-  case NpyType::U8:
-    return "|u1";
-  }
-  return "?";
-}
-
-size_t tfc::rt::npyTypeSize(NpyType type) {
-  switch (type) {
-  case NpyType::F64:
-  case NpyType::I64:
-    return 8;
-  case NpyType::F32:
-  case NpyType::I32:
-    return 4;
-  case NpyType::F16:
-    return 2;
-  case NpyType::Bool:
-  case NpyType::U8:
-    return 1;
-  }
-  return 0;
-}
-
 uint64_t NpyArray::numElements() const {
   uint64_t n = 1;
   for (int64_t d : shape)
@@ -224,22 +187,14 @@ private:
   std::string why;
 };
 
-bool typeOfDescr(const std::string &descr, NpyType &out) {
+bool typeOfDescr(const std::string &descr, DType &out) {
   if (descr.size() != 3)
     return false;
   char order = descr[0];
-  std::string kind = descr.substr(1);
-  static const struct {
-    const char *kind;
-    NpyType type;
-  } kTypes[] = {{"f4", NpyType::F32}, {"f8", NpyType::F64},
-                {"f2", NpyType::F16}, {"i8", NpyType::I64},
-                {"i4", NpyType::I32}, {"b1", NpyType::Bool},
-                {"u1", NpyType::U8}};
-  for (auto &t : kTypes) {
-    if (kind != t.kind)
+  for (const DTypeTraits &t : kDTypeTable) {
+    if (!t.npyDescr || descr.compare(1, 2, t.npyDescr + 1) != 0)
       continue;
-    bool oneByte = npyTypeSize(t.type) == 1;
+    bool oneByte = t.blockBytes == 1;
     if (order == '<' || order == '=' || (oneByte && order == '|')) {
       out = t.type;
       return true;
@@ -303,7 +258,7 @@ bool tfc::rt::parseNpy(std::string_view bytes, NpyArray &out,
       return fail("the shape is too large");
     elements *= static_cast<uint64_t>(d);
   }
-  uint64_t size = npyTypeSize(out.type);
+  uint64_t size = dtypeSize(out.type);
   if (elements > (UINT64_C(1) << 62) / size)
     return fail("the shape is too large");
   uint64_t need = elements * size;
@@ -335,9 +290,12 @@ bool tfc::rt::readNpy(const std::string &path, NpyArray &out,
   return parseNpy(bytes, out, error, path);
 }
 
-std::string tfc::rt::encodeNpy(NpyType type, const std::vector<int64_t> &shape,
+std::string tfc::rt::encodeNpy(DType type, const std::vector<int64_t> &shape,
                                const void *data) {
-  std::string dict = std::string("{'descr': '") + npyDescr(type) +
+  const char *descr = traitsOf(type).npyDescr;
+  if (!descr)
+    return {};
+  std::string dict = std::string("{'descr': '") + descr +
                      "', 'fortran_order': False, 'shape': (";
   uint64_t elements = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -362,13 +320,17 @@ std::string tfc::rt::encodeNpy(NpyType type, const std::vector<int64_t> &shape,
     out += static_cast<char>((length >> (8 * i)) & 0xFF);
   out += dict;
   if (elements > 0)
-    out.append(static_cast<const char *>(data), elements * npyTypeSize(type));
+    out.append(static_cast<const char *>(data), elements * dtypeSize(type));
   return out;
 }
 
-bool tfc::rt::writeNpy(const std::string &path, NpyType type,
+bool tfc::rt::writeNpy(const std::string &path, DType type,
                        const std::vector<int64_t> &shape, const void *data,
                        std::string &error) {
+  if (!traitsOf(type).npyDescr) {
+    error = path + ": NumPy has no " + traitsOf(type).name + " arrays";
+    return false;
+  }
   std::string bytes = encodeNpy(type, shape, data);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {

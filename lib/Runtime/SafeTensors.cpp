@@ -29,65 +29,10 @@
 
 using namespace tfc::rt;
 
-const char *tfc::rt::dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F64: return "F64";
-  case DType::F32: return "F32";
-  case DType::F16: return "F16";
-  case DType::BF16: return "BF16";
-  case DType::I64: return "I64";
-  case DType::I32: return "I32";
-  case DType::I16: return "I16";
-  case DType::I8: return "I8";
-  case DType::U8: return "U8";
-  case DType::Bool: return "BOOL";
-  case DType::Q8_0: return "Q8_0";
-  case DType::Q4_0: return "Q4_0";
-  case DType::Q4_1: return "Q4_1";
-  }
-  return "?";
-}
-
-size_t tfc::rt::dtypeSize(DType dtype) {
-  switch (dtype) {
-  case DType::F64: case DType::I64: return 8;
-  case DType::F32: case DType::I32: return 4;
-  case DType::F16: case DType::BF16: case DType::I16: return 2;
-  case DType::I8: case DType::U8: case DType::Bool: return 1;
-  case DType::Q8_0: case DType::Q4_0: case DType::Q4_1: return 0;
-  }
-  return 0;
-}
-
-void tfc::rt::dtypeBlock(DType dtype, uint64_t &elements, uint64_t &bytes) {
-  switch (dtype) {
-  case DType::Q8_0: elements = 32; bytes = 34; return;
-  case DType::Q4_0: elements = 32; bytes = 18; return;
-  case DType::Q4_1: elements = 32; bytes = 20; return;
-  default: elements = 1; bytes = dtypeSize(dtype); return;
-  }
-}
-
-bool tfc::rt::isQuantized(DType dtype) {
-  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || dtype == DType::Q4_1;
-}
-
-bool tfc::rt::dtypeBytes(DType dtype, uint64_t elements, uint64_t &bytes) {
-  uint64_t blockElems, blockBytes;
-  dtypeBlock(dtype, blockElems, blockBytes);
-  if (blockBytes == 0 || elements % blockElems != 0)
-    return false;
-  uint64_t blocks = elements / blockElems;
-  if (blocks > UINT64_MAX / blockBytes)
-    return false;
-  bytes = blocks * blockBytes;
-  return true;
-}
-
 void tfc::rt::dequantize(DType dtype, const void *src, float *dst,
                          uint64_t elements) {
-  uint64_t blockElems, blockBytes;
-  dtypeBlock(dtype, blockElems, blockBytes);
+  uint64_t blockElems = traitsOf(dtype).blockElements,
+           blockBytes = traitsOf(dtype).blockBytes;
   const uint8_t *p = static_cast<const uint8_t *>(src);
   auto half = [](const uint8_t *q) {
     return halfToFloat(static_cast<uint16_t>(q[0] | (q[1] << 8)));
@@ -122,8 +67,8 @@ void tfc::rt::dequantize(DType dtype, const void *src, float *dst,
 
 void tfc::rt::quantize(DType dtype, const float *src, void *dst,
                        uint64_t elements) {
-  uint64_t blockElems, blockBytes;
-  dtypeBlock(dtype, blockElems, blockBytes);
+  uint64_t blockElems = traitsOf(dtype).blockElements,
+           blockBytes = traitsOf(dtype).blockBytes;
   uint8_t *p = static_cast<uint8_t *>(dst);
   auto putHalf = [](uint8_t *q, float v) {
     uint16_t h = floatToHalf(v);
@@ -203,12 +148,9 @@ std::vector<const TensorView *> SafeTensorsFile::allTensors() const {
 }
 
 static bool parseDType(std::string_view s, DType &out) {
-  static const DType all[] = {DType::F64, DType::F32, DType::F16, DType::BF16,
-                              DType::I64, DType::I32, DType::I16, DType::I8,
-                              DType::U8,  DType::Bool};
-  for (DType d : all)
-    if (s == dtypeName(d)) {
-      out = d;
+  for (const DTypeTraits &t : kDTypeTable)
+    if (t.inSafeTensors && s == t.fileName) {
+      out = t.type;
       return true;
     }
   return false;

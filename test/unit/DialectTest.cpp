@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
+#include "tfc/Dialect/Tfc/IR/ShapeRules.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,6 +67,36 @@ TEST(BroadcastShapes, NumPyRules) {
 
   EXPECT_TRUE(failed(broadcastShapes({3, 4}, {5})));
   EXPECT_TRUE(failed(broadcastShapes({2, 4}, {3, 4})));
+}
+
+// The rules of ShapeRules.h over MLIR's dims: where the frontend's named dims
+// are an error (SymbolicShapeTest), a dynamic size is left to the run time.
+TEST(ShapeRules, DynamicSizesAreCheckedAtRunTime) {
+  using D = shapes::StaticDims;
+  auto r = shapes::splitHeads<D>({kDyn, kDyn, kDyn}, 12);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(SmallVector<int64_t>(r.shape.begin(), r.shape.end()),
+            (SmallVector<int64_t>{kDyn, 12, kDyn, kDyn}));
+  r = shapes::mergeHeads<D>({1, kDyn, 7, 64});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.shape.back(), kDyn);
+  // Grouped-query attention with a dynamic head count, and a mask whose
+  // dynamic dims may broadcast.
+  SmallVector<int64_t> mask = {1, 1, kDyn, kDyn};
+  r = shapes::attention<D>({1, kDyn, 5, 64}, {1, 2, 9, 64}, {1, 2, 9, 32},
+                           ArrayRef<int64_t>(mask));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(SmallVector<int64_t>(r.shape.begin(), r.shape.end()),
+            (SmallVector<int64_t>{1, kDyn, 5, 32}));
+  r = shapes::attention<D>({1, 6, 5, 64}, {1, 4, 9, 64}, {1, 4, 9, 64},
+                           std::nullopt);
+  EXPECT_EQ(r.error, "query heads are not a multiple of key/value heads: "
+                     "query [1, 6, 5, 64], key [1, 4, 9, 64], value [1, 4, "
+                     "9, 64]");
+  // Run-time shapes (all known) fail where they do not fit.
+  r = shapes::slice<D>({2, 8}, 1, 6, 4);
+  EXPECT_EQ(r.error, "slice of size 4 at 6 is out of bounds for axis 1 of "
+                     "[2, 8]");
 }
 
 TEST(CompatibleTypes, RefinementIsAllowed) {

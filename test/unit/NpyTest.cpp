@@ -46,16 +46,20 @@ std::string errorOf(const std::string &bytes) {
 }
 
 TEST(Npy, RoundTripsEveryType) {
-  for (NpyType type : {NpyType::F32, NpyType::F64, NpyType::F16, NpyType::I64,
-                       NpyType::I32, NpyType::Bool, NpyType::U8}) {
+  int types = 0;
+  for (const DTypeTraits &traits : kDTypeTable) {
+    if (!traits.npyDescr)
+      continue;
+    ++types;
+    DType type = traits.type;
     for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{
              {}, {0}, {5}, {2, 3}, {2, 0, 4}, {1, 2, 3, 4}}) {
       uint64_t n = 1;
       for (int64_t d : shape)
         n *= d;
-      std::vector<uint8_t> data(n * npyTypeSize(type));
+      std::vector<uint8_t> data(n * dtypeSize(type));
       for (size_t i = 0; i < data.size(); ++i)
-        data[i] = static_cast<uint8_t>(type == NpyType::Bool ? i % 2 : i * 7);
+        data[i] = static_cast<uint8_t>(type == DType::Bool ? i % 2 : i * 7);
       std::string bytes = encodeNpy(type, shape, data.data());
       EXPECT_EQ((bytes.size() - data.size()) % 64, 0u);
       NpyArray a;
@@ -67,13 +71,23 @@ TEST(Npy, RoundTripsEveryType) {
       EXPECT_EQ(a.numElements(), n);
     }
   }
+  EXPECT_EQ(types, 9); // f64 f32 f16 i64 i32 i16 i8 u8 bool
+}
+
+TEST(Npy, RefusesTypesNumPyLacks) {
+  uint16_t values[32] = {};
+  std::string error;
+  EXPECT_TRUE(encodeNpy(DType::BF16, {3}, values).empty());
+  EXPECT_FALSE(writeNpy(::testing::TempDir() + "/bf16.npy", DType::BF16, {3},
+                        values, error));
+  EXPECT_TRUE(contains(error, "NumPy has no bf16 arrays"));
 }
 
 TEST(Npy, ReadsAndWritesFiles) {
   std::string path = ::testing::TempDir() + "tfc-npy-test.npy";
   float values[] = {1.5f, -2, 3};
   std::string error;
-  ASSERT_TRUE(writeNpy(path, NpyType::F32, {3}, values, error)) << error;
+  ASSERT_TRUE(writeNpy(path, DType::F32, {3}, values, error)) << error;
   NpyArray a;
   ASSERT_TRUE(readNpy(path, a, error)) << error;
   ASSERT_EQ(a.data.size(), sizeof values);
@@ -82,7 +96,7 @@ TEST(Npy, ReadsAndWritesFiles) {
   EXPECT_FALSE(readNpy(path, a, error));
   EXPECT_TRUE(contains(error, "cannot open"));
   EXPECT_FALSE(
-      writeNpy("/nonexistent/dir/x.npy", NpyType::F32, {3}, values, error));
+      writeNpy("/nonexistent/dir/x.npy", DType::F32, {3}, values, error));
   EXPECT_TRUE(contains(error, "cannot create"));
 }
 
@@ -103,13 +117,13 @@ TEST(Npy, AcceptsWhatNumPyWrites) {
                            four),
                        a, error))
       << error;
-  EXPECT_EQ(a.type, NpyType::I32);
+  EXPECT_EQ(a.type, DType::I32);
   ASSERT_TRUE(parseNpy(npy("{'descr': '|b1', 'fortran_order': False, "
                            "'shape': (3,), }",
                            std::string(3, '\1')),
                        a, error))
       << error;
-  EXPECT_EQ(a.type, NpyType::Bool);
+  EXPECT_EQ(a.type, DType::Bool);
   // A scalar.
   ASSERT_TRUE(parseNpy(npy("{'descr': '<f8', 'fortran_order': False, "
                            "'shape': (), }",

@@ -48,7 +48,8 @@ TEST(SymbolicShapeTest, Matmul) {
   EXPECT_EQ(shapeStr(r.shape), "[b, 12, t, t]");
   r = shape::matmul({s("b"), s("t"), n(64)}, {n(32), n(48)}, false, false);
   EXPECT_EQ(r.error,
-            "matmul contraction sizes differ: [b, t, 64] @ [32, 48] (64 vs 32)");
+            "contraction sizes differ: lhs [b, t, 64] and rhs [32, 48] (64 vs "
+            "32)");
 }
 
 TEST(SymbolicShapeTest, LinearAndEmbedding) {
@@ -80,8 +81,8 @@ TEST(SymbolicShapeTest, AttentionGqaCrossAndMasks) {
   r = shape::attention({s("b"), n(8), s("t"), n(64)},
                        {s("b"), n(8), s("src"), n(64)},
                        {s("b"), n(8), s("src"), n(64)}, &wrongMask);
-  EXPECT_EQ(r.error, "attention mask [b, 1, 1, t] does not broadcast to the "
-                     "scores [b, 8, t, src]");
+  EXPECT_EQ(r.error, "mask [b, 1, 1, t] does not broadcast to the scores "
+                     "[batch, heads, q_len, kv_len] = [b, 8, t, src]");
 }
 
 TEST(SymbolicShapeTest, HeadsMustDivide) {

@@ -30,7 +30,6 @@
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Interpreter/Interpreter.h"
-#include "tfc/Runtime/Float16.h"
 #include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/SafeTensors.h"
 
@@ -246,68 +245,33 @@ fileWeights(std::shared_ptr<::tfc::rt::SafeTensorsFile> file) {
     }
     interp::Tensor t(type.getElementType(), type.getShape());
     const auto *bytes = static_cast<const uint8_t *>(view->data);
-    for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
-      double v;
-      switch (view->dtype) {
-      case ::tfc::rt::DType::F32: {
-        float f;
-        std::memcpy(&f, bytes + 4 * i, 4);
-        v = f;
-        break;
-      }
-      case ::tfc::rt::DType::F64:
-        std::memcpy(&v, bytes + 8 * i, 8);
-        break;
-      case ::tfc::rt::DType::I64: {
-        int64_t x;
-        std::memcpy(&x, bytes + 8 * i, 8);
-        v = static_cast<double>(x);
-        break;
-      }
-      case ::tfc::rt::DType::I32: {
-        int32_t x;
-        std::memcpy(&x, bytes + 4 * i, 4);
-        v = x;
-        break;
-      }
-      default:
-        fail("weight '" + name + "': dtype " +
-             ::tfc::rt::dtypeName(view->dtype) +
-             " is not supported by the interpreter");
-        return failure();
-      }
-      t.data[i] = v;
+    if (::tfc::rt::isQuantized(view->dtype)) {
+      fail("weight '" + name + "': dtype " +
+           ::tfc::rt::dtypeName(view->dtype) +
+           " is not supported by the interpreter");
+      return failure();
     }
+    for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+      t.data[i] = ::tfc::rt::dtypeLoad(view->dtype, view->data, i);
     return t;
   };
 }
 
 /// The .npy form of a tensor (its element type, or f32 for f16/bf16).
 bool writeTensor(const interp::Tensor &t, const std::string &path) {
-  using ::tfc::rt::NpyType;
+  using ::tfc::rt::DType;
+  Type et = t.elementType;
+  DType type = et.isInteger(64)   ? DType::I64
+               : et.isInteger(32) ? DType::I32
+               : et.isInteger(1)  ? DType::Bool
+               : et.isF64()       ? DType::F64
+                                  : DType::F32;
+  std::vector<uint8_t> bytes(t.data.size() * ::tfc::rt::dtypeSize(type));
+  for (size_t i = 0; i < t.data.size(); ++i)
+    ::tfc::rt::dtypeStore(type, bytes.data(), i, t.data[i]);
   std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
   std::string error;
-  bool ok;
-  Type et = t.elementType;
-  if (et.isInteger(64) || et.isInteger(32)) {
-    std::vector<int64_t> v(t.data.begin(), t.data.end());
-    if (et.isInteger(64)) {
-      ok = ::tfc::rt::writeNpy(path, NpyType::I64, shape, v.data(), error);
-    } else {
-      std::vector<int32_t> w(v.begin(), v.end());
-      ok = ::tfc::rt::writeNpy(path, NpyType::I32, shape, w.data(), error);
-    }
-  } else if (et.isInteger(1)) {
-    std::vector<uint8_t> v;
-    for (double d : t.data)
-      v.push_back(d != 0.0);
-    ok = ::tfc::rt::writeNpy(path, NpyType::Bool, shape, v.data(), error);
-  } else if (et.isF64()) {
-    ok = ::tfc::rt::writeNpy(path, NpyType::F64, shape, t.data.data(), error);
-  } else {
-    std::vector<float> v(t.data.begin(), t.data.end());
-    ok = ::tfc::rt::writeNpy(path, NpyType::F32, shape, v.data(), error);
-  }
+  bool ok = ::tfc::rt::writeNpy(path, type, shape, bytes.data(), error);
   if (!ok)
     fail(error);
   return ok;
@@ -316,7 +280,6 @@ bool writeTensor(const interp::Tensor &t, const std::string &path) {
 /// A .npy file as a tensor of doubles.
 FailureOr<interp::Tensor> readTensor(const std::string &path,
                                      MLIRContext &context) {
-  using ::tfc::rt::NpyType;
   ::tfc::rt::NpyArray a;
   std::string error;
   if (!::tfc::rt::readNpy(path, a, error)) {
@@ -325,41 +288,8 @@ FailureOr<interp::Tensor> readTensor(const std::string &path,
   }
   interp::Tensor t(Float64Type::get(&context),
                    SmallVector<int64_t>(a.shape.begin(), a.shape.end()));
-  const uint8_t *p = a.data.data();
-  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
-    switch (a.type) {
-    case NpyType::F32: {
-      float f;
-      std::memcpy(&f, p + 4 * i, 4);
-      t.data[i] = f;
-      break;
-    }
-    case NpyType::F64:
-      std::memcpy(&t.data[i], p + 8 * i, 8);
-      break;
-    case NpyType::F16: { // tfc-run's f16 outputs (GPU models)
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      t.data[i] = ::tfc::rt::halfToFloat(h);
-      break;
-    }
-    case NpyType::I64: {
-      int64_t x;
-      std::memcpy(&x, p + 8 * i, 8);
-      t.data[i] = static_cast<double>(x);
-      break;
-    }
-    case NpyType::I32: {
-      int32_t x;
-      std::memcpy(&x, p + 4 * i, 4);
-      t.data[i] = x;
-      break;
-    }
-    default:
-      fail("'" + path + "': unsupported .npy element type");
-      return failure();
-    }
-  }
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+    t.data[i] = ::tfc::rt::dtypeLoad(a.type, a.data.data(), i);
   return t;
 }
 } // namespace

@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     elements *= static_cast<uint64_t>(d);
   }
   if (array.numElements() != elements ||
-      array.data.size() != elements * npyTypeSize(array.type))
+      array.data.size() != elements * dtypeSize(array.type))
     broken("the data does not match the shape", error);
 
   // Round trip.

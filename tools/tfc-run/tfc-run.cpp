@@ -57,7 +57,7 @@ options:
         NAME:2x3=1,2,3,4,5,6
                             values with an explicit shape ('x'-separated; an
                             empty shape is a scalar: NAME:=5)
-        NAME=FILE.npy       a NumPy array (<f4 <f8 <f2 <i8 <i4 |b1 |u1, C
+        NAME=FILE.npy       a NumPy array (<f4 <f8 <f2 <i8 <i4 <i2 |i1 |u1 |b1, C
                             order); ints and floats convert to the dtype
         NAME=@KIND:SHAPE    generated: @zeros, @ones, @range (0, 1, ...,
                             modulo the input's bound), @random (floats in
@@ -600,54 +600,27 @@ void loadNpy(Input &in, const std::string &path, const std::string &where) {
   if (!readNpy(path, a, error))
     fail(where + ": " + error);
   tfc_dtype d = in.info.dtype;
-  bool fromFloat = a.type == NpyType::F32 || a.type == NpyType::F64 ||
-                   a.type == NpyType::F16;
-  bool same = (a.type == NpyType::F32 && d == TFC_F32) ||
-              (a.type == NpyType::F64 && d == TFC_F64) ||
-              (a.type == NpyType::F16 && d == TFC_F16) ||
-              (a.type == NpyType::I64 && d == TFC_I64) ||
-              (a.type == NpyType::I32 && d == TFC_I32) ||
-              (a.type == NpyType::Bool && d == TFC_BOOL);
-  if (!same && fromFloat != isFloatDType(d))
-    fail(where + ": " + path + " holds " + npyDescr(a.type) +
-         " values, but input '" + in.info.name + "' is " + tfc_dtype_name(d) +
-         (fromFloat ? " (no float-to-integer conversion)"
-                    : " (no integer-to-float conversion)"));
+  const DTypeTraits &from = traitsOf(a.type);
+  const char *descr = from.npyDescr;
+  bool same = from.api == d;
+  if (!same && from.isFloat != isFloatDType(d))
+    fail(where + ": " + path + " holds " + descr + " values, but input '" +
+         in.info.name + "' is " + tfc_dtype_name(d) +
+         (from.isFloat ? " (no float-to-integer conversion)"
+                       : " (no integer-to-float conversion)"));
   in.shape = a.shape;
   allocate(in, where);
   if (same) {
     in.data.assign(a.data.begin(), a.data.end());
     return;
   }
-  note(where + ": converting " + npyDescr(a.type) + " to " + tfc_dtype_name(d));
-  const uint8_t *p = a.data.data();
+  note(where + ": converting " + descr + " to " + tfc_dtype_name(d));
   for (uint64_t i = 0; i < a.numElements(); ++i) {
-    if (fromFloat) {
-      double v = 0;
-      if (a.type == NpyType::F64) {
-        std::memcpy(&v, p + 8 * i, 8);
-      } else if (a.type == NpyType::F32) {
-        float f;
-        std::memcpy(&f, p + 4 * i, 4);
-        v = f;
-      } else {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        v = halfToFloat(h);
-      }
-      storeFloat(in.data, d, i, v);
+    if (from.isFloat) {
+      storeFloat(in.data, d, i, dtypeLoad(a.type, a.data.data(), i));
       continue;
     }
-    int64_t v = 0;
-    if (a.type == NpyType::I64) {
-      std::memcpy(&v, p + 8 * i, 8);
-    } else if (a.type == NpyType::I32) {
-      int32_t w;
-      std::memcpy(&w, p + 4 * i, 4);
-      v = w;
-    } else {
-      v = p[i]; // bool or u8
-    }
+    int64_t v = dtypeLoadInt(a.type, a.data.data(), i);
     if (d == TFC_I32 && (v < INT32_MIN || v > INT32_MAX))
       fail(where + ": " + std::to_string(v) + " does not fit in i32");
     if (d == TFC_BOOL && v != 0 && v != 1)
@@ -944,15 +917,15 @@ void writeOutput(const std::string &path, const tfc_tensor &t) {
   std::string error;
   bool ok;
   const DTypeTraits *traits = dtypeTraits(t.dtype);
-  if (traits && traits->hasNpy) {
-    ok = writeNpy(path, traits->npy, shape, t.data, error);
+  if (traits && traits->npyDescr) {
+    ok = writeNpy(path, traits->type, shape, t.data, error);
   } else if (traits && traits->isFloat) {
     // NumPy has no bfloat16: widen to f32 (exact).
     std::vector<float> wide(n);
     for (uint64_t i = 0; i < n; ++i)
       wide[i] = static_cast<float>(loadAsDouble(t, i));
     note(path + ": " + traits->name + " output written as <f4");
-    ok = writeNpy(path, NpyType::F32, shape, wide.data(), error);
+    ok = writeNpy(path, DType::F32, shape, wide.data(), error);
   } else {
     ok = false;
     error = path + ": unknown dtype";

@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
       dtypeStore(d, p, 0, scale == 1.0 ? v : v * scale + 0.0); // no -0
       p += size;
     });
-    tensors.push_back({w.name, dtypeTraits(d)->storage, shape, data[i].data()});
+    tensors.push_back({w.name, dtypeTraits(d)->type, shape, data[i].data()});
   }
   std::map<std::string, std::string> metadata = {
       {"generator", "tfc-weights"},

@@ -7,7 +7,10 @@
 // never match, and a name never matches a number other than 1 in a broadcast,
 // so `[batch, seq, 768] + [1024, 768]` is an error although both are
 // `tensor<?x?x768xf32>` to MLIR. Every rule returns the result shape or a
-// message that prints the shapes involved with their names.
+// message that prints the shapes involved with their names. The rules are
+// the dialect's (tfc/Dialect/Tfc/IR/ShapeRules.h, written once over a dim
+// domain); this file gives them the domain of named dims. Only reshape's
+// check (the same names on both sides) is the frontend's own.
 //
 //===----------------------------------------------------------------------===//
 

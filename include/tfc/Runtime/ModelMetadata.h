@@ -12,6 +12,7 @@
 #ifndef TFC_RUNTIME_MODELMETADATA_H
 #define TFC_RUNTIME_MODELMETADATA_H
 
+#include "tfc/Runtime/DType.h"
 #include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/SafeTensors.h"
 #include "tfc/Runtime/tfc.h"
@@ -24,41 +25,25 @@
 
 namespace tfc::rt {
 
-/// What the runtime knows about a dtype, in one table (the C API's names and
-/// sizes, the metadata parser and binding read it).
-struct DTypeTraits {
-  tfc_dtype dtype;
-  /// The metadata's spelling: "f32", ..., "q4_1".
-  const char *name;
-  /// Elements and bytes of one storage block: (1, element size) for plain
-  /// dtypes, (32, 34/18/20) for the GGUF block formats.
-  uint32_t blockElements, blockBytes;
-  bool isFloat;
-  /// A block-quantised weight format: weights only.
-  bool quantized;
-  /// How a weight file (safetensors, GGUF) stores it.
-  DType storage;
-  /// Its .npy element type, when NumPy has one (not bf16, not the blocks).
-  bool hasNpy;
-  NpyType npy;
-};
-
-/// The traits of `dtype`, or null if it is not a dtype.
-const DTypeTraits *dtypeTraits(tfc_dtype dtype);
-
 /// The tfc dtype of a stored element type (false for the stored types no
 /// model input, output or weight has: i16, i8, u8).
 bool dtypeOfStorage(DType storage, tfc_dtype &out);
 
-/// Element `i` of an array of the plain `dtype` as a double: floats widen
-/// exactly, integers convert, bool is 0 or 1; 0 for the block formats.
-double dtypeLoad(tfc_dtype dtype, const void *base, uint64_t i);
-/// Stores `v` as element `i`, rounded once to `dtype` (to nearest even for
-/// the floats; integers truncate toward zero and NaN gives 0; bool is
-/// v != 0); block formats are left as they are.
-void dtypeStore(tfc_dtype dtype, void *base, uint64_t i, double v);
-/// Stores an exact integer (i64 values past 2^53 stay exact).
-void dtypeStoreInt(tfc_dtype dtype, void *base, uint64_t i, int64_t v);
+/// DType.h's element loads and stores for a C API dtype (nothing for a value
+/// that is not one).
+inline double dtypeLoad(tfc_dtype dtype, const void *base, uint64_t i) {
+  const DTypeTraits *t = dtypeTraits(dtype);
+  return t ? dtypeLoad(t->type, base, i) : 0;
+}
+inline void dtypeStore(tfc_dtype dtype, void *base, uint64_t i, double v) {
+  if (const DTypeTraits *t = dtypeTraits(dtype))
+    dtypeStore(t->type, base, i, v);
+}
+inline void dtypeStoreInt(tfc_dtype dtype, void *base, uint64_t i,
+                          int64_t v) {
+  if (const DTypeTraits *t = dtypeTraits(dtype))
+    dtypeStoreInt(t->type, base, i, v);
+}
 
 /// The bytes of `elements` elements of `dtype`; false when `elements` is not
 /// a whole number of blocks or the size overflows.

@@ -5,9 +5,9 @@
 // The .npy format (numpy.lib.format): the magic "\x93NUMPY", a version
 // (1.0, 2.0 or 3.0), a header length (2 bytes in 1.0, 4 bytes after), a
 // Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)},
-// then the raw elements. Supported element types: '<f4', '<f8', '<f2',
-// '<i8', '<i4', '|b1', '|u1' ('<' may also be '=' and '|' for one-byte
-// types). Only C order. Everything is checked: the magic, the version, the
+// then the raw elements. Supported element types: those of DType.h with an
+// npyDescr ('<f4', '<f8', '<f2', '<i8', '<i4', '<i2', '|i1', '|u1', '|b1';
+// '<' may also be '=' and '|' for one-byte types). Only C order. Everything is checked: the magic, the version, the
 // dict's syntax and keys, the shape, and that the data is exactly the bytes
 // the shape needs. Errors are messages, never crashes.
 //
@@ -16,6 +16,8 @@
 #ifndef TFC_RUNTIME_NPY_H
 #define TFC_RUNTIME_NPY_H
 
+#include "tfc/Runtime/DType.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,14 +25,11 @@
 
 namespace tfc::rt {
 
-enum class NpyType { F32, F64, F16, I64, I32, Bool, U8 };
-
-/// '<f4', ... and the element size.
-const char *npyDescr(NpyType type);
-size_t npyTypeSize(NpyType type);
+/// Arrays hold the element types of DType.h that NumPy has (a row with an
+/// npyDescr): f64, f32, f16, i64, i32, i16, i8, u8, bool.
 
 struct NpyArray {
-  NpyType type = NpyType::F32;
+  DType type = DType::F32;
   std::vector<int64_t> shape;
   /// The elements, row-major, little-endian.
   std::vector<uint8_t> data;
@@ -46,11 +45,12 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &error);
 
 /// The .npy image of an array (version 1.0, or 2.0 when the header needs
 /// it; the header padded so that the data starts at a multiple of 64).
-/// `data` must hold numElements(shape) * npyTypeSize(type) bytes.
-std::string encodeNpy(NpyType type, const std::vector<int64_t> &shape,
+/// `data` must hold numElements(shape) * dtypeSize(type) bytes; a type
+/// NumPy lacks (no npyDescr) gives an empty string.
+std::string encodeNpy(DType type, const std::vector<int64_t> &shape,
                       const void *data);
 /// Writes the same to `path`.
-bool writeNpy(const std::string &path, NpyType type,
+bool writeNpy(const std::string &path, DType type,
               const std::vector<int64_t> &shape, const void *data,
               std::string &error);
 

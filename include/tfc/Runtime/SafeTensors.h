@@ -18,6 +18,8 @@
 #ifndef TFC_RUNTIME_SAFETENSORS_H
 #define TFC_RUNTIME_SAFETENSORS_H
 
+#include "tfc/Runtime/DType.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -28,38 +30,6 @@
 
 namespace tfc::rt {
 
-/// Element types of stored tensors. The last three are GGUF's block
-/// quantizations (only GGUF files hold them): a block of 32 elements is an
-/// f16 scale d (and for Q4_1 an f16 minimum m) followed by the quants:
-/// Q8_0 x = d * q (int8 q); Q4_0 x = d * (q - 8) and Q4_1 x = d * q + m
-/// (4-bit q; byte j holds element j in its low and j + 16 in its high
-/// nibble).
-enum class DType {
-  F64,
-  F32,
-  F16,
-  BF16,
-  I64,
-  I32,
-  I16,
-  I8,
-  U8,
-  Bool,
-  Q8_0,
-  Q4_0,
-  Q4_1
-};
-
-/// The name of a dtype ("F32", ..., "Q4_1"), and its size in bytes (0 for
-/// the block types: see dtypeBlock).
-const char *dtypeName(DType dtype);
-size_t dtypeSize(DType dtype);
-/// Elements and bytes of one block: (1, dtypeSize) for plain types.
-void dtypeBlock(DType dtype, uint64_t &elements, uint64_t &bytes);
-bool isQuantized(DType dtype);
-/// The bytes of `elements` elements of `dtype` (a multiple of the block for
-/// quantized types), or false on overflow or a partial block.
-bool dtypeBytes(DType dtype, uint64_t elements, uint64_t &bytes);
 /// Dequantises `elements` elements (whole blocks) of a quantized dtype.
 void dequantize(DType dtype, const void *src, float *dst, uint64_t elements);
 /// Quantises `elements` floats (whole blocks) into a quantized dtype exactly

@@ -29,7 +29,7 @@ namespace {
 /// The ops a target lowers itself.
 bool isKernelOp(Operation *op) {
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    return softmax.getAxis() ==
+    return static_cast<int64_t>(softmax.getAxis()) ==
            cast<RankedTensorType>(softmax.getType()).getRank() - 1;
   return isa<LinearOp, MatmulOp, AttentionOp, LayerNormOp, RmsNormOp, WeightOp>(
       op);

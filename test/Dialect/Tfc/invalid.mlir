@@ -2,7 +2,7 @@
 // RUN: tfc-opt %s -split-input-file -verify-diagnostics
 
 func.func @embedding_table_rank(%t: tensor<100xf32>, %ids: tensor<?x?xi64>) {
-  // expected-error @+1 {{'tfc.embedding' op table [vocab, features] must have rank 2, got [100]}}
+  // expected-error @+1 {{'tfc.embedding' op table must be [vocab, features], got [100]}}
   %0 = tfc.embedding %t[%ids] : (tensor<100xf32>, tensor<?x?xi64>) -> tensor<?x?x100xf32>
   return
 }
@@ -26,7 +26,7 @@ func.func @embedding_result(%t: tensor<100x8xf32>, %ids: tensor<?x?xi64>) {
 // -----
 
 func.func @linear_features(%x: tensor<?x?x768xf32>, %w: tensor<3072x512xf32>) {
-  // expected-error @+1 {{'tfc.linear' op input [?, ?, 768] does not match the weight [out_features, in_features] = [3072, 512]: 768 vs 512 input features}}
+  // expected-error @+1 {{'tfc.linear' op input [?, ?, 768] does not match the weight [out_features, in_features] = [3072, 512] (768 vs 512 input features)}}
   %0 = tfc.linear %x, %w : (tensor<?x?x768xf32>, tensor<3072x512xf32>) -> tensor<?x?x3072xf32>
   return
 }
@@ -34,7 +34,7 @@ func.func @linear_features(%x: tensor<?x?x768xf32>, %w: tensor<3072x512xf32>) {
 // -----
 
 func.func @linear_weight_rank(%x: tensor<?x768xf32>, %w: tensor<768xf32>) {
-  // expected-error @+1 {{weight [out_features, in_features] must have rank 2, got [768]}}
+  // expected-error @+1 {{'tfc.linear' op weight must be [out_features, in_features], got [768]}}
   %0 = tfc.linear %x, %w : (tensor<?x768xf32>, tensor<768xf32>) -> tensor<?x768xf32>
   return
 }
@@ -226,7 +226,7 @@ func.func @relative_position_bias_distance(%t: tensor<32x4xf32>) {
 // -----
 
 func.func @attention_rank(%q: tensor<?x?x64xf32>) {
-  // expected-error @+1 {{'tfc.attention' op query [batch, heads, q_len, d_head] must have rank 4, got [?, ?, 64]}}
+  // expected-error @+1 {{'tfc.attention' op needs query [batch, heads, q_len, d_head], key and value [batch, kv_heads, kv_len, d_head], got [?, ?, 64], [?, ?, 64], [?, ?, 64]}}
   %0 = tfc.attention %q, %q, %q : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   return
 }
@@ -459,7 +459,7 @@ func.func @split_heads_divisible(%x: tensor<?x?x768xf32>) {
 // -----
 
 func.func @split_heads_rank(%x: tensor<?x768xf32>) {
-  // expected-error @+1 {{'tfc.split_heads' op input [batch, seq, features] must have rank 3, got [?, 768]}}
+  // expected-error @+1 {{'tfc.split_heads' op needs [batch, seq, features], got [?, 768]}}
   %0 = tfc.split_heads %x {heads = 12} : tensor<?x768xf32> -> tensor<?x12x64xf32>
   return
 }
@@ -475,7 +475,7 @@ func.func @split_heads_zero(%x: tensor<?x?x768xf32>) {
 // -----
 
 func.func @merge_heads_rank(%x: tensor<?x12x64xf32>) {
-  // expected-error @+1 {{'tfc.merge_heads' op input [batch, heads, seq, d_head] must have rank 4, got [?, 12, 64]}}
+  // expected-error @+1 {{'tfc.merge_heads' op needs [batch, heads, seq, d_head], got [?, 12, 64]}}
   %0 = tfc.merge_heads %x : tensor<?x12x64xf32> -> tensor<?x768xf32>
   return
 }
@@ -603,7 +603,7 @@ func.func @transpose_not_permutation(%x: tensor<2x3x4xf32>) {
 // -----
 
 func.func @transpose_length(%x: tensor<2x3x4xf32>) {
-  // expected-error @+1 {{'tfc.transpose' op permutation has 2 entries but the input has rank 3}}
+  // expected-error @+1 {{'tfc.transpose' op permutation has 2 entries but the input [2, 3, 4] has rank 3}}
   %0 = tfc.transpose %x [1, 0] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
   return
 }
@@ -699,7 +699,7 @@ func.func @arange_rank(%t: index) {
 // -----
 
 func.func @slice_bounds(%x: tensor<?x?x2304xf32>) {
-  // expected-error @+1 {{'tfc.slice' op slice of size 768 at 2000 is out of bounds for axis 2 of size 2304}}
+  // expected-error @+1 {{'tfc.slice' op slice of size 768 at 2000 is out of bounds for axis 2 of [?, ?, 2304]}}
   %0 = tfc.slice %x {axis = 2, start = 2000, size = 768} : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
   return
 }

@@ -9,6 +9,8 @@
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/IR/PositionBias.h"
+#include "tfc/Dialect/Tfc/IR/ShapeRules.h"
+#include "tfc/Runtime/DType.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -33,11 +35,13 @@ static bool isDynamic(int64_t size) { return ShapedType::isDynamic(size); }
 
 /// Two sizes agree if either is dynamic or both are equal.
 static bool sizesAgree(int64_t a, int64_t b) {
-  return isDynamic(a) || isDynamic(b) || a == b;
+  return shapes::StaticDims::agree(a, b);
 }
 
 /// The more refined of two agreeing sizes.
-static int64_t mergeSizes(int64_t a, int64_t b) { return isDynamic(a) ? b : a; }
+static int64_t mergeSizes(int64_t a, int64_t b) {
+  return shapes::StaticDims::merge(a, b);
+}
 
 /// Renders a shape as `[?, 12, ?, 64]` for diagnostics.
 static std::string shapeString(ArrayRef<int64_t> shape) {
@@ -68,23 +72,11 @@ static std::string shapeString(Type type) {
 
 FailureOr<SmallVector<int64_t>> mlir::tfc::broadcastShapes(ArrayRef<int64_t> lhs,
                                                            ArrayRef<int64_t> rhs) {
-  size_t rank = std::max(lhs.size(), rhs.size());
-  SmallVector<int64_t> result(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    // Align from the right.
-    int64_t a = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
-    int64_t b = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
-    if (a == 1) {
-      result[i] = b;
-    } else if (b == 1) {
-      result[i] = a;
-    } else if (sizesAgree(a, b)) {
-      result[i] = mergeSizes(a, b);
-    } else {
-      return failure();
-    }
-  }
-  return result;
+  shapes::Result<int64_t> r =
+      shapes::broadcast<shapes::StaticDims>(lhs, rhs);
+  if (!r.ok())
+    return failure();
+  return SmallVector<int64_t>(r.shape.begin(), r.shape.end());
 }
 
 bool mlir::tfc::areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
@@ -147,15 +139,15 @@ static LogicalResult verifyInferred(Operation *op,
   return success();
 }
 
-/// Checks that `type` is a vector whose size agrees with `size`.
+/// Checks that `vec` is a vector of the last axis of `in`.
 static LogicalResult expectFeatureVector(Operation *op, Value vec,
-                                         int64_t size, Type elementType,
-                                         StringRef what) {
+                                         RankedTensorType in, StringRef what) {
   auto type = cast<RankedTensorType>(vec.getType());
-  if (type.getRank() != 1 || !sizesAgree(type.getDimSize(0), size))
-    return op->emitOpError() << what << " must be a vector of the last axis' "
-                             << "size " << shapeString({size}) << ", got "
-                             << shapeString(type.getShape());
+  Type elementType = in.getElementType();
+  shapes::Result<int64_t> r = shapes::featureVector<shapes::StaticDims>(
+      in.getShape(), type.getShape(), what);
+  if (!r.ok())
+    return op->emitOpError() << r.error;
   if (type.getElementType() != elementType)
     return op->emitOpError() << what << " element type " << type.getElementType()
                              << " differs from the input's " << elementType;
@@ -173,6 +165,23 @@ Type infer::resultOrPlaceholder(FailureOr<RankedTensorType> inferred,
 // Shape inference
 //===----------------------------------------------------------------------===//
 
+// The rules are ShapeRules.h's over MLIR's dims; these wrappers check what
+// is not a shape (ranked tensors, element types) and report the rule's
+// message.
+
+using Static = shapes::StaticDims;
+static_assert(Static::kDynamic == ShapedType::kDynamic,
+              "ShapeRules' dynamic size must be MLIR's");
+
+/// A rule's shape as a tensor of `elementType`, or its message reported.
+static FailureOr<RankedTensorType> toType(const shapes::Result<int64_t> &r,
+                                          Type elementType,
+                                          EmitErrorFn emitError) {
+  if (!r.ok())
+    return fail(emitError, r.error);
+  return RankedTensorType::get(r.shape, elementType);
+}
+
 FailureOr<RankedTensorType> infer::broadcast(ArrayRef<Type> operands,
                                              EmitErrorFn emitError) {
   SmallVector<int64_t> shape;
@@ -182,31 +191,31 @@ FailureOr<RankedTensorType> infer::broadcast(ArrayRef<Type> operands,
     if (failed(tensor))
       return failure();
     tensors.push_back(*tensor);
-    auto merged = broadcastShapes(shape, tensor->getShape());
-    if (failed(merged)) {
-      std::string shapes;
-      llvm::raw_string_ostream os(shapes);
+    shapes::Result<int64_t> merged =
+        shapes::broadcast<Static>(shape, tensor->getShape());
+    if (!merged.ok()) {
+      std::string all;
+      llvm::raw_string_ostream os(all);
       llvm::interleave(
           tensors, os, [&](RankedTensorType t) { os << shapeString(t); },
           " and ");
-      return fail(emitError, "operand shapes ", shapes, " do not broadcast");
+      return fail(emitError, "operand shapes ", all, " do not broadcast");
     }
-    shape = std::move(*merged);
+    shape.assign(merged.shape.begin(), merged.shape.end());
   }
   return RankedTensorType::get(shape, tensors.back().getElementType());
 }
 
 FailureOr<RankedTensorType> infer::embedding(Type tableType, Type idsType,
                                              EmitErrorFn emitError) {
-  auto table = expectTensor(emitError, tableType, "table [vocab, features]", 2);
+  auto table = expectTensor(emitError, tableType, "table");
   if (failed(table))
     return failure();
   auto ids = expectTensor(emitError, idsType, "ids");
   if (failed(ids))
     return failure();
-  SmallVector<int64_t> shape(ids->getShape());
-  shape.push_back(table->getDimSize(1));
-  return RankedTensorType::get(shape, table->getElementType());
+  return toType(shapes::embedding<Static>(table->getShape(), ids->getShape()),
+                table->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::linear(Type inputType, Type weightType,
@@ -215,31 +224,18 @@ FailureOr<RankedTensorType> infer::linear(Type inputType, Type weightType,
   auto x = expectTensor(emitError, inputType, "input");
   if (failed(x))
     return failure();
-  auto w = expectTensor(emitError, weightType,
-                        "weight [out_features, in_features]", 2);
+  auto w = expectTensor(emitError, weightType, "weight");
   if (failed(w))
     return failure();
-  if (x->getRank() < 1)
-    return fail(emitError, "input must have rank >= 1");
-  int64_t n = w->getDimSize(0);
-  if (!sizesAgree(x->getShape().back(), w->getDimSize(1)))
-    return fail(emitError, "input ", shapeString(*x),
-                " does not match the weight [out_features, in_features] = ",
-                shapeString(*w), ": ", x->getShape().back(), " vs ",
-                w->getDimSize(1), " input features");
+  std::optional<ArrayRef<int64_t>> bias;
   if (biasType) {
     auto b = expectTensor(emitError, biasType, "bias");
     if (failed(b))
       return failure();
-    if (b->getRank() != 1 || !sizesAgree(b->getDimSize(0), n))
-      return fail(emitError, "bias ", shapeString(*b),
-                  " must be a vector of the ", shapeString({n}),
-                  " output features");
-    n = mergeSizes(n, b->getDimSize(0));
+    bias = b->getShape();
   }
-  SmallVector<int64_t> shape(x->getShape().drop_back());
-  shape.push_back(n);
-  return RankedTensorType::get(shape, x->getElementType());
+  return toType(shapes::linear<Static>(x->getShape(), w->getShape(), bias),
+                x->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::matmul(Type lhsType, Type rhsType,
@@ -251,43 +247,21 @@ FailureOr<RankedTensorType> infer::matmul(Type lhsType, Type rhsType,
   auto b = expectTensor(emitError, rhsType, "rhs");
   if (failed(b))
     return failure();
-  if (a->getRank() < 2 || b->getRank() < 2)
-    return fail(emitError, "operands must have rank >= 2, got ",
-                shapeString(*a), " and ", shapeString(*b));
-  ArrayRef<int64_t> as = a->getShape(), bs = b->getShape();
-  int64_t m = as[as.size() - 2], ka = as.back();
-  if (transposeLhs)
-    std::swap(m, ka);
-  int64_t kb = bs[bs.size() - 2], n = bs.back();
-  if (transposeRhs)
-    std::swap(kb, n);
-  if (!sizesAgree(ka, kb))
-    return fail(emitError, "contraction sizes differ: lhs ", shapeString(*a),
-                transposeLhs ? " (transposed)" : "", " and rhs ",
-                shapeString(*b), transposeRhs ? " (transposed)" : "");
-  auto batch = broadcastShapes(as.drop_back(2), bs.drop_back(2));
-  if (failed(batch))
-    return fail(emitError, "batch dimensions of ", shapeString(*a), " and ",
-                shapeString(*b), " do not broadcast");
-  SmallVector<int64_t> shape = *batch;
-  shape.push_back(m);
-  shape.push_back(n);
-  return RankedTensorType::get(shape, a->getElementType());
+  return toType(shapes::matmul<Static>(a->getShape(), b->getShape(),
+                                       transposeLhs, transposeRhs),
+                a->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::attention(Type queryType, Type keyType,
-                                             Type valueType,
+                                             Type valueType, Type maskType,
                                              EmitErrorFn emitError) {
-  auto q = expectTensor(emitError, queryType,
-                        "query [batch, heads, q_len, d_head]", 4);
+  auto q = expectTensor(emitError, queryType, "query");
   if (failed(q))
     return failure();
-  auto k = expectTensor(emitError, keyType,
-                        "key [batch, kv_heads, kv_len, d_head]", 4);
+  auto k = expectTensor(emitError, keyType, "key");
   if (failed(k))
     return failure();
-  auto v = expectTensor(emitError, valueType,
-                        "value [batch, kv_heads, kv_len, d_v]", 4);
+  auto v = expectTensor(emitError, valueType, "value");
   if (failed(v))
     return failure();
   if (q->getElementType() != k->getElementType() ||
@@ -295,30 +269,19 @@ FailureOr<RankedTensorType> infer::attention(Type queryType, Type keyType,
     return fail(emitError, "query, key and value element types differ: ",
                 q->getElementType(), ", ", k->getElementType(), ", ",
                 v->getElementType());
-  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape(), vs = v->getShape();
-  auto mismatch = [&](StringRef what) {
-    return fail(emitError, what, ": query ", shapeString(qs), ", key ",
-                shapeString(ks), ", value ", shapeString(vs));
-  };
-  if (!sizesAgree(qs[0], ks[0]) || !sizesAgree(qs[0], vs[0]) ||
-      !sizesAgree(ks[0], vs[0]))
-    return mismatch("batch sizes differ");
-  if (!sizesAgree(ks[1], vs[1]))
-    return mismatch("key and value head counts differ");
-  if (!sizesAgree(ks[2], vs[2]))
-    return mismatch("key and value lengths differ");
-  if (!sizesAgree(qs[3], ks[3]))
-    return mismatch("query and key head sizes differ");
-  int64_t kvHeads = mergeSizes(ks[1], vs[1]);
-  // Static head counts must be positive: GQA maps query head h to key/value
-  // head h / (heads / kv_heads).
-  if (qs[1] == 0 || kvHeads == 0)
-    return mismatch("head counts must be positive");
-  if (!isDynamic(qs[1]) && !isDynamic(kvHeads) && qs[1] % kvHeads != 0)
-    return mismatch("query heads are not a multiple of key/value heads");
-  int64_t batch = mergeSizes(mergeSizes(qs[0], ks[0]), vs[0]);
-  return RankedTensorType::get({batch, qs[1], qs[2], vs[3]},
-                               q->getElementType());
+  std::optional<ArrayRef<int64_t>> mask;
+  if (maskType) {
+    auto m = expectTensor(emitError, maskType, "mask");
+    if (failed(m))
+      return failure();
+    if (m->getElementType() != q->getElementType())
+      return fail(emitError, "mask element type ", m->getElementType(),
+                  " differs from the query's ", q->getElementType());
+    mask = m->getShape();
+  }
+  return toType(shapes::attention<Static>(q->getShape(), k->getShape(),
+                                          v->getShape(), mask),
+                q->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::reduction(Type inputType, int64_t axis,
@@ -327,16 +290,9 @@ FailureOr<RankedTensorType> infer::reduction(Type inputType, int64_t axis,
   auto type = expectTensor(emitError, inputType, "input");
   if (failed(type))
     return failure();
-  if (axis < 0 || axis >= type->getRank())
-    return fail(emitError, "axis ", axis, " is out of range for ",
-                shapeString(*type));
-  SmallVector<int64_t> shape(type->getShape());
-  if (keepdim)
-    shape[axis] = 1;
-  else
-    shape.erase(shape.begin() + axis);
-  return RankedTensorType::get(shape, elementType ? elementType
-                                                  : type->getElementType());
+  return toType(shapes::reduce<Static>(type->getShape(), axis, keepdim),
+                elementType ? elementType : type->getElementType(),
+                emitError);
 }
 
 FailureOr<RankedTensorType> infer::transpose(Type inputType,
@@ -345,73 +301,36 @@ FailureOr<RankedTensorType> infer::transpose(Type inputType,
   auto type = expectTensor(emitError, inputType, "input");
   if (failed(type))
     return failure();
-  int64_t rank = type->getRank();
-  if (static_cast<int64_t>(perm.size()) != rank)
-    return fail(emitError, "permutation has ", perm.size(),
-                " entries but the input has rank ", rank);
-  llvm::SmallBitVector seen(rank);
-  SmallVector<int64_t> shape;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank || seen.test(p))
-      return fail(emitError, shapeString(perm),
-                  " is not a permutation of 0..", rank - 1);
-    seen.set(p);
-    shape.push_back(type->getDimSize(p));
-  }
-  return RankedTensorType::get(shape, type->getElementType());
+  return toType(shapes::transpose<Static>(type->getShape(), perm),
+                type->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::splitHeads(Type inputType, int64_t heads,
                                               EmitErrorFn emitError) {
-  auto x = expectTensor(emitError, inputType, "input [batch, seq, features]",
-                        3);
+  auto x = expectTensor(emitError, inputType, "input");
   if (failed(x))
     return failure();
-  if (heads <= 0)
-    return fail(emitError, "heads must be positive, got ", heads);
-  int64_t features = x->getDimSize(2);
-  if (!isDynamic(features) && features % heads != 0)
-    return fail(emitError, "features ", features, " are not divisible by ",
-                heads, " heads");
-  int64_t headSize = isDynamic(features) ? features : features / heads;
-  return RankedTensorType::get(
-      {x->getDimSize(0), heads, x->getDimSize(1), headSize},
-      x->getElementType());
+  return toType(shapes::splitHeads<Static>(x->getShape(), heads),
+                x->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::slice(Type inputType, int64_t axis,
                                          int64_t start, int64_t size,
                                          EmitErrorFn emitError) {
-  auto x = expectTensor(emitError, inputType, "input", -1);
+  auto x = expectTensor(emitError, inputType, "input");
   if (failed(x))
     return failure();
-  if (axis < 0 || axis >= x->getRank())
-    return fail(emitError, "axis ", axis, " is out of range for ",
-                shapeString(*x));
-  int64_t extent = x->getDimSize(axis);
-  // A dynamic axis is checked at run time.
-  if (start < 0 || size <= 0 ||
-      (!isDynamic(extent) && (start > extent || size > extent - start)))
-    return fail(emitError, "slice of size ", size, " at ", start,
-                " is out of bounds for axis ", axis, " of size ", extent);
-  SmallVector<int64_t> shape(x->getShape());
-  shape[axis] = size;
-  return RankedTensorType::get(shape, x->getElementType());
+  return toType(shapes::slice<Static>(x->getShape(), axis, start, size),
+                x->getElementType(), emitError);
 }
 
 FailureOr<RankedTensorType> infer::mergeHeads(Type inputType,
                                               EmitErrorFn emitError) {
-  auto x = expectTensor(emitError, inputType,
-                        "input [batch, heads, seq, d_head]", 4);
+  auto x = expectTensor(emitError, inputType, "input");
   if (failed(x))
     return failure();
-  int64_t h = x->getDimSize(1), d = x->getDimSize(3);
-  int64_t features = ShapedType::kDynamic;
-  if (!isDynamic(h) && !isDynamic(d) && llvm::MulOverflow(h, d, features))
-    return fail(emitError, "heads × d_head of ", shapeString(*x),
-                " overflows");
-  return RankedTensorType::get({x->getDimSize(0), x->getDimSize(2), features},
-                               x->getElementType());
+  return toType(shapes::mergeHeads<Static>(x->getShape()),
+                x->getElementType(), emitError);
 }
 
 //===----------------------------------------------------------------------===//
@@ -591,8 +510,7 @@ static LogicalResult verifyNorm(NormOp op, ArrayRef<Value> vectors,
     return op.emitOpError() << "epsilon must be finite and >= 0, got "
                             << numberString(eps);
   for (auto [vec, name] : llvm::zip_equal(vectors, names))
-    if (vec && failed(expectFeatureVector(op, vec, in.getShape().back(),
-                                          in.getElementType(), name)))
+    if (vec && failed(expectFeatureVector(op, vec, in, name)))
       return failure();
   if (Value residual = op.getResidual())
     if (!areCompatibleTensorTypes(residual.getType(), in))
@@ -659,10 +577,10 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyInferred(
           *this, infer::attention(getQuery().getType(), getKey().getType(),
                                   getValue().getType(),
+                                  getMask() ? getMask().getType() : Type(),
                                   [&] { return emitOpError(); }))))
     return failure();
   ArrayRef<int64_t> qs = getQuery().getType().getShape();
-  ArrayRef<int64_t> ks = getKey().getType().getShape();
   if (std::optional<APFloat> scale = getScale()) {
     double s = scale->convertToDouble();
     if (!(s > 0.0) || !std::isfinite(s))
@@ -705,21 +623,6 @@ LogicalResult AttentionOp::verify() {
                            << " and a static odd width of at most "
                            << kMaxRelativeWidth << ", both static; got "
                            << shapeString(bt);
-  }
-  if (Value mask = getMask()) {
-    auto mt = cast<RankedTensorType>(mask.getType());
-    if (mt.getElementType() != getQuery().getType().getElementType())
-      return emitOpError() << "mask element type " << mt.getElementType()
-                           << " differs from the query's "
-                           << getQuery().getType().getElementType();
-    SmallVector<int64_t> scores = {qs[0], qs[1], qs[2], ks[2]};
-    auto shape = broadcastShapes(mt.getShape(), scores);
-    if (mt.getRank() > 4 || failed(shape) ||
-        failed(verifyCompatibleShape(*shape, scores)))
-      return emitOpError() << "mask " << shapeString(mt)
-                           << " does not broadcast to the scores "
-                           << "[batch, heads, q_len, kv_len] = "
-                           << shapeString(scores);
   }
   return success();
 }
@@ -821,8 +724,13 @@ LogicalResult SinusoidalPositionsOp::verify() {
 }
 
 const QuantFormat *mlir::tfc::lookupQuantFormat(StringRef name) {
-  static const QuantFormat formats[] = {
-      {"q8_0", 32, 34}, {"q4_0", 32, 18}, {"q4_1", 32, 20}};
+  static const auto formats = [] {
+    SmallVector<QuantFormat> out;
+    for (const ::tfc::rt::DTypeTraits &t : ::tfc::rt::kDTypeTable)
+      if (t.quantized)
+        out.push_back({t.name, t.blockElements, t.blockBytes});
+    return out;
+  }();
   for (const QuantFormat &f : formats)
     if (f.name == name)
       return &f;

@@ -49,12 +49,14 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
 bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs);
 
 /// A block-quantised weight format (GGUF's): blocks of `blockElements`
-/// values along the last dim, `blockBytes` bytes each.
+/// values along the last dim, `blockBytes` bytes each: the compiler's view
+/// of a quantised row of the one dtype table (tfc/Runtime/DType.h), which
+/// the runtime reads too.
 struct QuantFormat {
   StringRef name;
   int64_t blockElements, blockBytes;
 };
-/// q8_0, q4_0 or q4_1; null for any other name.
+/// q8_0, q4_0 or q4_1 (the table's quantised rows); null for any other name.
 const QuantFormat *lookupQuantFormat(StringRef name);
 
 /// Reports a shape error; a null function reports nothing.
@@ -76,7 +78,9 @@ FailureOr<RankedTensorType> linear(Type input, Type weight, Type bias,
 FailureOr<RankedTensorType> matmul(Type lhs, Type rhs, bool transposeLhs,
                                    bool transposeRhs,
                                    EmitErrorFn emitError = nullptr);
+/// `mask` may be null.
 FailureOr<RankedTensorType> attention(Type query, Type key, Type value,
+                                      Type mask,
                                       EmitErrorFn emitError = nullptr);
 /// A null `elementType` keeps the input's.
 FailureOr<RankedTensorType> reduction(Type input, int64_t axis, bool keepdim,

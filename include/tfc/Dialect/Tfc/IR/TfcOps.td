@@ -313,7 +313,9 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
       build($_builder, $_state,
             ::mlir::tfc::infer::resultOrPlaceholder(
                 ::mlir::tfc::infer::attention(query.getType(), key.getType(),
-                                        value.getType()), query),
+                                        value.getType(),
+                                        mask ? mask.getType() : ::mlir::Type(),
+                                        {}), query),
             query, key, value, mask, relative_bias, causal, scale, window,
             alibi);
     }]>
