@@ -33,14 +33,8 @@ using namespace tfc::ast;
 static constexpr size_t kMaxStringLength = 1 << 16;
 
 std::string tfc::detail::dtypeName(mlir::Type t) {
-  if (t.isF32()) return "f32";
-  if (t.isF16()) return "f16";
-  if (t.isBF16()) return "bf16";
-  if (t.isF64()) return "f64";
-  if (t.isInteger(64)) return "i64";
-  if (t.isInteger(32)) return "i32";
-  if (t.isInteger(1)) return "bool";
-  return "?";
+  llvm::StringRef name = mlir::tfc::elementTypeName(t);
+  return name.empty() ? "?" : name.str();
 }
 
 std::string tfc::detail::describe(const Val &v) {
@@ -286,19 +280,17 @@ bool Elaborator::evaluateConsts() {
 
 mlir::Type Elaborator::evalDType(const TypeExpr &type) {
   llvm::StringRef name = type.dtype.name;
-  if (name.empty() || name == "f32") return builder.getF32Type();
-  if (name == "f16") return builder.getF16Type();
-  if (name == "bf16") return builder.getBF16Type();
-  if (name == "f64") return builder.getF64Type();
-  if (name == "i64") return builder.getI64Type();
-  if (name == "i32") return builder.getI32Type();
-  if (name == "bool") return builder.getI1Type();
-  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i64", "i32",
-                                    "bool"};
+  if (name.empty())
+    return builder.getF32Type();
+  if (mlir::Type t = mlir::tfc::elementTypeOf(&context, name))
+    return t;
+  std::vector<std::string> names;
+  for (llvm::StringRef n : mlir::tfc::elementTypeNames())
+    names.push_back(n.str());
   fail(type.dtype.loc, "unknown element type '" + name + "'" +
                            DiagnosticEngine::suggest(name, names) +
-                           " (expected one of f32, f16, bf16, f64, i64, i32, "
-                           "bool)");
+                           " (expected one of " + llvm::join(names, ", ") +
+                           ")");
   return nullptr;
 }
 
@@ -669,9 +661,7 @@ Val Elaborator::evalName(const NameExpr &e) {
     return Val::ofFloat(INFINITY);
   if (e.name == "pi")
     return Val::ofFloat(M_PI);
-  static const char *const kDTypes[] = {"f32", "f16", "bf16", "f64",
-                                        "i64", "i32", "bool"};
-  if (llvm::is_contained(kDTypes, e.name)) {
+  if (mlir::tfc::elementTypeOf(&context, e.name)) {
     Val v;
     v.kind = Val::Kind::DType;
     TypeExpr t;

@@ -7,6 +7,8 @@
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Runtime/DType.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include "tfc/Frontend/Builtins.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -17,10 +19,20 @@
 using namespace tfc;
 using namespace tfc::ast;
 
+/// The element types a description names (the dtype table's rows a model
+/// value can have: not the weight-only block formats).
+static std::vector<std::string> elementTypeNames() {
+  std::vector<std::string> names;
+  for (const ::tfc::rt::DTypeTraits &t : ::tfc::rt::kDTypeTable)
+    if (!t.quantized && t.api != ::tfc::rt::kNoApiDType)
+      names.push_back(t.name);
+  return names;
+}
+
 bool tfc::isReservedName(llvm::StringRef name) {
-  return llvm::is_contained({"f32", "f16", "bf16", "f64", "i64", "i32", "bool",
-                             "int", "float", "str", "inf", "pi"},
-                            name);
+  static const std::vector<std::string> dtypes = elementTypeNames();
+  return llvm::is_contained(dtypes, name) ||
+         llvm::is_contained({"int", "float", "str", "inf", "pi"}, name);
 }
 
 bool tfc::isQuantFormatName(llvm::StringRef name) {
@@ -105,8 +117,9 @@ void Checker::unknownName(llvm::SMLoc loc, llvm::StringRef name,
   for (const auto &g : globals)
     if (!inConsts || constsSoFar.contains(g.getKey()))
       candidates.push_back(g.getKey().str());
-  for (const char *r : {"f32", "f16", "bf16", "f64", "i64", "i32", "bool",
-                        "inf", "pi"})
+  for (const std::string &r : elementTypeNames())
+    candidates.push_back(r);
+  for (const char *r : {"inf", "pi"})
     candidates.push_back(r);
   if (inConsts && globals.count(name) &&
       globals.find(name)->second.kind == GlobalKind::Const) {
@@ -213,20 +226,19 @@ void Checker::checkType(const TypeExpr &type,
                                     {"int", "float", "bool", "str"}));
     return;
   }
-  std::vector<std::string> dtypes = {"f32", "f16",  "bf16", "f64",
-                                     "i64", "i32", "bool"};
+  std::vector<std::string> dtypes = elementTypeNames();
+  std::string list = llvm::join(dtypes, ", ");
   const std::string &d = type.dtype.name;
   if (isQuantFormatName(d)) {
     if (!isWeight)
       diags.error(type.dtype.loc,
                   "'" + d + "' is a storage format of weights (weight w: " +
-                      d + "[n, k]); parameters take f32, f16, bf16, f64, "
-                      "i64, i32 or bool");
+                      d + "[n, k]); parameters take one of " + list);
   } else if (!d.empty() && !llvm::is_contained(dtypes, d))
     diags.error(type.dtype.loc,
                 "unknown element type '" + d + "'" +
                     DiagnosticEngine::suggest(d, dtypes) +
-                    " (expected one of f32, f16, bf16, f64, i64, i32, bool)");
+                    " (expected one of " + list + ")");
   for (const ExprPtr &dim : type.dims) {
     checkExpr(*dim, locals);
     // Dims are sizes: numbers, constants and dim names, not computations

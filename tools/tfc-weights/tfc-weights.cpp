@@ -125,16 +125,10 @@ int main(int argc, char **argv) {
         fail("--scale needs a finite number, not '" + v + "'");
     } else if (arg == "--dtype") {
       std::string v = next();
-      if (v == "f32")
-        storeAs = TFC_F32;
-      else if (v == "f64")
-        storeAs = TFC_F64;
-      else if (v == "f16")
-        storeAs = TFC_F16;
-      else if (v == "bf16")
-        storeAs = TFC_BF16;
-      else
+      const DTypeTraits *t = dtypeByName(v);
+      if (!t || !t->isFloat || t->api == kNoApiDType)
         fail("--dtype needs f32, f64, f16 or bf16, not '" + v + "'");
+      storeAs = t->api;
       haveDType = true;
     } else if (arg == "--manifest" && !inlineValue) {
       manifest = true;

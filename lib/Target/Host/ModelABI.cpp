@@ -43,21 +43,8 @@ using namespace mlir::tfc::cpu;
 namespace {
 
 std::string dtypeName(Type t) {
-  if (t.isF32())
-    return "f32";
-  if (t.isF64())
-    return "f64";
-  if (t.isF16())
-    return "f16";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isInteger(64))
-    return "i64";
-  if (t.isInteger(32))
-    return "i32";
-  if (t.isInteger(1))
-    return "bool";
-  return "unknown";
+  StringRef name = elementTypeName(t);
+  return name.empty() ? "unknown" : name.str();
 }
 
 int64_t byteSize(Type t) {

@@ -737,6 +737,47 @@ const QuantFormat *mlir::tfc::lookupQuantFormat(StringRef name) {
   return nullptr;
 }
 
+Type mlir::tfc::elementTypeOf(MLIRContext *context, StringRef name) {
+  const ::tfc::rt::DTypeTraits *t =
+      ::tfc::rt::dtypeByName(std::string_view(name));
+  if (!t || t->quantized || t->api == ::tfc::rt::kNoApiDType)
+    return {};
+  Builder b(context);
+  switch (t->type) {
+  case ::tfc::rt::DType::F64:
+    return b.getF64Type();
+  case ::tfc::rt::DType::F32:
+    return b.getF32Type();
+  case ::tfc::rt::DType::F16:
+    return b.getF16Type();
+  case ::tfc::rt::DType::BF16:
+    return b.getBF16Type();
+  case ::tfc::rt::DType::I64:
+    return b.getI64Type();
+  case ::tfc::rt::DType::I32:
+    return b.getI32Type();
+  case ::tfc::rt::DType::Bool:
+    return b.getI1Type();
+  default:
+    return {};
+  }
+}
+
+SmallVector<StringRef> mlir::tfc::elementTypeNames() {
+  SmallVector<StringRef> names;
+  for (const ::tfc::rt::DTypeTraits &t : ::tfc::rt::kDTypeTable)
+    if (!t.quantized && t.api != ::tfc::rt::kNoApiDType)
+      names.push_back(t.name);
+  return names;
+}
+
+StringRef mlir::tfc::elementTypeName(Type type) {
+  for (StringRef name : elementTypeNames())
+    if (elementTypeOf(type.getContext(), name) == type)
+      return name;
+  return "";
+}
+
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError() << "name must not be empty";

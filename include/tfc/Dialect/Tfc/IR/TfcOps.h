@@ -59,6 +59,16 @@ struct QuantFormat {
 /// q8_0, q4_0 or q4_1 (the table's quantised rows); null for any other name.
 const QuantFormat *lookupQuantFormat(StringRef name);
 
+/// The element types a model's values have, by the dtype table's names
+/// (tfc/Runtime/DType.h): "f32", "f16", "bf16", "f64", "i64", "i32", "bool".
+/// The MLIR type of such a name, or null for any other name (the block
+/// formats included: they are storage, not element types).
+Type elementTypeOf(MLIRContext *context, StringRef name);
+/// The name of a model element type, or "" if it has none.
+StringRef elementTypeName(Type type);
+/// Every name elementTypeOf knows, in the table's order.
+SmallVector<StringRef> elementTypeNames();
+
 /// Reports a shape error; a null function reports nothing.
 using EmitErrorFn = llvm::function_ref<InFlightDiagnostic()>;
 
