@@ -105,7 +105,47 @@ public:
                        Value scores) = 0;
   /// A row scalar as a value of the lanes.
   virtual Value broadcast(OpBuilder &b, Location loc, Value scalar) = 0;
+  /// An i32 scalar as a value of the integer lanes (the tile's key indices:
+  /// a vector of i32 on the CPU, one i32 per thread on the GPU).
+  virtual Value broadcastInt(OpBuilder &b, Location loc, Value scalar) = 0;
+  /// table[row, cols[lane]] for each lane: f32 lanes from an f32 memref,
+  /// `row` an index, `cols` i32 lanes in range.
+  virtual Value gather(OpBuilder &b, Location loc, Value table, Value row,
+                       Value cols) = 0;
 };
+
+/// Where one query row's scores of a key tile sit.
+struct ScorePositions {
+  /// The tile's key indices j, as i32 lanes.
+  Value keys;
+  /// Lanes that hold a key (j < Tk, inside the tile), as i1 lanes.
+  Value valid;
+  /// The key index aligned with the query row: i + (Tk - Tq), an index.
+  Value query;
+};
+
+/// tfc.attention's position terms (TfcOps.td): limits and relative biases.
+struct PositionTerms {
+  bool causal = false;
+  /// Keys j > query - window only; 0 for no window.
+  int64_t window = 0;
+  /// ALiBi: slope · (j - query), the head's f32 slope; null for none.
+  Value alibiSlope;
+  /// T5: relativeBias[min(head, rows - 1), clamp(j - query, -R, R) + R], an
+  /// f32 memref [rows, 2R + 1] with R = `relative`; null for none.
+  Value relativeBias;
+  int64_t relative = 0;
+  /// The query head (an index): the bias table's row.
+  Value head;
+};
+
+/// Adds the relative biases to one row's `scores` (f32 lanes: q·k·scale plus
+/// the mask) and sets the keys the row may not see (past the keys, after it
+/// when causal, before its window) to -inf; written once for every target's
+/// flash attention, with the distance j - query in 32 bits.
+Value emitPositionTerms(ScoreLanes &lanes, OpBuilder &b, Location loc,
+                        const ScorePositions &pos, const PositionTerms &terms,
+                        Value scores);
 
 /// One row's online-softmax state after a tile of scores.
 struct OnlineSoftmaxStep {

@@ -193,6 +193,65 @@ OnlineSoftmaxStep tfc::emitOnlineSoftmaxStep(ScoreLanes &lanes, OpBuilder &b,
   return step;
 }
 
+Value tfc::emitPositionTerms(ScoreLanes &lanes, OpBuilder &b, Location loc,
+                             const ScorePositions &pos,
+                             const PositionTerms &terms, Value scores) {
+  Type i32 = b.getI32Type();
+  auto lanesOf = [&](Value index) {
+    return lanes.broadcastInt(
+        b, loc, arith::IndexCastOp::create(b, loc, i32, index));
+  };
+  auto intLanes = [&](int64_t v) {
+    return lanes.broadcastInt(
+        b, loc, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)));
+  };
+  Value s = scores;
+  // Relative biases of the distance r = j - query.
+  Value dist;
+  if (terms.relativeBias || terms.alibiSlope)
+    dist = arith::SubIOp::create(b, loc, pos.keys, lanesOf(pos.query));
+  if (terms.relativeBias) {
+    int64_t r = terms.relative;
+    Value col = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, dist, intLanes(-r)),
+        intLanes(r));
+    col = arith::AddIOp::create(b, loc, col, intLanes(r));
+    // Run-time heads past the table's rows read its last.
+    int64_t rows = cast<MemRefType>(terms.relativeBias.getType()).getDimSize(0);
+    Value row = arith::MinUIOp::create(
+        b, loc, terms.head, arith::ConstantIndexOp::create(b, loc, rows - 1));
+    s = arith::AddFOp::create(b, loc, s,
+                              lanes.gather(b, loc, terms.relativeBias, row,
+                                           col));
+  }
+  if (terms.alibiSlope) {
+    Type f32Lanes = b.getF32Type();
+    if (auto v = dyn_cast<VectorType>(dist.getType()))
+      f32Lanes = v.clone(b.getF32Type());
+    Value r = arith::SIToFPOp::create(b, loc, f32Lanes, dist);
+    s = math::FmaOp::create(b, loc, lanes.broadcast(b, loc, terms.alibiSlope),
+                            r, s);
+  }
+  // The keys the row sees.
+  Value keep = pos.valid;
+  if (terms.causal) // j <= query
+    keep = arith::AndIOp::create(
+        b, loc, keep,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, pos.keys,
+                              lanesOf(pos.query)));
+  if (terms.window > 0) { // j > query - window
+    Value first = arith::SubIOp::create(
+        b, loc, pos.query,
+        arith::ConstantIndexOp::create(b, loc, terms.window));
+    keep = arith::AndIOp::create(
+        b, loc, keep,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, pos.keys,
+                              lanesOf(first)));
+  }
+  return arith::SelectOp::create(b, loc, keep, s,
+                                 lanes.broadcast(b, loc, f32(b, loc, -kInf)));
+}
+
 Value tfc::emitSafeReciprocal(OpBuilder &b, Location loc, Value sum) {
   Value zero = f32(b, loc, 0.0);
   Value positive =

@@ -19,7 +19,9 @@
 // and writes o / l at the end. Memory is O(block · D) per task, linear in
 // the sequence length overall. With `causal` the key loop of a block stops
 // at the last key its last row may see (tiles above the diagonal are never
-// visited) and lanes past a row's diagonal are -inf. A row whose keys are
+// visited) and lanes past a row's diagonal are -inf (the position terms and
+// the online softmax step are the ones the GPU kernel uses too:
+// emitPositionTerms, emitOnlineSoftmaxStep in RowKernels.h). A row whose keys are
 // all masked keeps l = 0 and yields zeros. Grouped-query attention maps
 // query head h to key/value head h / (H / Hkv).
 //
@@ -70,6 +72,21 @@ struct VectorLanes final : ScoreLanes {
   }
   Value broadcast(OpBuilder &b, Location loc, Value scalar) override {
     return splat(b, loc, scalar);
+  }
+  Value broadcastInt(OpBuilder &b, Location loc, Value scalar) override {
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({kAttentionBlockK}, b.getI32Type()), scalar);
+  }
+  Value gather(OpBuilder &b, Location loc, Value table, Value row,
+               Value cols) override {
+    auto all = VectorType::get({kAttentionBlockK}, b.getI1Type());
+    Value zero = indexConst(b, loc, 0);
+    return vector::GatherOp::create(
+        b, loc, VectorType::get({kAttentionBlockK}, b.getF32Type()), table,
+        ValueRange{row, zero}, cols,
+        arith::ConstantOp::create(b, loc, all,
+                                  DenseElementsAttr::get(all, true)),
+        splatConst(b, loc, 0.0));
   }
 };
 
@@ -202,8 +219,14 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&scope.getBodyRegion().emplaceBlock());
           Value bi = ivs[0], h = ivs[1];
-          Value slope =
+          PositionTerms terms;
+          terms.causal = causal;
+          terms.window = window;
+          terms.alibiSlope =
               alibi > 0.0 ? buildAlibiSlope(b, loc, h, heads, alibi) : Value();
+          terms.relativeBias = relBias;
+          terms.relative = relative;
+          terms.head = h;
           Value hk = arith::MinUIOp::create(
               b, loc, arith::DivUIOp::create(b, loc, h, group), lastKvHead);
           Value q0 = arith::MulIOp::create(b, loc, ivs[2], blockQ);
@@ -397,74 +420,10 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                                           splatConst(b, l, 0.0));
                         s = arith::AddFOp::create(b, l, s, mv);
                       }
-                      // Position biases of the distance r = j - (i + shift).
-                      Value dist;
-                      if (relBias || slope) {
-                        Value pos = arith::IndexCastOp::create(
-                            b, l, b.getI32Type(), addI(b, l, i, shift));
-                        dist = arith::SubIOp::create(
-                            b, l, keyIds,
-                            vector::BroadcastOp::create(b, l, laneType, pos));
-                      }
-                      if (relBias) {
-                        // relBias[h, clamp(r, -R, R) + R], gathered per lane.
-                        auto i32Splat = [&](int64_t v) {
-                          return arith::ConstantOp::create(
-                              b, l, laneType,
-                              DenseElementsAttr::get(laneType,
-                                                     static_cast<int32_t>(v)));
-                        };
-                        Value col = arith::MinSIOp::create(
-                            b, l,
-                            arith::MaxSIOp::create(b, l, dist,
-                                                   i32Splat(-relative)),
-                            i32Splat(relative));
-                        col = arith::AddIOp::create(b, l, col,
-                                                    i32Splat(relative));
-                        auto allType =
-                            VectorType::get({kAttentionBlockK}, b.getI1Type());
-                        Value all = arith::ConstantOp::create(
-                            b, l, allType,
-                            DenseElementsAttr::get(allType, true));
-                        // Run-time heads past the table's rows read its last.
-                        Value row = arith::MinUIOp::create(
-                            b, l, h,
-                            indexConst(b, l,
-                                       cast<MemRefType>(relBias.getType())
-                                               .getDimSize(0) -
-                                           1));
-                        Value bias = vector::GatherOp::create(
-                            b, l, vt, relBias, ValueRange{row, zero}, col, all,
-                            splatConst(b, l, 0.0));
-                        s = arith::AddFOp::create(b, l, s, bias);
-                      }
-                      if (slope) {
-                        Value r = arith::SIToFPOp::create(b, l, vt, dist);
-                        s = math::FmaOp::create(b, l, splat(b, l, slope), r, s);
-                      }
-                      Value keep = inTile;
-                      if (causal) {
-                        Value limit = arith::IndexCastOp::create(
-                            b, l, b.getI32Type(), addI(b, l, i, shift));
-                        Value seen = arith::CmpIOp::create(
-                            b, l, arith::CmpIPredicate::sle, keyIds,
-                            vector::BroadcastOp::create(b, l, laneType, limit));
-                        keep = arith::AndIOp::create(b, l, keep, seen);
-                      }
-                      if (window > 0) {
-                        // keys j > i + shift - window
-                        Value first = arith::IndexCastOp::create(
-                            b, l, b.getI32Type(),
-                            subI(b, l, addI(b, l, i, shift),
-                                 indexConst(b, l, window)));
-                        Value inWindow = arith::CmpIOp::create(
-                            b, l, arith::CmpIPredicate::sgt, keyIds,
-                            vector::BroadcastOp::create(b, l, laneType, first));
-                        keep = arith::AndIOp::create(b, l, keep, inWindow);
-                      }
-                      s = arith::SelectOp::create(b, l, keep, s,
-                                                  splatConst(b, l, -kInf));
                       VectorLanes lanes;
+                      s = emitPositionTerms(
+                          lanes, b, l, {keyIds, inTile, addI(b, l, i, shift)},
+                          terms, s);
                       OnlineSoftmaxStep step = emitOnlineSoftmaxStep(
                           lanes, b, l, memref::LoadOp::create(b, l, mRow, r),
                           memref::LoadOp::create(b, l, lRow, r), s);

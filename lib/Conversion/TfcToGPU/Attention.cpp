@@ -14,8 +14,9 @@
 //     (D FMAs, K read once for all rows), adds the mask and the position
 //     biases of its distance to the row (T5's bias by distance, ALiBi's
 //     slope times distance) and applies the causal, window and length
-//     limits (−inf);
-//  3. the online softmax per row: m' = max(m, warp-max(s)),
+//     limits (−inf): emitPositionTerms, shared with the CPU kernel;
+//  3. the online softmax per row (emitOnlineSoftmaxStep, shared with the
+//     CPU kernel): m' = max(m, warp-max(s)),
 //     α = exp(m − m'), p = exp(s − m'), l = l·α + warp-sum(p), o = o·α,
 //     in registers, with butterfly shuffles;
 //  4. o += p·V_tile: for each key j, p_j is broadcast from lane j
@@ -83,6 +84,15 @@ struct WarpLanes final : ScoreLanes {
   }
   Value broadcast(OpBuilder &, Location, Value scalar) override {
     return scalar;
+  }
+  Value broadcastInt(OpBuilder &, Location, Value scalar) override {
+    return scalar;
+  }
+  Value gather(OpBuilder &b, Location loc, Value table, Value row,
+               Value col) override {
+    return loadF32(
+        b, loc, table,
+        {row, arith::IndexCastOp::create(b, loc, b.getIndexType(), col)});
   }
 };
 
@@ -166,8 +176,14 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
         Value tqLast = arith::SubIOp::create(b, l, tq, one);
         Value tkLast = arith::SubIOp::create(b, l, tk, one);
         Value zeroF = f32Const(b, l, 0.0);
-        Value slope =
+        PositionTerms terms;
+        terms.causal = causal;
+        terms.window = window;
+        terms.alibiSlope =
             alibi > 0.0 ? buildAlibiSlope(b, l, h, heads, alibi) : Value();
+        terms.relativeBias = relBias;
+        terms.relative = relative;
+        terms.head = h;
 
         // Q tile, scaled once.
         stage(b, l, t, qs, kBlockQ, headDim,
@@ -279,12 +295,6 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
               for (int64_t r = 0; r < kRowsPerWarp; ++r) {
                 Value i = rowIdx[r];
                 Value s = scores[r];
-                Value valid = cmpI(b, l, arith::CmpIPredicate::ult, kj, tk);
-                if (causal) // kj <= i + Tk - Tq  <=>  kj + Tq <= i + Tk
-                  valid = arith::AndIOp::create(
-                      b, l, valid,
-                      cmpI(b, l, arith::CmpIPredicate::ule, addI(b, l, kj, tq),
-                           addI(b, l, i, tk)));
                 if (mask) {
                   SmallVector<Value> full = {bi, h, minIndex(b, l, i, tqLast),
                                              minIndex(b, l, kj, tkLast)};
@@ -296,54 +306,15 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
                                       : full[k + offset]);
                   s = arith::AddFOp::create(b, l, s, loadF32(b, l, mask, idx));
                 }
-                if (window > 0) // kj > i + Tk - Tq - window
-                  valid = arith::AndIOp::create(
-                      b, l, valid,
-                      cmpI(b, l, arith::CmpIPredicate::ugt,
-                           addI(b, l, addI(b, l, kj, tq),
-                                indexConst(b, l, window)),
-                           addI(b, l, i, tk)));
-                if (relBias || slope) {
-                  // The distance r = kj - (i + Tk - Tq), signed.
-                  Type i64 = b.getI64Type();
-                  auto s64 = [&](Value v) {
-                    return arith::IndexCastOp::create(b, l, i64, v).getResult();
-                  };
-                  Value dist =
-                      arith::SubIOp::create(b, l, addI(b, l, s64(kj), s64(tq)),
-                                            addI(b, l, s64(i), s64(tk)));
-                  if (relBias) {
-                    auto c64 = [&](int64_t v) {
-                      return arith::ConstantOp::create(b, l,
-                                                       b.getI64IntegerAttr(v))
-                          .getResult();
-                    };
-                    Value col = arith::MinSIOp::create(
-                        b, l,
-                        arith::MaxSIOp::create(b, l, dist, c64(-relative)),
-                        c64(relative));
-                    col = arith::IndexCastOp::create(
-                        b, l, b.getIndexType(),
-                        arith::AddIOp::create(b, l, col, c64(relative)));
-                    s = arith::AddFOp::create(
-                        b, l, s,
-                        loadF32(b, l, relBias,
-                                {minIndex(b, l, h,
-                                          indexConst(b, l,
-                                                     cast<MemRefType>(
-                                                         relBias.getType())
-                                                             .getDimSize(0) -
-                                                         1)),
-                                 col}));
-                  }
-                  if (slope)
-                    s = math::FmaOp::create(
-                        b, l, slope,
-                        arith::SIToFPOp::create(b, l, b.getF32Type(), dist), s);
-                }
-                Value negInfV = f32Const(b, l, negInf);
-                s = select(b, l, valid, s, negInfV);
                 WarpLanes lanes;
+                ScorePositions positions;
+                positions.keys =
+                    arith::IndexCastOp::create(b, l, b.getI32Type(), kj);
+                positions.valid =
+                    cmpI(b, l, arith::CmpIPredicate::ult, kj, tk);
+                positions.query = arith::SubIOp::create(b, l, addI(b, l, i, tk),
+                                                        tq);
+                s = emitPositionTerms(lanes, b, l, positions, terms, s);
                 OnlineSoftmaxStep step = emitOnlineSoftmaxStep(
                     lanes, b, l, state[mAt(r)], state[lAt(r)], s);
                 probs.push_back(step.probs);
