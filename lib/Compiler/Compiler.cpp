@@ -253,7 +253,7 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
   case Stage::LLVM: {
     std::string ir;
     if (mlir::failed(
-            mlir::tfc::emitLLVMIR(*module_, target_->host(), ir, error)))
+            target_->emitLLVMIR(*module_, ir, error)))
       return fail(error);
     return write(path, [&](raw_ostream &os) {
       os << ir;
@@ -264,7 +264,7 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
   case Stage::Library: {
     SmallVector<char, 0> object;
     if (mlir::failed(
-            mlir::tfc::emitObject(*module_, target_->host(), object, error)))
+            target_->emitObject(*module_, object, error)))
       return fail(error);
     if (stage == Stage::Object)
       return write(
@@ -321,7 +321,8 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     mlir::tfc::suffixExportedSymbols(*variant, suffix);
     std::string error;
     SmallVector<char, 0> object;
-    if (mlir::failed(mlir::tfc::emitObject(*variant, target, object, error)))
+    if (mlir::failed(
+            mlir::tfc::emitCpuObject(*variant, target, object, error)))
       return fail(target.cpu + ": " + error);
     suffixes.push_back(suffix);
     objects.push_back(std::move(object));

@@ -52,6 +52,16 @@ public:
 
   const mlir::tfc::CpuTargetOptions &host() const override { return host_; }
 
+  mlir::LogicalResult emitLLVMIR(mlir::ModuleOp module, std::string &out,
+                                 std::string &error) const override {
+    return mlir::tfc::emitCpuLLVMIR(module, host_, out, error);
+  }
+  mlir::LogicalResult emitObject(mlir::ModuleOp module,
+                                 llvm::SmallVectorImpl<char> &object,
+                                 std::string &error) const override {
+    return mlir::tfc::emitCpuObject(module, host_, object, error);
+  }
+
 private:
   mlir::tfc::CpuTargetOptions host_;
   std::string isa_;

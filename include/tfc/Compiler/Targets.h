@@ -54,6 +54,19 @@ public:
                                      Stage stage) const = 0;
   /// The CPU the model's host code is compiled for.
   virtual const mlir::tfc::CpuTargetOptions &host() const = 0;
+  /// The lowered module as optimised LLVM IR text, or as an object file for
+  /// host(): HostTarget.h's emission, with whatever code of its own the
+  /// target links in (the CPU target: its micro-kernels).
+  virtual mlir::LogicalResult emitLLVMIR(mlir::ModuleOp module,
+                                         std::string &out,
+                                         std::string &error) const {
+    return mlir::tfc::emitLLVMIR(module, host(), out, error);
+  }
+  virtual mlir::LogicalResult emitObject(mlir::ModuleOp module,
+                                         llvm::SmallVectorImpl<char> &object,
+                                         std::string &error) const {
+    return mlir::tfc::emitObject(module, host(), object, error);
+  }
 };
 
 /// The target called `name`, or null.

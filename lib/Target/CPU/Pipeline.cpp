@@ -44,61 +44,13 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa) {
   pm.addPass(createCSEPass());
 }
 
-void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
-                                          const CpuTargetOptions &host,
-                                          std::unique_ptr<Pass> lowerKernels,
-                                          bool copiesAsLoops) {
-  LowerModelABIOptions abi;
-  abi.cpu = host.cpu;
-  abi.features = host.features;
-  pm.addPass(createLowerModelABI(abi));
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(kernel::createKernelOwnDestinations());
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(std::move(lowerKernels));
-  pm.addPass(createCanonicalizerPass());
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  LowerStridedCopiesOptions copies;
-  copies.all = copiesAsLoops;
-  pm.addPass(createLowerStridedCopies(copies));
-  pm.addPass(createEarlyDealloc());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createCanonicalizerPass());
-}
-
-void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(createApproximateMath());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  FinalizeMemRefToLLVMConversionPassOptions memref;
-  memref.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCheckAllocations());
-  pm.addPass(createCanonicalizerPass());
-}
-
 void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
                                    const CpuTargetOptions &options) {
   buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
                                   /*copiesAsLoops=*/false);
   pm.addPass(createLowerEntryPoints());
   pm.addPass(createOutlineParallelLoops());
+  // Kernels on the host: f32 transcendentals as vectorisable polynomials.
+  pm.addPass(createApproximateMath());
   buildHostToLLVMPipeline(pm);
 }

@@ -37,7 +37,7 @@ void LLVMInitializeNVPTXAsmPrinter();
 }
 
 void tfc::registerCudaTargetDialects(DialectRegistry &registry) {
-  registerCpuTargetDialects(registry);
+  registerHostTargetDialects(registry);
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   registerGpuKernelEffectModels(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);

@@ -15,7 +15,7 @@
 #ifndef TFC_TARGET_NVPTX_NVPTXTARGET_H
 #define TFC_TARGET_NVPTX_NVPTXTARGET_H
 
-#include "tfc/Target/CPU/CPUTarget.h"
+#include "tfc/Target/Host/HostTarget.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -58,7 +58,7 @@ void buildCudaTensorPipeline(OpPassManager &pm);
 /// Bufferisation, GPU kernels, PTX. With `deviceCodeOnly` the pipeline
 /// stops once the kernels are compiled (gpu.binary holds the PTX);
 /// otherwise it continues to host code in the LLVM dialect, ready for the
-/// CPU backend's emitObject / linkSharedLibrary with `host`.
+/// host emission (HostTarget.h: emitObject, linkSharedLibrary) with `host`.
 void buildCudaLoweringPipeline(OpPassManager &pm,
                                const CudaTargetOptions &options,
                                const CpuTargetOptions &host,

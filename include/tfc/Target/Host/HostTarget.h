@@ -1,0 +1,99 @@
+//===- HostTarget.h - Host code: options, pipelines, emission ---*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// What every target's model library shares, whatever runs its kernels: the
+// host CPU it is compiled for, the model ABI and bufferisation pipeline, the
+// host code's lowering to the LLVM dialect, translation to LLVM IR with
+// optimisation and object emission, and linking the shared library with
+// lld, all in process. The CPU target (CPUTarget.h) and the CUDA target
+// (NVPTXTarget.h) build on it; docs/architecture.md has the stages and
+// docs/abi.md what the library exports.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TARGET_HOST_HOSTTARGET_H
+#define TFC_TARGET_HOST_HOSTTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::tfc {
+
+/// The x86-64 CPU the host code (and a CPU target's kernels) is compiled for.
+struct CpuTargetOptions {
+  /// LLVM CPU name ("sapphirerapids", ...); empty means the host CPU.
+  std::string cpu;
+  /// LLVM feature string ("+avx512f,-avx512vnni"); empty means the host's
+  /// (for the host CPU) or the CPU's defaults.
+  std::string features;
+  /// LLVM optimisation level 0-3.
+  unsigned optLevel = 3;
+};
+
+/// The host CPU and its features as LLVM spells them.
+std::string hostCpuName();
+std::string hostCpuFeatures();
+/// Fills in the host CPU/features where `options` leaves them empty.
+CpuTargetOptions resolveCpuTarget(CpuTargetOptions options);
+/// Whether the CPU of `options` (with its explicit feature changes) has
+/// every feature of `features` ("+avx2,+fma"), as LLVM's subtarget tables
+/// say; none for a CPU LLVM does not know.
+std::optional<bool> cpuHasFeatures(const CpuTargetOptions &options,
+                                   llvm::StringRef features);
+
+/// Dialects, interfaces and bufferisation/translation models the host
+/// pipelines need (a target adds its own).
+void registerHostTargetDialects(DialectRegistry &registry);
+
+/// The model ABI (weights table, init, entries) for `host`, one-shot
+/// bufferisation, `lowerKernels` (the target's tfc-<target>-lower-kernels:
+/// kernel ops on buffers become its kernels), ownership deallocation moved
+/// to last uses, and linalg as parallel loops. With `copiesAsLoops` every
+/// memref.copy becomes a loop (device buffers).
+void buildModelBufferizationPipeline(OpPassManager &pm,
+                                     const CpuTargetOptions &host,
+                                     std::unique_ptr<Pass> lowerKernels,
+                                     bool copiesAsLoops);
+/// Host code (after the entry points) down to the LLVM dialect.
+void buildHostToLLVMPipeline(OpPassManager &pm);
+
+/// Links a target's own code (bitcode of its micro-kernels, say) into the
+/// translated module before optimisation; false with `error` set.
+using LinkTargetCodeFn =
+    llvm::function_ref<bool(llvm::Module &module, std::string &error)>;
+
+/// Translates an LLVM-dialect module to optimised LLVM IR text, or to an
+/// object file for `options`' CPU, after `linkTargetCode` (if any). Errors
+/// go to `error`.
+LogicalResult emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
+                         std::string &out, std::string &error,
+                         LinkTargetCodeFn linkTargetCode = {});
+LogicalResult emitObject(ModuleOp module, const CpuTargetOptions &options,
+                         llvm::SmallVectorImpl<char> &object,
+                         std::string &error,
+                         LinkTargetCodeFn linkTargetCode = {});
+/// Links `object` (or several) into the shared library `outputPath` with lld.
+LogicalResult linkSharedLibrary(llvm::ArrayRef<char> object,
+                                llvm::StringRef outputPath,
+                                std::string &error);
+LogicalResult linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
+                                llvm::StringRef outputPath,
+                                std::string &error);
+
+} // namespace mlir::tfc
+
+#endif // TFC_TARGET_HOST_HOSTTARGET_H

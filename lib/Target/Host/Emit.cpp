@@ -1,0 +1,290 @@
+//===- Emit.cpp - LLVM IR, objects and shared libraries -------------------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// The host CPU, LLVM's x86-64 target machine for it, translation of an
+// LLVM-dialect module with optimisation, object emission and linking with
+// lld: every target's model library goes through here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Target/Host/HostTarget.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+LLD_HAS_DRIVER(elf)
+
+using namespace mlir;
+
+std::string tfc::hostCpuName() { return llvm::sys::getHostCPUName().str(); }
+
+std::string tfc::hostCpuFeatures() {
+  std::string out;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures()) {
+    if (!out.empty())
+      out += ",";
+    out += (enabled ? "+" : "-") + name.str();
+  }
+  return out;
+}
+
+namespace {
+
+const char *kTriple = "x86_64-unknown-linux-gnu";
+
+/// LLVM's x86-64 target (initialised once), or null with `error` set.
+const llvm::Target *x86Target(std::string &error) {
+  static bool initialised = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialised;
+  return llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
+}
+
+/// LLVM's subtarget tables for `cpu` with `features`, or null (also for a
+/// CPU LLVM does not know, which createTargetMachine reports; LLVM would
+/// otherwise print a warning for each table made).
+std::unique_ptr<llvm::MCSubtargetInfo>
+subtargetInfo(const std::string &cpu, const std::string &features) {
+  std::string error;
+  const llvm::Target *target = x86Target(error);
+  if (!target)
+    return nullptr;
+  llvm::Triple triple(kTriple);
+  if (!cpu.empty()) {
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!generic || !generic->isCPUStringValid(cpu))
+      return nullptr;
+  }
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, features));
+}
+
+/// The instruction-set features a named CPU implies, as LLVM's subtarget
+/// tables list them ("+avx2,+fma,..."; tuning flags left out): recorded in
+/// the metadata, they let the runtime refuse a model for a CPU the host is
+/// not (a clear error instead of SIGILL).
+std::string impliedCpuFeatures(const std::string &cpu) {
+  std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo(cpu, "");
+  if (!sti)
+    return "";
+  std::string out;
+  for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures()) {
+    llvm::StringRef key = kv.Key;
+    for (llvm::StringRef tuning :
+         {"tuning", "slow-", "fast-", "prefer-", "false-deps-", "idiv",
+          "lea-", "branch", "macrofusion", "use-", "pad-", "allow-",
+          "avoid-", "harden-", "retpoline", "lvi-", "sbb-", "zu", "ccmp",
+          "cf", "ndd", "nf", "ppx", "push2pop2", "egpr", "inline-asm"})
+      if (key.starts_with(tuning))
+        key = "";
+    if (key.empty() || !sti->checkFeatures(("+" + key).str()))
+      continue;
+    if (!out.empty())
+      out += ",";
+    out += "+" + key.str();
+  }
+  return out;
+}
+
+} // namespace
+
+tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
+  if (options.cpu.empty()) {
+    options.cpu = hostCpuName();
+    if (options.features.empty())
+      options.features = hostCpuFeatures();
+  } else if (options.features.empty()) {
+    options.features = impliedCpuFeatures(options.cpu);
+  }
+  return options;
+}
+
+std::optional<bool> tfc::cpuHasFeatures(const CpuTargetOptions &options,
+                                        llvm::StringRef features) {
+  std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo(
+      options.cpu.empty() ? "x86-64" : options.cpu, options.features);
+  if (!sti)
+    return std::nullopt;
+  return sti->checkFeatures(features);
+}
+
+namespace {
+
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target = x86Target(error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions targetOptions;
+  auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+               : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                       : llvm::CodeGenOptLevel::Default;
+  {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti = subtargetInfo("", "");
+    if (!options.cpu.empty() && sti && !sti->isCPUStringValid(options.cpu)) {
+      error = "unknown CPU '" + options.cpu + "' (see llc -mcpu=help)";
+      return nullptr;
+    }
+  }
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, options.cpu, options.features, targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, level));
+  if (!tm)
+    error = "cannot create a target machine for CPU '" + options.cpu + "'";
+  return tm;
+}
+
+std::unique_ptr<llvm::Module>
+translateAndOptimise(ModuleOp module, llvm::LLVMContext &context,
+                     llvm::TargetMachine &tm,
+                     const tfc::CpuTargetOptions &options,
+                     tfc::LinkTargetCodeFn linkTargetCode, std::string &error) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return nullptr;
+  }
+  llvmModule->setTargetTriple(tm.getTargetTriple());
+  llvmModule->setDataLayout(tm.createDataLayout());
+  if (linkTargetCode && !linkTargetCode(*llvmModule, error))
+    return nullptr;
+  // Every function is compiled for the target CPU, including the ones the
+  // runtime calls back (parallel tasks).
+  for (llvm::Function &f : *llvmModule) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", options.cpu);
+    if (!options.features.empty())
+      f.addFnAttr("target-features", options.features);
+  }
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, &tm);
+  if (llvm::Error e = transformer(llvmModule.get())) {
+    error = llvm::toString(std::move(e));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+} // namespace
+
+LogicalResult tfc::emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
+                              std::string &out, std::string &error,
+                              LinkTargetCodeFn linkTargetCode) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
+  if (!tm)
+    return failure();
+  llvm::LLVMContext context;
+  auto llvmModule = translateAndOptimise(module, context, *tm, options,
+                                         linkTargetCode, error);
+  if (!llvmModule)
+    return failure();
+  llvm::raw_string_ostream os(out);
+  llvmModule->print(os, nullptr);
+  return success();
+}
+
+LogicalResult tfc::emitObject(ModuleOp module, const CpuTargetOptions &options,
+                              llvm::SmallVectorImpl<char> &object,
+                              std::string &error,
+                              LinkTargetCodeFn linkTargetCode) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
+  if (!tm)
+    return failure();
+  llvm::LLVMContext context;
+  auto llvmModule = translateAndOptimise(module, context, *tm, options,
+                                         linkTargetCode, error);
+  if (!llvmModule)
+    return failure();
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(*llvmModule);
+  return success();
+}
+
+LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,
+                                     llvm::StringRef outputPath,
+                                     std::string &error) {
+  return linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>>{object},
+                           outputPath, error);
+}
+
+LogicalResult
+tfc::linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
+                       llvm::StringRef outputPath, std::string &error) {
+  std::vector<std::string> objectPaths;
+  auto cleanup = [&] {
+    for (const std::string &p : objectPaths)
+      llvm::sys::fs::remove(p);
+  };
+  for (llvm::ArrayRef<char> object : objects) {
+    llvm::SmallString<128> objectPath;
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "tfc-model", "o", fd, objectPath)) {
+      error = "cannot create a temporary object file: " + ec.message();
+      cleanup();
+      return failure();
+    }
+    objectPaths.push_back(objectPath.str().str());
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(object.data(), object.size());
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write " + objectPaths.back();
+      cleanup();
+      return failure();
+    }
+  }
+  std::string out = outputPath.str();
+  // libm for the f64 math the kernels leave to libm; the C library for
+  // aligned_alloc/free when no runtime hooks are attached.
+  std::vector<const char *> args = {"ld.lld", "-shared", "-o", out.c_str()};
+  for (const std::string &p : objectPaths)
+    args.push_back(p.c_str());
+  for (const char *a : {"-z", "noexecstack", "-L/lib/x86_64-linux-gnu",
+                        "-L/usr/lib/x86_64-linux-gnu", "--as-needed",
+                        "-l:libm.so.6", "-l:libc.so.6"})
+    args.push_back(a);
+  std::string diagnostics;
+  llvm::raw_string_ostream errs(diagnostics);
+  lld::Result r = lld::lldMain(args, llvm::nulls(), errs,
+                               {{lld::Gnu, &lld::elf::link}});
+  cleanup();
+  if (r.retCode != 0) {
+    error = "linking " + out + " failed: " + diagnostics;
+    return failure();
+  }
+  return success();
+}
