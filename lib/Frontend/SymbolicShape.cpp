@@ -114,8 +114,9 @@ ShapeResult shape::reshape(llvm::ArrayRef<SymDim> x,
     product = 1;
     for (const SymDim &d : s) {
       if (d.isStatic())
-        product = (d.size != 0 && product > INT64_MAX / d.size) ? -1
-                                                                : product * d.size;
+        product = (d.size != 0 && product > INT64_MAX / d.size)
+                      ? -1
+                      : product * d.size;
       else
         ++names[d.name];
       if (product < 0)

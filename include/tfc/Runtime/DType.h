@@ -98,12 +98,12 @@ inline constexpr DTypeTraits kDTypeTable[] = {
     {DType::U8, "u8", "U8", 1, 1, false, false, true, kNoApiDType, "|u1", -1},
     {DType::Bool, "bool", "BOOL", 1, 1, false, false, true, TFC_BOOL, "|b1",
      -1},
-    {DType::Q8_0, "q8_0", "Q8_0", 32, 34, false, true, false, TFC_Q8_0,
-     nullptr, 8},
-    {DType::Q4_0, "q4_0", "Q4_0", 32, 18, false, true, false, TFC_Q4_0,
-     nullptr, 2},
-    {DType::Q4_1, "q4_1", "Q4_1", 32, 20, false, true, false, TFC_Q4_1,
-     nullptr, 3},
+    {DType::Q8_0, "q8_0", "Q8_0", 32, 34, false, true, false, TFC_Q8_0, nullptr,
+     8},
+    {DType::Q4_0, "q4_0", "Q4_0", 32, 18, false, true, false, TFC_Q4_0, nullptr,
+     2},
+    {DType::Q4_1, "q4_1", "Q4_1", 32, 20, false, true, false, TFC_Q4_1, nullptr,
+     3},
 };
 
 inline constexpr size_t kNumDTypes = std::size(kDTypeTable);
@@ -156,7 +156,9 @@ constexpr const char *dtypeName(DType dtype) {
   return traitsOf(dtype).fileName;
 }
 /// Its size in bytes (0 for the block formats: see DTypeTraits).
-constexpr size_t dtypeSize(DType dtype) { return traitsOf(dtype).elementSize(); }
+constexpr size_t dtypeSize(DType dtype) {
+  return traitsOf(dtype).elementSize();
+}
 constexpr bool isQuantized(DType dtype) { return traitsOf(dtype).quantized; }
 
 /// The bytes of `elements` elements of `dtype`; false when `elements` is not

@@ -21,8 +21,7 @@ std::string tfc::cpuKernelIsa(const CpuTargetOptions &options) {
   // tables say: the AVX-512 kernels need AVX512F, the AVX2 ones AVX2 + FMA
   // (LLVM lowers their vectors to whatever the CPU has otherwise). A CPU
   // LLVM does not know gets the AVX-512 tiling (emission reports it).
-  return cpuHasFeatures(options, "+avx512f").value_or(true) ? "avx512"
-                                                             : "avx2";
+  return cpuHasFeatures(options, "+avx512f").value_or(true) ? "avx512" : "avx2";
 }
 
 namespace {

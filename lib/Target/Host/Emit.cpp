@@ -91,10 +91,12 @@ std::string impliedCpuFeatures(const std::string &cpu) {
   for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures()) {
     llvm::StringRef key = kv.Key;
     for (llvm::StringRef tuning :
-         {"tuning", "slow-", "fast-", "prefer-", "false-deps-", "idiv",
-          "lea-", "branch", "macrofusion", "use-", "pad-", "allow-",
-          "avoid-", "harden-", "retpoline", "lvi-", "sbb-", "zu", "ccmp",
-          "cf", "ndd", "nf", "ppx", "push2pop2", "egpr", "inline-asm"})
+         {"tuning",    "slow-",  "fast-",  "prefer-",     "false-deps-",
+          "idiv",      "lea-",   "branch", "macrofusion", "use-",
+          "pad-",      "allow-", "avoid-", "harden-",     "retpoline",
+          "lvi-",      "sbb-",   "zu",     "ccmp",        "cf",
+          "ndd",       "nf",     "ppx",    "push2pop2",   "egpr",
+          "inline-asm"})
       if (key.starts_with(tuning))
         key = "";
     if (key.empty() || !sti->checkFeatures(("+" + key).str()))
@@ -279,8 +281,8 @@ tfc::linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
     args.push_back(a);
   std::string diagnostics;
   llvm::raw_string_ostream errs(diagnostics);
-  lld::Result r = lld::lldMain(args, llvm::nulls(), errs,
-                               {{lld::Gnu, &lld::elf::link}});
+  lld::Result r =
+      lld::lldMain(args, llvm::nulls(), errs, {{lld::Gnu, &lld::elf::link}});
   cleanup();
   if (r.retCode != 0) {
     error = "linking " + out + " failed: " + diagnostics;

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Target/Host/HostTarget.h"
 #include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
+#include "tfc/Target/Host/HostTarget.h"
 #include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -78,4 +78,3 @@ void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCheckAllocations());
   pm.addPass(createCanonicalizerPass());
 }
-

@@ -88,11 +88,9 @@ LogicalResult emitObject(ModuleOp module, const CpuTargetOptions &options,
                          LinkTargetCodeFn linkTargetCode = {});
 /// Links `object` (or several) into the shared library `outputPath` with lld.
 LogicalResult linkSharedLibrary(llvm::ArrayRef<char> object,
-                                llvm::StringRef outputPath,
-                                std::string &error);
+                                llvm::StringRef outputPath, std::string &error);
 LogicalResult linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
-                                llvm::StringRef outputPath,
-                                std::string &error);
+                                llvm::StringRef outputPath, std::string &error);
 
 } // namespace mlir::tfc
 

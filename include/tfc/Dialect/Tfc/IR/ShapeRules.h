@@ -1,4 +1,4 @@
-//===- ShapeRules.h - The shape rules of the tfc ops, written once -*- C++ -*-===//
+//===- ShapeRules.h - The shape rules of the tfc ops ------------*- C++ -*-===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
@@ -129,19 +129,18 @@ Result<typename D::Dim> matmul(llvm::ArrayRef<typename D::Dim> a,
                                bool transposeA, bool transposeB) {
   using Dim = typename D::Dim;
   if (a.size() < 2 || b.size() < 2)
-    return Result<Dim>::fail("operands must have rank >= 2, got " +
-                             str<D>(a) + " and " + str<D>(b));
+    return Result<Dim>::fail("operands must have rank >= 2, got " + str<D>(a) +
+                             " and " + str<D>(b));
   size_t ra = a.size(), rb = b.size();
   Dim m = transposeA ? a[ra - 1] : a[ra - 2];
   Dim ka = transposeA ? a[ra - 2] : a[ra - 1];
   Dim kb = transposeB ? b[rb - 1] : b[rb - 2];
   Dim n = transposeB ? b[rb - 2] : b[rb - 1];
   if (!D::agree(ka, kb))
-    return Result<Dim>::fail(
-        "contraction sizes differ: lhs " + str<D>(a) +
-        (transposeA ? " (transposed)" : "") + " and rhs " + str<D>(b) +
-        (transposeB ? " (transposed)" : "") + " (" + D::str(ka) + " vs " +
-        D::str(kb) + ")");
+    return Result<Dim>::fail("contraction sizes differ: lhs " + str<D>(a) +
+                             (transposeA ? " (transposed)" : "") + " and rhs " +
+                             str<D>(b) + (transposeB ? " (transposed)" : "") +
+                             " (" + D::str(ka) + " vs " + D::str(kb) + ")");
   Result<Dim> batch = broadcast<D>(a.drop_back(2), b.drop_back(2));
   if (!batch.ok())
     return Result<Dim>::fail("batch dimensions of " + str<D>(a) + " and " +
@@ -153,9 +152,9 @@ Result<typename D::Dim> matmul(llvm::ArrayRef<typename D::Dim> a,
 
 /// x [..., K] · w [N, K]ᵀ (+ bias [N]).
 template <typename D>
-Result<typename D::Dim> linear(llvm::ArrayRef<typename D::Dim> x,
-                               llvm::ArrayRef<typename D::Dim> w,
-                               std::optional<llvm::ArrayRef<typename D::Dim>> bias) {
+Result<typename D::Dim>
+linear(llvm::ArrayRef<typename D::Dim> x, llvm::ArrayRef<typename D::Dim> w,
+       std::optional<llvm::ArrayRef<typename D::Dim>> bias) {
   using Dim = typename D::Dim;
   if (x.empty())
     return Result<Dim>::fail("input must have rank >= 1, got []");
@@ -198,10 +197,10 @@ Result<typename D::Dim> embedding(llvm::ArrayRef<typename D::Dim> table,
 /// H a multiple of Hkv), an optional additive mask that broadcasts to the
 /// scores [B, H, Tq, Tk]: [B, H, Tq, Dv].
 template <typename D>
-Result<typename D::Dim> attention(llvm::ArrayRef<typename D::Dim> q,
-                                  llvm::ArrayRef<typename D::Dim> k,
-                                  llvm::ArrayRef<typename D::Dim> v,
-                                  std::optional<llvm::ArrayRef<typename D::Dim>> mask) {
+Result<typename D::Dim>
+attention(llvm::ArrayRef<typename D::Dim> q, llvm::ArrayRef<typename D::Dim> k,
+          llvm::ArrayRef<typename D::Dim> v,
+          std::optional<llvm::ArrayRef<typename D::Dim>> mask) {
   using Dim = typename D::Dim;
   if (q.size() != 4 || k.size() != 4 || v.size() != 4)
     return Result<Dim>::fail(
@@ -315,10 +314,9 @@ Result<typename D::Dim> splitHeads(llvm::ArrayRef<typename D::Dim> x,
   std::optional<Dim> headSize;
   if (std::optional<int64_t> f = D::known(x[2])) {
     if (*f % heads != 0)
-      return Result<Dim>::fail("features " + std::to_string(*f) +
-                               " are not divisible by " +
-                               std::to_string(heads) + " heads (" + str<D>(x) +
-                               ")");
+      return Result<Dim>::fail(
+          "features " + std::to_string(*f) + " are not divisible by " +
+          std::to_string(heads) + " heads (" + str<D>(x) + ")");
     headSize = D::of(*f / heads);
   } else if (!(headSize = D::unknown())) {
     return Result<Dim>::fail("the feature size of " + str<D>(x) +
