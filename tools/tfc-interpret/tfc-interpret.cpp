@@ -244,7 +244,6 @@ fileWeights(std::shared_ptr<::tfc::rt::SafeTensorsFile> file) {
       return failure();
     }
     interp::Tensor t(type.getElementType(), type.getShape());
-    const auto *bytes = static_cast<const uint8_t *>(view->data);
     if (::tfc::rt::isQuantized(view->dtype)) {
       fail("weight '" + name + "': dtype " +
            ::tfc::rt::dtypeName(view->dtype) +
