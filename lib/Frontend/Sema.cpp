@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Frontend/Sema.h"
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Runtime/DType.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -19,13 +20,12 @@
 using namespace tfc;
 using namespace tfc::ast;
 
-/// The element types a description names (the dtype table's rows a model
-/// value can have: not the weight-only block formats).
+/// The element types a description names (the dialect's, from the dtype
+/// table).
 static std::vector<std::string> elementTypeNames() {
   std::vector<std::string> names;
-  for (const ::tfc::rt::DTypeTraits &t : ::tfc::rt::kDTypeTable)
-    if (!t.quantized && t.api != ::tfc::rt::kNoApiDType)
-      names.push_back(t.name);
+  for (llvm::StringRef n : mlir::tfc::elementTypeNames())
+    names.push_back(n.str());
   return names;
 }
 

@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Frontend/SymbolicShape.h"
-#include "tfc/Dialect/Tfc/IR/ShapeRules.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -50,12 +49,6 @@ struct SymDims {
   static std::string str(const Dim &d) { return d.str(); }
 };
 
-ShapeResult lift(const mlir::tfc::shapes::Result<SymDim> &r) {
-  if (!r.ok())
-    return ShapeResult::fail(r.error);
-  return ShapeResult::of(SymShape(r.shape.begin(), r.shape.end()));
-}
-
 std::optional<llvm::ArrayRef<SymDim>> optional(const SymShape *s) {
   if (!s)
     return std::nullopt;
@@ -67,44 +60,44 @@ namespace rules = mlir::tfc::shapes;
 
 ShapeResult shape::broadcast(llvm::ArrayRef<SymDim> a,
                              llvm::ArrayRef<SymDim> b) {
-  return lift(rules::broadcast<SymDims>(a, b));
+  return rules::broadcast<SymDims>(a, b);
 }
 
 ShapeResult shape::matmul(llvm::ArrayRef<SymDim> a, llvm::ArrayRef<SymDim> b,
                           bool transposeA, bool transposeB) {
-  return lift(rules::matmul<SymDims>(a, b, transposeA, transposeB));
+  return rules::matmul<SymDims>(a, b, transposeA, transposeB);
 }
 
 ShapeResult shape::linear(llvm::ArrayRef<SymDim> x, llvm::ArrayRef<SymDim> w,
                           const SymShape *bias) {
-  return lift(rules::linear<SymDims>(x, w, optional(bias)));
+  return rules::linear<SymDims>(x, w, optional(bias));
 }
 
 ShapeResult shape::embedding(llvm::ArrayRef<SymDim> table,
                              llvm::ArrayRef<SymDim> ids) {
-  return lift(rules::embedding<SymDims>(table, ids));
+  return rules::embedding<SymDims>(table, ids);
 }
 
 ShapeResult shape::attention(llvm::ArrayRef<SymDim> q, llvm::ArrayRef<SymDim> k,
                              llvm::ArrayRef<SymDim> v, const SymShape *mask) {
-  return lift(rules::attention<SymDims>(q, k, v, optional(mask)));
+  return rules::attention<SymDims>(q, k, v, optional(mask));
 }
 
 ShapeResult shape::featureVector(llvm::ArrayRef<SymDim> x,
                                  llvm::ArrayRef<SymDim> vec,
                                  llvm::StringRef what) {
-  return lift(rules::featureVector<SymDims>(x, vec, what));
+  return rules::featureVector<SymDims>(x, vec, what);
 }
 
 ShapeResult shape::reduce(llvm::ArrayRef<SymDim> x, int64_t axis,
                           bool keepdim) {
   std::optional<int64_t> a = normalizeAxis(axis, x.size());
-  return lift(rules::reduce<SymDims>(x, a ? *a : axis, keepdim));
+  return rules::reduce<SymDims>(x, a ? *a : axis, keepdim);
 }
 
 ShapeResult shape::transpose(llvm::ArrayRef<SymDim> x,
                              llvm::ArrayRef<int64_t> perm) {
-  return lift(rules::transpose<SymDims>(x, perm));
+  return rules::transpose<SymDims>(x, perm);
 }
 
 ShapeResult shape::reshape(llvm::ArrayRef<SymDim> x,
@@ -142,15 +135,15 @@ ShapeResult shape::reshape(llvm::ArrayRef<SymDim> x,
 }
 
 ShapeResult shape::splitHeads(llvm::ArrayRef<SymDim> x, int64_t heads) {
-  return lift(rules::splitHeads<SymDims>(x, heads));
+  return rules::splitHeads<SymDims>(x, heads);
 }
 
 ShapeResult shape::mergeHeads(llvm::ArrayRef<SymDim> x) {
-  return lift(rules::mergeHeads<SymDims>(x));
+  return rules::mergeHeads<SymDims>(x);
 }
 
 ShapeResult shape::slice(llvm::ArrayRef<SymDim> x, int64_t axis, int64_t start,
                          int64_t size) {
   std::optional<int64_t> a = normalizeAxis(axis, x.size());
-  return lift(rules::slice<SymDims>(x, a ? *a : axis, start, size));
+  return rules::slice<SymDims>(x, a ? *a : axis, start, size);
 }

@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--dtype") {
       std::string v = next();
       const DTypeTraits *t = dtypeByName(v);
-      if (!t || !t->isFloat || t->api == kNoApiDType)
+      if (!t || !t->isFloat || !t->isModelType())
         fail("--dtype needs f32, f64, f16 or bf16, not '" + v + "'");
       storeAs = t->api;
       haveDType = true;

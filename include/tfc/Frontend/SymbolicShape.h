@@ -17,6 +17,8 @@
 #ifndef TFC_FRONTEND_SYMBOLICSHAPE_H
 #define TFC_FRONTEND_SYMBOLICSHAPE_H
 
+#include "tfc/Dialect/Tfc/IR/ShapeRules.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -30,8 +32,8 @@ namespace tfc {
 
 /// One size: a number, or a symbolic dim's name.
 struct SymDim {
-  int64_t size = 0;  // meaningful when `name` is empty
-  std::string name;  // the `dim` name, or empty for a static size
+  int64_t size = 0; // meaningful when `name` is empty
+  std::string name; // the `dim` name, or empty for a static size
 
   static SymDim of(int64_t n) { return {n, {}}; }
   static SymDim named(llvm::StringRef n) { return {0, n.str()}; }
@@ -48,22 +50,9 @@ using SymShape = llvm::SmallVector<SymDim, 4>;
 /// `[batch, seq, 768]`.
 std::string shapeStr(llvm::ArrayRef<SymDim> shape);
 
-/// A shape rule's outcome: the shape, or why there is none.
-struct ShapeResult {
-  SymShape shape;
-  std::string error;
-  bool ok() const { return error.empty(); }
-  static ShapeResult fail(std::string message) {
-    ShapeResult r;
-    r.error = std::move(message);
-    return r;
-  }
-  static ShapeResult of(SymShape shape) {
-    ShapeResult r;
-    r.shape = std::move(shape);
-    return r;
-  }
-};
+/// A shape rule's outcome: the shape, or why there is none (ShapeRules.h's
+/// result over named dims).
+using ShapeResult = mlir::tfc::shapes::Result<SymDim>;
 
 namespace shape {
 /// Turns a possibly negative axis into [0, rank), or fails.

@@ -73,6 +73,11 @@ struct DTypeTraits {
   /// The ggml_type number in GGUF files, or -1 when tfc reads none.
   int32_t ggml;
 
+  /// A type a model's values (inputs, outputs, intermediates) can have: in
+  /// the C API and not a weight-only block format.
+  constexpr bool isModelType() const {
+    return !quantized && api != TFC_DTYPE_MAX_ENUM;
+  }
   /// The size of one element of a plain type; 0 for the block formats.
   constexpr uint32_t elementSize() const {
     return blockElements == 1 ? blockBytes : 0;

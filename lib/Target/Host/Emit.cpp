@@ -194,11 +194,13 @@ translateAndOptimise(ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
-} // namespace
-
-LogicalResult tfc::emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
-                              std::string &out, std::string &error,
-                              LinkTargetCodeFn linkTargetCode) {
+/// Translates and optimises `module` for `options`' CPU, then hands the
+/// LLVM module and the target machine to `use`.
+LogicalResult withOptimisedModule(
+    ModuleOp module, const tfc::CpuTargetOptions &options,
+    tfc::LinkTargetCodeFn linkTargetCode, std::string &error,
+    llvm::function_ref<LogicalResult(llvm::Module &, llvm::TargetMachine &)>
+        use) {
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
   if (!tm)
     return failure();
@@ -207,32 +209,40 @@ LogicalResult tfc::emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
                                          linkTargetCode, error);
   if (!llvmModule)
     return failure();
-  llvm::raw_string_ostream os(out);
-  llvmModule->print(os, nullptr);
-  return success();
+  return use(*llvmModule, *tm);
+}
+
+} // namespace
+
+LogicalResult tfc::emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
+                              std::string &out, std::string &error,
+                              LinkTargetCodeFn linkTargetCode) {
+  return withOptimisedModule(
+      module, options, linkTargetCode, error,
+      [&](llvm::Module &llvmModule, llvm::TargetMachine &) {
+        llvm::raw_string_ostream os(out);
+        llvmModule.print(os, nullptr);
+        return success();
+      });
 }
 
 LogicalResult tfc::emitObject(ModuleOp module, const CpuTargetOptions &options,
                               llvm::SmallVectorImpl<char> &object,
                               std::string &error,
                               LinkTargetCodeFn linkTargetCode) {
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
-  if (!tm)
-    return failure();
-  llvm::LLVMContext context;
-  auto llvmModule = translateAndOptimise(module, context, *tm, options,
-                                         linkTargetCode, error);
-  if (!llvmModule)
-    return failure();
-  llvm::raw_svector_ostream os(object);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr,
-                              llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit object files";
-    return failure();
-  }
-  pm.run(*llvmModule);
-  return success();
+  return withOptimisedModule(
+      module, options, linkTargetCode, error,
+      [&](llvm::Module &llvmModule, llvm::TargetMachine &tm) {
+        llvm::raw_svector_ostream os(object);
+        llvm::legacy::PassManager pm;
+        if (tm.addPassesToEmitFile(pm, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+          error = "the target cannot emit object files";
+          return failure();
+        }
+        pm.run(llvmModule);
+        return success();
+      });
 }
 
 LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,

@@ -740,7 +740,7 @@ const QuantFormat *mlir::tfc::lookupQuantFormat(StringRef name) {
 Type mlir::tfc::elementTypeOf(MLIRContext *context, StringRef name) {
   const ::tfc::rt::DTypeTraits *t =
       ::tfc::rt::dtypeByName(std::string_view(name));
-  if (!t || t->quantized || t->api == ::tfc::rt::kNoApiDType)
+  if (!t || !t->isModelType())
     return {};
   Builder b(context);
   switch (t->type) {
@@ -766,7 +766,7 @@ Type mlir::tfc::elementTypeOf(MLIRContext *context, StringRef name) {
 SmallVector<StringRef> mlir::tfc::elementTypeNames() {
   SmallVector<StringRef> names;
   for (const ::tfc::rt::DTypeTraits &t : ::tfc::rt::kDTypeTable)
-    if (!t.quantized && t.api != ::tfc::rt::kNoApiDType)
+    if (t.isModelType())
       names.push_back(t.name);
   return names;
 }
