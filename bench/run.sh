@@ -15,7 +15,7 @@
 #
 # TFC_BENCH_CPU=NAME compiles tfc's models for that CPU (e.g. x86-64-v3 for
 # the AVX2 kernels on an AVX-512 host); TFC_BENCH_MODELS=0 runs the GEMMs
-# only.
+# only; TFC_BENCH_ROUNDS (default 5) sets the GEMM rounds.
 #
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
@@ -25,6 +25,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 threads=${1:-2}
+rounds=${TFC_BENCH_ROUNDS:-5}
 out=${2:-}
 build=${TFC_BUILD_DIR:-$root/build}
 bin=$build/bin
@@ -69,6 +70,17 @@ if [[ $isa == avx2 ]] && grep -q -w avx512f /proc/cpuinfo; then
   export DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
   export MKL_ENABLE_INSTRUCTIONS=AVX2
   peer_note=" (peers held to AVX2: DNNL_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, MKL_ENABLE_INSTRUCTIONS=AVX2; ONNX Runtime's MLAS has no such switch)"
+elif [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
+  # Debian's OpenBLAS (0.3.21) picks its kernels by CPU model and falls back
+  # to its SSE3 "Prescott" kernels on models it does not know (measured on
+  # an Emerald Rapids, family 6 model 207: 22 GFLOP/s on one core instead
+  # of 120); name the kernels the host's instruction set can run instead.
+  if grep -q -w avx512bw /proc/cpuinfo && grep -q -w avx512vl /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=SkylakeX
+  elif grep -q -w avx2 /proc/cpuinfo && grep -q -w fma /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=Haswell
+  fi
+  [[ -n ${OPENBLAS_CORETYPE:-} ]] && peer_note=" (OpenBLAS's kernels chosen by ISA: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)"
 fi
 report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 [[ -n $out ]] && : > "$out"
@@ -91,18 +103,18 @@ module attributes {tfc.model = "gemm_${m}x${k}x${n}"} {
 }
 MLIR
   "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" -o "$work/gemm.so"
-  # Three rounds (tfc, then its peers, each in a fresh process): on these
+  # Rounds (tfc, then its peers, each in a fresh process): on these
   # 2-vCPU machines a process now and then runs at half speed for a while.
-  for round in 1 2 3; do
+  for ((round = 1; round <= rounds; ++round)); do
     "$work/gemm_bench_tfc" "$m" "$k" "$n" "$work/gemm.so" "$work" 50
     "$work/gemm_bench_peers" "$m" "$k" "$n" "$work" 50 | tee -a "$work/rounds" | report
   done
   # Each by its best round (a round's process may have run at half speed).
-  tail -n 3 "$work/rounds" | awk -F'|' -v shape="${m}x${k}x${n}" '
+  tail -n "$rounds" "$work/rounds" | awk -F'|' -v shape="${m}x${k}x${n}" -v rounds="$rounds" '
     { split($1, a, " "); split($2, b, " "); split($3, c, " ");
       t = a[6] + 0; d = b[6] + 0; o = c[4] + 0;
       if (t > bt) bt = t; if (d > bd) bd = d; if (o > bo) bo = o }
-    END { printf "gemm %s best of 3 rounds: tfc %.1f GFLOP/s | oneDNN %.1f | OpenBLAS %.1f | tfc/oneDNN %.2f  tfc/OpenBLAS %.2f\n", shape, bt, bd, bo, bt / bd, bt / bo }' | report
+    END { printf "gemm %s best of %d rounds: tfc %.1f GFLOP/s | oneDNN %.1f | OpenBLAS %.1f | tfc/oneDNN %.2f  tfc/OpenBLAS %.2f\n", shape, rounds, bt, bd, bo, bt / bd, bt / bo }' | report
 done
 
 pythons=("${TFC_TORCH_PYTHON:-/usr/bin/python3}")

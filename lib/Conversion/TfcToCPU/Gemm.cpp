@@ -2,19 +2,21 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// C[M, N] = A[M, K] · B[K, N] is computed in register tiles of MR rows x NR
-// columns, sized per instruction set (KernelConfig.h: AVX-512 8 x 32 = 16 zmm
-// accumulators; AVX2 4 x 24 = 12 ymm). For each k the tile loads NR values
-// of B (NR / width vectors) and broadcasts MR values of A, then issues
-// MR x NR / width FMAs; bias and activation are applied to the tile in
-// registers before it is stored (masked at the right edge).
+// C[M, N] = A[M, K] · B[K, N] is computed in register tiles sized per
+// instruction set (KernelConfig.h: AVX-512 6 rows x 2 panels of 32 columns =
+// 24 zmm accumulators; AVX2 4 x 24 = 12 ymm). For each k the tile loads its
+// columns of B (one vector per chunk) and broadcasts one value of A per row,
+// then issues rows x chunks FMAs; bias and activation are applied to the
+// tile in registers before it is stored (masked at the right edge).
 //
 // For tfc_cpu.gemm, B is a weight packed at load time into column panels
-// [N/NR, K, NR] so each tile streams one contiguous panel. Parallel tasks are
-// blocks of MC rows x panelsPerTask panels: a task's panels stay in L2 while
-// its rows of A stream past them. tfc.matmul (activations times
-// activations, e.g. unfused attention) uses the same micro-kernel reading B
-// in place with masked loads.
+// [N/NR, K, NR] so each tile streams contiguous panels. Parallel tasks are
+// blocks of rows x panelsPerTask panels; within a task the depth goes in k
+// blocks of kc, so that the tile's kc-deep panel slices stay in L1 while the
+// task's row tiles stream past them, the partial sums going through C
+// between blocks. tfc.matmul (activations times activations, e.g. unfused
+// attention) uses the same micro-kernel reading B in place with masked
+// loads. (Unrolling the k loop made LLVM hoist the loads and spill.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <algorithm>
 #include <functional>
 
 using namespace mlir;
@@ -46,17 +49,23 @@ struct MicroKernelIO {
   std::function<Value(OpBuilder &, Location, Value k, int64_t c)> loadB;
   /// Stores the finished vector of row r, chunk c.
   std::function<void(OpBuilder &, Location, int64_t r, int64_t c, Value)> store;
+  /// The accumulators' start, row r, chunk c: the partial sums of earlier k
+  /// blocks. Null for the first block (zeros).
+  std::function<Value(OpBuilder &, Location, int64_t r, int64_t c)> loadC;
 };
 
-/// One rows x nr tile: the k loop with the accumulators in registers, then
-/// the store.
+/// One rows x (kChunks x vectorWidth) tile over k in [kBegin, kEnd): the k loop with the
+/// accumulators in registers, then the store.
 void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
-                     int64_t rows, Value kSize, const MicroKernelIO &io) {
-  int64_t kChunks = cfg.chunks();
-  SmallVector<Value> init(rows * kChunks,
-                          splatConst(b, loc, 0.0, cfg.vectorWidth));
+                     int64_t rows, int64_t kChunks, Value kBegin, Value kEnd,
+                     const MicroKernelIO &io) {
+  SmallVector<Value> init;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < kChunks; ++c)
+      init.push_back(io.loadC ? io.loadC(b, loc, r, c)
+                              : splatConst(b, loc, 0.0, cfg.vectorWidth));
   auto loop = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), kSize, indexConst(b, loc, 1), init,
+      b, loc, kBegin, kEnd, indexConst(b, loc, 1), init,
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
         SmallVector<Value> bv;
         for (int64_t c = 0; c < kChunks; ++c)
@@ -150,7 +159,7 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
   if (bias)
     bias = contiguous(b, loc, bias);
   auto pType = cast<MemRefType>(packed.getType());
-  int64_t panels = pType.getDimSize(0);
+  int64_t panels = pType.getDimSize(0), kSize = pType.getDimSize(1);
   // The module's ISA gives the tile; the panels' NR always wins (a pack
   // made for another ISA, or by hand in a test, is still read right).
   GemmConfig cfg = gemmConfigFor(op);
@@ -158,62 +167,96 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
     cfg = nr == kGemmAvx512.nr ? kGemmAvx512
           : nr == kGemmAvx2.nr ? kGemmAvx2
                                : cfg;
-    cfg.nr = nr;
-    cfg.vectorWidth = nr % 16 == 0 ? 16 : nr % 8 == 0 ? 8 : nr % 4 == 0 ? 4 : 1;
+    if (nr != cfg.nr) {
+      cfg.nr = nr;
+      cfg.tilePanels = 1;
+      cfg.vectorWidth =
+          nr % 16 == 0 ? 16 : nr % 8 == 0 ? 8 : nr % 4 == 0 ? 4 : 1;
+    }
   }
-  int64_t kChunks = cfg.chunks(), width = cfg.vectorWidth;
+  int64_t panelChunks = cfg.chunks(), width = cfg.vectorWidth;
   int64_t n = cast<MemRefType>(out.getType()).getShape().back();
   Activation activation = op.getActivation();
   Value m = memref::DimOp::create(b, loc, a, 0);
-  Value k = memref::DimOp::create(b, loc, a, 1);
   Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
+  // Row blocks of at most mc rows, as equal as the mr-row tiles allow.
   Value mBlocks = ceilDiv(b, loc, m, cfg.mc);
-  // A single block of rows (decoding: a few rows) splits the columns into
-  // one task per panel: the weight is the whole cost and every thread should
-  // stream an equal share of it (the pool cuts the tasks into one contiguous
-  // chunk per thread).
+  Value mr = indexConst(b, loc, cfg.mr);
+  Value blockRows = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivUIOp::create(
+          b, loc,
+          arith::CeilDivUIOp::create(b, loc, m,
+                                     arith::MaxUIOp::create(b, loc, mBlocks,
+                                                            one)),
+          mr),
+      mr);
+  // A single block of rows splits the columns finely: decoding (a tile's
+  // rows or fewer) one task per panel, the weight being the whole cost and
+  // every thread streaming an equal share of it; more rows one register
+  // tile's panels per task. The pool cuts the tasks into one contiguous
+  // chunk per thread.
   Value oneBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                         mBlocks, indexConst(b, loc, 1));
+                                         mBlocks, one);
+  Value blockPanels = one;
+  if (cfg.tilePanels > 1)
+    blockPanels = arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m, mr),
+        one, indexConst(b, loc, cfg.tilePanels));
   Value panelsPerTask = arith::SelectOp::create(
-      b, loc, oneBlock, indexConst(b, loc, 1),
-      indexConst(b, loc, cfg.panelsPerTask));
+      b, loc, oneBlock, blockPanels, indexConst(b, loc, cfg.panelsPerTask));
   Value pGroups = arith::CeilDivUIOp::create(
       b, loc, indexConst(b, loc, panels), panelsPerTask);
+  // The depth split into blocks of at most cfg.kc, as equal as possible.
+  int64_t kBlocks = std::max<int64_t>(1, (kSize + cfg.kc - 1) / cfg.kc);
+  int64_t kBlock = (kSize + kBlocks - 1) / kBlocks;
   // Column groups outermost: the pool gives each thread one contiguous
   // chunk of tasks, so that each thread reads its own slice of the weight
   // (and all of A, much smaller) instead of every thread all of it.
   scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{pGroups, mBlocks},
       ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
-        Value mBegin =
-            arith::MulIOp::create(b, l, ivs[1], indexConst(b, l, cfg.mc));
-        Value mEnd = minIndex(
-            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
-            m);
+        Value mBegin = arith::MulIOp::create(b, l, ivs[1], blockRows);
+        Value mEnd =
+            minIndex(b, l, arith::AddIOp::create(b, l, mBegin, blockRows), m);
         Value pBegin = arith::MulIOp::create(b, l, ivs[0], panelsPerTask);
         Value pEnd = minIndex(
             b, l, arith::AddIOp::create(b, l, pBegin, panelsPerTask),
             indexConst(b, l, panels));
-        scf::ForOp::create(
-            b, l, pBegin, pEnd, one, ValueRange{},
-            [&](OpBuilder &b, Location l, Value p, ValueRange) {
-              Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
-              Value valid = arith::SubIOp::create(b, l, indexConst(b, l, n), n0);
-              SmallVector<Value> masks, cols;
-              for (int64_t ch = 0; ch < kChunks; ++ch) {
-                Value off = indexConst(b, l, ch * width);
-                masks.push_back(laneMask(
-                    b, l, arith::SubIOp::create(b, l, valid, off), width));
-                cols.push_back(arith::AddIOp::create(b, l, n0, off));
-              }
-              SmallVector<Value> biasVecs;
-              for (int64_t ch = 0; ch < kChunks; ++ch)
-                biasVecs.push_back(
-                    bias ? maskedLoad(b, l, bias, ValueRange{cols[ch]},
-                                      masks[ch], splatConst(b, l, 0.0, width))
-                         : Value());
-              forRowTiles(b, l, cfg, mBegin, mEnd, [&](OpBuilder &b, Location l,
-                                                  Value m0, int64_t rows) {
+        // The tiles of `tilePanels` adjacent panels starting at panel p, over
+        // the depth [k0, k1): the first k block starts from zero, later ones
+        // from the partial sums in C; only the last adds the bias and
+        // applies the activation.
+        auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
+                         Value k0, Value k1, bool first, bool last) {
+          int64_t kChunks = tilePanels * panelChunks;
+          Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
+          Value valid = arith::SubIOp::create(b, l, indexConst(b, l, n), n0);
+          SmallVector<Value> masks, cols, panel, chunkOffset;
+          for (int64_t ch = 0; ch < kChunks; ++ch) {
+            Value off = indexConst(b, l, ch * width);
+            masks.push_back(laneMask(
+                b, l, arith::SubIOp::create(b, l, valid, off), width));
+            cols.push_back(arith::AddIOp::create(b, l, n0, off));
+            if (ch % panelChunks == 0)
+              panel.push_back(ch == 0 ? p
+                                      : arith::AddIOp::create(
+                                            b, l, p,
+                                            indexConst(b, l, ch / panelChunks))
+                                            .getResult());
+            chunkOffset.push_back(
+                indexConst(b, l, (ch % panelChunks) * width));
+          }
+          SmallVector<Value> biasVecs;
+          for (int64_t ch = 0; ch < kChunks; ++ch)
+            biasVecs.push_back(
+                bias && last
+                    ? maskedLoad(b, l, bias, ValueRange{cols[ch]}, masks[ch],
+                                 splatConst(b, l, 0.0, width))
+                    : Value());
+          forRowTiles(
+              b, l, cfg, mBegin, mEnd,
+              [&](OpBuilder &b, Location l, Value m0, int64_t rows) {
                 SmallVector<Value> rowIdx;
                 for (int64_t r = 0; r < rows; ++r)
                   rowIdx.push_back(
@@ -227,23 +270,75 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                     [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
                       return vector::LoadOp::create(
                                  b, l, vecType(b.getContext(), width), packed,
-                                 ValueRange{p, kk,
-                                            indexConst(b, l,
-                                                       ch * width)})
+                                 ValueRange{panel[ch / panelChunks], kk,
+                                            chunkOffset[ch]})
                           .getResult();
                     },
                     [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
                         Value v) {
-                      if (bias)
+                      if (last && bias)
                         v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
-                      v = buildActivation(b, l, v, activation);
+                      if (last)
+                        v = buildActivation(b, l, v, activation);
                       maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
                                   masks[ch]);
-                    }};
-                emitMicroKernel(b, l, cfg, rows, k, io);
+                    },
+                    /*loadC=*/nullptr};
+                if (!first)
+                  io.loadC = [&](OpBuilder &b, Location l, int64_t r,
+                                 int64_t ch) {
+                    return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
+                                      masks[ch], splatConst(b, l, 0.0, width));
+                  };
+                emitMicroKernel(b, l, cfg, rows, kChunks, k0, k1, io);
               });
-              scf::YieldOp::create(b, l);
-            });
+        };
+        // One pass of the task's tiles over [k0, k1): whole register tiles,
+        // then the panels left over one at a time.
+        auto pass = [&](OpBuilder &b, Location l, Value k0, Value k1,
+                        bool first, bool last) {
+          Value tp = indexConst(b, l, cfg.tilePanels);
+          Value whole = pEnd;
+          if (cfg.tilePanels > 1)
+            whole = arith::AddIOp::create(
+                b, l, pBegin,
+                arith::MulIOp::create(
+                    b, l,
+                    arith::DivUIOp::create(
+                        b, l, arith::SubIOp::create(b, l, pEnd, pBegin), tp),
+                    tp));
+          scf::ForOp::create(
+              b, l, pBegin, whole, tp, ValueRange{},
+              [&](OpBuilder &b, Location l, Value p, ValueRange) {
+                tiles(b, l, p, cfg.tilePanels, k0, k1, first, last);
+                scf::YieldOp::create(b, l);
+              });
+          if (cfg.tilePanels > 1)
+            scf::ForOp::create(
+                b, l, whole, pEnd, one, ValueRange{},
+                [&](OpBuilder &b, Location l, Value p, ValueRange) {
+                  tiles(b, l, p, 1, k0, k1, first, last);
+                  scf::YieldOp::create(b, l);
+                });
+        };
+        auto kAt = [&](OpBuilder &b, Location l, int64_t block) {
+          return indexConst(b, l, std::min(block * kBlock, kSize));
+        };
+        pass(b, l, kAt(b, l, 0), kAt(b, l, 1), /*first=*/true,
+             /*last=*/kBlocks == 1);
+        if (kBlocks > 2)
+          scf::ForOp::create(
+              b, l, kAt(b, l, 1), kAt(b, l, kBlocks - 1),
+              indexConst(b, l, kBlock), ValueRange{},
+              [&](OpBuilder &b, Location l, Value k0, ValueRange) {
+                Value k1 =
+                    arith::AddIOp::create(b, l, k0, indexConst(b, l, kBlock));
+                pass(b, l, k0, k1, /*first=*/false, /*last=*/false);
+                scf::YieldOp::create(b, l);
+              });
+        if (kBlocks > 1)
+          pass(b, l, kAt(b, l, kBlocks - 1), indexConst(b, l, kSize),
+               /*first=*/false, /*last=*/true);
       });
 }
 
@@ -256,7 +351,8 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value
   auto rType = cast<MemRefType>(rhs.getType());
   int64_t rank = outType.getRank();
   const GemmConfig &cfg = gemmConfigFor(op);
-  int64_t kChunks = cfg.chunks(), width = cfg.vectorWidth;
+  // One register tile's columns per step: tilePanels x nr.
+  int64_t kChunks = cfg.chunks() * cfg.tilePanels, width = cfg.vectorWidth;
   Value m = memref::DimOp::create(b, loc, out, rank - 2);
   Value n = memref::DimOp::create(b, loc, out, rank - 1);
   Value k = memref::DimOp::create(b, loc, lhs, lType.getRank() - 1);
@@ -281,7 +377,7 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value
             b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
             m);
         scf::ForOp::create(
-            b, l, zero, n, indexConst(b, l, cfg.nr), ValueRange{},
+            b, l, zero, n, indexConst(b, l, kChunks * width), ValueRange{},
             [&](OpBuilder &b, Location l, Value n0, ValueRange) {
               Value valid = arith::SubIOp::create(b, l, n, n0);
               SmallVector<Value> masks, cols;
@@ -317,8 +413,9 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value
                         Value v) {
                       maskedStore(b, l, v, out,
                                   with(batch, rowIdx[r], cols[ch]), masks[ch]);
-                    }};
-                emitMicroKernel(b, l, cfg, rows, k, io);
+                    },
+                    /*loadC=*/nullptr};
+                emitMicroKernel(b, l, cfg, rows, kChunks, zero, k, io);
               });
               scf::YieldOp::create(b, l);
             });

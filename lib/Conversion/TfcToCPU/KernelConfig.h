@@ -23,29 +23,37 @@ namespace mlir::tfc::cpu {
 constexpr int64_t kVectorWidth = 16;
 
 /// The GEMM micro-kernel's register and cache blocking for one instruction
-/// set. The pack layout [ceil(N / nr), K, nr] and the micro-kernel agree on
-/// nr; a register tile holds mr x nr / vectorWidth accumulators, plus
-/// nr / vectorWidth vectors of B and one broadcast of A.
+/// set. Weights are packed in panels of nr columns, [ceil(N / nr), K, nr];
+/// a register tile is mr rows x tilePanels adjacent panels: mr x chunks()
+/// x tilePanels accumulators, plus chunks() x tilePanels vectors of B and
+/// one broadcast of A.
 struct GemmConfig {
   /// f32 lanes of one vector register.
   int64_t vectorWidth;
-  /// Register tile: mr rows of A times nr columns of B.
-  int64_t mr, nr;
+  /// Register tile: mr rows of A times tilePanels panels of nr columns.
+  int64_t mr, nr, tilePanels;
   /// Rows of A per parallel task (a block of mr-row tiles sharing B panels;
-  /// a multiple of mr) and column panels per task.
+  /// a multiple of mr; the rows are split into blocks as equal as the tiles
+  /// allow) and panels per task.
   int64_t mc, panelsPerTask;
+  /// Depth of a k block: the tile's panels' kc-deep slices (about a third
+  /// of a 48 KiB L1) stay in L1 while the task's row tiles stream past
+  /// them; partial sums go through C between blocks.
+  int64_t kc;
 
-  /// Vectors of B per k step.
+  /// Vectors of one panel's row.
   int64_t chunks() const { return nr / vectorWidth; }
 };
 
-/// AVX-512 (32 zmm): 8 x 32, 16 accumulators + 2 B vectors + 1 broadcast;
-/// tasks of 64 rows x 128 columns.
-constexpr GemmConfig kGemmAvx512{16, 8, 32, 64, 4};
+/// AVX-512 (32 zmm): 6 x 64 (two panels of 32), 24 accumulators + 4 B
+/// vectors + 1 broadcast, 10 loads per 24 FMAs (an 8 x 32 tile needs 10 per
+/// 16: measured 5-12 % slower on an Emerald Rapids); tasks of up to 96 rows
+/// x 128 columns; k blocks of 128 (32 KiB of B).
+constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 96, 4, 128};
 /// AVX2 (16 ymm): 4 x 24, 12 accumulators + 3 B vectors + 1 broadcast (7
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
-/// columns.
-constexpr GemmConfig kGemmAvx2{8, 4, 24, 64, 6};
+/// columns; k blocks of 256 (24 KiB of B).
+constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules

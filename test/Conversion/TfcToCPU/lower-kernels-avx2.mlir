@@ -1,7 +1,8 @@
 // The GEMM kernels of a module whose kernels are tiled for AVX2
 // (tfc.cpu_isa = "avx2", KernelConfig.h): 4 x 24 register tiles of 8-lane
 // vectors, 12 accumulators (+ 3 vectors of B + 1 broadcast of A: 16 ymm),
-// tasks of 64 rows x 6 panels (one panel when there is one block of rows);
+// tasks of up to 64 rows x 6 panels (one panel when there is one block of
+// rows), k blocks of 256;
 // tfc.matmul uses the same tile with masked
 // loads of B. (lower-kernels.mlir has the AVX-512 ones.)
 // RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-lower-kernels | FileCheck %s
@@ -10,11 +11,18 @@
 // CHECK-LABEL: func @gemm_avx2
 // CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<3x64x24xf32>, %{{.*}}: memref<?x60xf32>)
 // CHECK: %[[MB:.*]] = arith.ceildivui %{{.*}}, %c64 : index
+// Row blocks as equal as 4-row tiles allow.
+// CHECK: %[[MB1:.*]] = arith.maxui %[[MB]], %c1 : index
+// CHECK: %[[PER:.*]] = arith.ceildivui %{{.*}}, %[[MB1]] : index
+// CHECK: %[[TILES:.*]] = arith.ceildivui %[[PER]], %c4 : index
+// CHECK: %[[ROWS:.*]] = arith.muli %[[TILES]], %c4 : index
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c6{{.*}} : index
 // CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
 // Column groups outermost: each thread a contiguous slice of the weight.
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
+// CHECK: scf.parallel (%{{.*}}, %[[BI:.*]]) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
+// CHECK: arith.muli %[[BI]], %[[ROWS]] : index
+// K = 64 is one k block (of at most 256).
 // CHECK: %[[N0:.*]] = arith.muli %{{.*}}, %c24 : index
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>

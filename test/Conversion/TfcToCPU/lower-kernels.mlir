@@ -251,9 +251,9 @@ func.func @attention_gqa_mask(%q: memref<2x8x?x32xf32>, %k: memref<2x2x?x32xf32>
 // -----
 
 // Batched matmul [?, 4, ?, 16] x [1, 4, 16, ?]: the result's sizes come from
-// the lhs (batch, M) and the rhs (N); tasks are (batch, head, 64-row block);
+// the lhs (batch, M) and the rhs (N); tasks are (batch, head, 96-row block);
 // the rhs batch dim of size 1 broadcasts (index 0). The micro-kernel keeps
-// an 8 x 32 tile in 16 vector accumulators: two masked loads of B and 16
+// a 6 x 64 tile in 24 vector accumulators: four masked loads of B and 24
 // FMAs per k.
 // CHECK-LABEL: func @matmul_batched
 // CHECK-SAME: (%[[A:.*]]: memref<?x4x?x16xf32>, %[[B:.*]]: memref<1x4x16x?xf32>, %[[OUT:.*]]: memref<?x4x?x?xf32>)
@@ -262,20 +262,20 @@ func.func @attention_gqa_mask(%q: memref<2x8x?x32xf32>, %k: memref<2x2x?x32xf32>
 // CHECK: %[[KS:.*]] = memref.dim %[[A]], %c3
 // CHECK: %[[OB:.*]] = memref.dim %[[OUT]], %c0
 // CHECK: %[[OH:.*]] = memref.dim %[[OUT]], %c1
-// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c64 : index
+// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c96 : index
 // CHECK: scf.parallel (%[[BI:.*]], %[[HI:.*]], %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%[[OB]], %[[OH]], %[[MB]])
-// CHECK: scf.for %[[N0:.*]] = %{{.*}} to %[[N]] step %c32
-// CHECK: scf.for %[[M0:.*]] = {{.*}} step %c8
-// CHECK: %{{.*}}:16 = scf.for %[[KK:.*]] = %{{.*}} to %[[KS]] step %{{.*}} iter_args
-// CHECK-COUNT-2: vector.maskedload %[[B]][%c0{{.*}}, %[[HI]], %[[KK]], %{{.*}}]
+// CHECK: scf.for %[[N0:.*]] = %{{.*}} to %[[N]] step %c64
+// CHECK: scf.for %[[M0:.*]] = {{.*}} step %c6
+// CHECK: %{{.*}}:24 = scf.for %[[KK:.*]] = %{{.*}} to %[[KS]] step %{{.*}} iter_args
+// CHECK-COUNT-4: vector.maskedload %[[B]][%c0{{.*}}, %[[HI]], %[[KK]], %{{.*}}]
 // CHECK: memref.load %[[A]][%[[BI]], %[[HI]], %{{.*}}, %[[KK]]]
-// CHECK-COUNT-16: math.fma
+// CHECK-COUNT-24: math.fma
 // CHECK: scf.yield
-// CHECK-COUNT-16: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]],
+// CHECK-COUNT-24: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]],
 // The remainder rows, one at a time.
 // CHECK: scf.for %{{.*}} step %c1
-// CHECK: %{{.*}}:2 = scf.for
-// CHECK-COUNT-2: math.fma
+// CHECK: %{{.*}}:4 = scf.for
+// CHECK-COUNT-4: math.fma
 // CHECK: return
 func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %out: memref<?x4x?x?xf32>) {
   tfc_kernel.matmul %a, %b outs(%out) : (memref<?x4x?x16xf32>, memref<1x4x16x?xf32>, memref<?x4x?x?xf32>) -> ()
@@ -284,23 +284,34 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 
 // -----
 
-// The GEMM over packed panels: [?, ?, 64] is viewed as [M, 64]; tasks are
-// (64-row block, group of 4 panels), or one panel each when there is only
-// one block of rows (decoding); B is read with unmasked vector loads
-// from its panel; bias (masked at N = 80) and relu are applied in registers
-// before the masked store.
+// The GEMM over packed panels: [?, ?, 64] is viewed as [M, 64]. Rows go in
+// blocks of at most 96, as equal as 6-row tiles allow; tasks are (row
+// block, group of 4 panels), or, with one block of rows, a register tile's 2
+// panels (one panel when decoding: 6 rows or fewer). A register tile is 6
+// rows x 2 panels of 32 columns (24 accumulators); the panel left over gets
+// a 6 x 32 tile. B is read with unmasked vector loads from its panels; bias
+// (masked at N = 80) and relu are applied in registers before the masked
+// store. K = 64 is one k block: the accumulators start at zero.
 // CHECK-LABEL: func @gemm_bias_relu
 // CHECK-SAME: (%[[X:.*]]: memref<?x?x64xf32>, %[[W:.*]]: memref<3x64x32xf32>, %[[B:.*]]: memref<80xf32>, %[[OUT:.*]]: memref<?x?x80xf32>)
 // CHECK: %[[A:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
 // CHECK: %[[C:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<?x?x80xf32> into memref<?x80xf32>
 // CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
-// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c64 : index
+// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c96 : index
+// CHECK: %[[MB1:.*]] = arith.maxui %[[MB]], %c1 : index
+// CHECK: %[[PER:.*]] = arith.ceildivui %[[M]], %[[MB1]] : index
+// CHECK: %[[TILES:.*]] = arith.ceildivui %[[PER]], %c6 : index
+// CHECK: %[[ROWS:.*]] = arith.muli %[[TILES]], %c6 : index
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
-// CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c4{{.*}} : index
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[M]], %c6 : index
+// CHECK: %[[BP:.*]] = arith.select %[[FEW]], %c1, %c2 : index
+// CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %[[BP]], %c4{{.*}} : index
 // CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
 // Column groups outermost: each thread a contiguous slice of the weight.
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
-// CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.parallel (%{{.*}}, %[[BI:.*]]) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
+// CHECK: %[[MBEGIN:.*]] = arith.muli %[[BI]], %[[ROWS]] : index
+// Pairs of panels: four chunks, the masks cut at N = 80.
+// CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %c2
 // CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32 : index
 // CHECK: %[[VALID:.*]] = arith.subi %c80, %[[N0]] : index
 // CHECK: %[[R0:.*]] = arith.subi %[[VALID]], %c0{{.*}} : index
@@ -309,23 +320,66 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[R1:.*]] = arith.subi %[[VALID]], %c16 : index
 // CHECK-NEXT: %[[M1:.*]] = vector.create_mask %[[R1]] : vector<16xi1>
 // CHECK-NEXT: %[[COL1:.*]] = arith.addi %[[N0]], %c16 : index
+// CHECK: %[[P1:.*]] = arith.addi %[[P]], %c1{{.*}} : index
 // CHECK: %[[B0:.*]] = vector.maskedload %[[B]][%[[COL0]]], %[[M0]]
 // CHECK: %[[B1:.*]] = vector.maskedload %[[B]][%[[COL1]]], %[[M1]]
-// CHECK: scf.for %{{.*}} step %c8
-// CHECK: %[[ACC:.*]]:16 = scf.for
+// CHECK: vector.maskedload %[[B]]
+// CHECK: vector.maskedload %[[B]]
+// CHECK: scf.for %{{.*}} step %c6
+// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args
 // CHECK: vector.load %[[W]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
 // CHECK: vector.load %[[W]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
+// CHECK: vector.load %[[W]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
+// CHECK: vector.load %[[W]][%[[P1]], %{{.*}}, %c16{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
 // CHECK: memref.load %[[A]]
-// CHECK-COUNT-16: math.fma
+// CHECK-COUNT-4: math.fma
+// CHECK: memref.load %[[A]]
+// CHECK-COUNT-4: math.fma
+// CHECK: scf.yield
 // CHECK: %[[Y:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
 // CHECK: %[[Z:.*]] = arith.maximumf %[[Y]], %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL0]]], %[[M0]], %[[Z]]
 // CHECK: %[[Y1:.*]] = arith.addf %[[ACC]]#1, %[[B1]] : vector<16xf32>
 // CHECK: %[[Z1:.*]] = arith.maximumf %[[Y1]], %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
+// The rows left over, one at a time: 4 accumulators.
+// CHECK: %{{.*}}:4 = scf.for
+// The panel left over: a 6 x 32 tile, 12 accumulators.
+// CHECK: scf.for %{{.*}} step %c1
+// CHECK: %{{.*}}:12 = scf.for
+// CHECK-COUNT-12: math.fma
+// CHECK: %{{.*}}:2 = scf.for
 // CHECK: return
 func.func @gemm_bias_relu(%x: memref<?x?x64xf32>, %w: memref<3x64x32xf32>, %b: memref<80xf32>, %out: memref<?x?x80xf32>) {
   tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x?x64xf32>, memref<3x64x32xf32>, memref<80xf32>, memref<?x?x80xf32>) -> ()
+  return
+}
+
+// -----
+
+// K = 300 is deeper than a k block (128): three blocks of 100. The first
+// starts the accumulators at zero and stores the partial sums; the middle
+// ones start from C; the last starts from C and adds the bias and applies
+// the activation before its store.
+// CHECK-LABEL: func @gemm_k_blocks
+// CHECK-SAME: (%[[X:.*]]: memref<?x300xf32>, %[[W:.*]]: memref<2x300x32xf32>, %[[B:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<?x64xf32>)
+// CHECK: scf.parallel
+// CHECK: %{{.*}}:24 = scf.for %{{.*}} = %c0{{.*}} to %c100{{.*}} step %{{.*}} iter_args(%{{.*}} = %cst
+// CHECK-NOT: arith.maximumf
+// CHECK: scf.for %[[K0:.*]] = %c100{{.*}} to %c200{{.*}} step %c100
+// CHECK: %[[K1:.*]] = arith.addi %[[K0]], %c100
+// CHECK-NOT: arith.maximumf
+// CHECK: %[[C0:.*]] = vector.maskedload %[[OUT]]
+// CHECK: %{{.*}}:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %{{.*}} iter_args(%{{.*}} = %[[C0]]
+// CHECK-NOT: arith.maximumf
+// CHECK: vector.maskedload %[[B]]
+// CHECK: %[[L0:.*]] = vector.maskedload %[[OUT]]
+// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %c200{{.*}} to %c300{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[L0]]
+// CHECK: arith.addf %[[ACC]]#0
+// CHECK: arith.maximumf
+// CHECK: return
+func.func @gemm_k_blocks(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %b: memref<64xf32>, %out: memref<?x64xf32>) {
+  tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x300xf32>, memref<2x300x32xf32>, memref<64xf32>, memref<?x64xf32>) -> ()
   return
 }
 
