@@ -14,7 +14,8 @@
 // blocks of rows x panelsPerTask panels; within a task the depth goes in k
 // blocks of kc, so that the tile's kc-deep panel slices stay in L1 while the
 // task's row tiles stream past them, the partial sums going through C
-// between blocks. tfc.matmul (activations times activations, e.g. unfused
+// between blocks (one loop over the blocks, the first and last known at run
+// time, so that each micro-kernel is emitted once). tfc.matmul (activations times activations, e.g. unfused
 // attention) uses the same micro-kernel reading B in place with masked
 // loads. (Unrolling the k loop made LLVM hoist the loads and spill.)
 //
@@ -224,15 +225,19 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
             b, l, arith::AddIOp::create(b, l, pBegin, panelsPerTask),
             indexConst(b, l, panels));
         // The tiles of `tilePanels` adjacent panels starting at panel p, over
-        // the depth [k0, k1): the first k block starts from zero, later ones
-        // from the partial sums in C; only the last adds the bias and
-        // applies the activation.
+        // the depth [k0, k1). One k block (`first` and `last` null): the
+        // accumulators start at zero and the bias and activation are
+        // applied. Several: the first block starts from zero, later ones
+        // from the partial sums in C (a masked load whose mask is empty in
+        // the first block); only the last applies the epilogue. The flags
+        // are run-time values, so the micro-kernels are emitted once for
+        // every block.
         auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
-                         Value k0, Value k1, bool first, bool last) {
+                         Value k0, Value k1, Value first, Value last) {
           int64_t kChunks = tilePanels * panelChunks;
           Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
           Value valid = arith::SubIOp::create(b, l, indexConst(b, l, n), n0);
-          SmallVector<Value> masks, cols, panel, chunkOffset;
+          SmallVector<Value> masks, cols, panel, chunkOffset, cMasks;
           for (int64_t ch = 0; ch < kChunks; ++ch) {
             Value off = indexConst(b, l, ch * width);
             masks.push_back(laneMask(
@@ -246,14 +251,17 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                                             .getResult());
             chunkOffset.push_back(
                 indexConst(b, l, (ch % panelChunks) * width));
+            if (first)
+              cMasks.push_back(arith::SelectOp::create(
+                  b, l, first, laneMask(b, l, indexConst(b, l, 0), width),
+                  masks.back()));
           }
           SmallVector<Value> biasVecs;
           for (int64_t ch = 0; ch < kChunks; ++ch)
             biasVecs.push_back(
-                bias && last
-                    ? maskedLoad(b, l, bias, ValueRange{cols[ch]}, masks[ch],
-                                 splatConst(b, l, 0.0, width))
-                    : Value());
+                bias ? maskedLoad(b, l, bias, ValueRange{cols[ch]}, masks[ch],
+                                  splatConst(b, l, 0.0, width))
+                     : Value());
           forRowTiles(
               b, l, cfg, mBegin, mEnd,
               [&](OpBuilder &b, Location l, Value m0, int64_t rows) {
@@ -261,6 +269,14 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                 for (int64_t r = 0; r < rows; ++r)
                   rowIdx.push_back(
                       arith::AddIOp::create(b, l, m0, indexConst(b, l, r)));
+                auto epilogue = [&](OpBuilder &b, Location l, int64_t r,
+                                    int64_t ch, Value v) {
+                  if (bias)
+                    v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
+                  v = buildActivation(b, l, v, activation);
+                  maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
+                              masks[ch]);
+                };
                 MicroKernelIO io{
                     [&](OpBuilder &b, Location l, int64_t r, Value kk) {
                       return memref::LoadOp::create(b, l, a,
@@ -276,19 +292,29 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                     },
                     [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
                         Value v) {
-                      if (last && bias)
-                        v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
-                      if (last)
-                        v = buildActivation(b, l, v, activation);
-                      maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
-                                  masks[ch]);
+                      if (!last) {
+                        epilogue(b, l, r, ch, v);
+                        return;
+                      }
+                      scf::IfOp::create(
+                          b, l, last,
+                          [&](OpBuilder &b, Location l) {
+                            epilogue(b, l, r, ch, v);
+                            scf::YieldOp::create(b, l);
+                          },
+                          [&](OpBuilder &b, Location l) {
+                            maskedStore(b, l, v, c,
+                                        ValueRange{rowIdx[r], cols[ch]},
+                                        masks[ch]);
+                            scf::YieldOp::create(b, l);
+                          });
                     },
                     /*loadC=*/nullptr};
-                if (!first)
+                if (first)
                   io.loadC = [&](OpBuilder &b, Location l, int64_t r,
                                  int64_t ch) {
                     return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
-                                      masks[ch], splatConst(b, l, 0.0, width));
+                                      cMasks[ch], splatConst(b, l, 0.0, width));
                   };
                 emitMicroKernel(b, l, cfg, rows, kChunks, k0, k1, io);
               });
@@ -296,7 +322,7 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
         // One pass of the task's tiles over [k0, k1): whole register tiles,
         // then the panels left over one at a time.
         auto pass = [&](OpBuilder &b, Location l, Value k0, Value k1,
-                        bool first, bool last) {
+                        Value first, Value last) {
           Value tp = indexConst(b, l, cfg.tilePanels);
           Value whole = pEnd;
           if (cfg.tilePanels > 1)
@@ -321,24 +347,23 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
                   scf::YieldOp::create(b, l);
                 });
         };
-        auto kAt = [&](OpBuilder &b, Location l, int64_t block) {
-          return indexConst(b, l, std::min(block * kBlock, kSize));
-        };
-        pass(b, l, kAt(b, l, 0), kAt(b, l, 1), /*first=*/true,
-             /*last=*/kBlocks == 1);
-        if (kBlocks > 2)
-          scf::ForOp::create(
-              b, l, kAt(b, l, 1), kAt(b, l, kBlocks - 1),
-              indexConst(b, l, kBlock), ValueRange{},
-              [&](OpBuilder &b, Location l, Value k0, ValueRange) {
-                Value k1 =
-                    arith::AddIOp::create(b, l, k0, indexConst(b, l, kBlock));
-                pass(b, l, k0, k1, /*first=*/false, /*last=*/false);
-                scf::YieldOp::create(b, l);
-              });
-        if (kBlocks > 1)
-          pass(b, l, kAt(b, l, kBlocks - 1), indexConst(b, l, kSize),
-               /*first=*/false, /*last=*/true);
+        if (kBlocks == 1) {
+          pass(b, l, zero, indexConst(b, l, kSize), Value(), Value());
+          return;
+        }
+        Value kEnd = indexConst(b, l, kSize), step = indexConst(b, l, kBlock);
+        scf::ForOp::create(
+            b, l, zero, kEnd, step, ValueRange{},
+            [&](OpBuilder &b, Location l, Value k0, ValueRange) {
+              Value k1 =
+                  minIndex(b, l, arith::AddIOp::create(b, l, k0, step), kEnd);
+              Value first = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq, k0, zero);
+              Value last = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::eq, k1, kEnd);
+              pass(b, l, k0, k1, first, last);
+              scf::YieldOp::create(b, l);
+            });
       });
 }
 

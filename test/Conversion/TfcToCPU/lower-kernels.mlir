@@ -357,26 +357,28 @@ func.func @gemm_bias_relu(%x: memref<?x?x64xf32>, %w: memref<3x64x32xf32>, %b: m
 
 // -----
 
-// K = 300 is deeper than a k block (128): three blocks of 100. The first
-// starts the accumulators at zero and stores the partial sums; the middle
-// ones start from C; the last starts from C and adds the bias and applies
-// the activation before its store.
+// K = 300 is deeper than a k block (128): three blocks of 100, one loop
+// whose micro-kernels are emitted once. The accumulators start from C
+// through a masked load whose mask is empty in the first block (zeros); the
+// bias and activation are applied only in the last block, other blocks
+// store the partial sums.
 // CHECK-LABEL: func @gemm_k_blocks
 // CHECK-SAME: (%[[X:.*]]: memref<?x300xf32>, %[[W:.*]]: memref<2x300x32xf32>, %[[B:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<?x64xf32>)
 // CHECK: scf.parallel
-// CHECK: %{{.*}}:24 = scf.for %{{.*}} = %c0{{.*}} to %c100{{.*}} step %{{.*}} iter_args(%{{.*}} = %cst
-// CHECK-NOT: arith.maximumf
-// CHECK: scf.for %[[K0:.*]] = %c100{{.*}} to %c200{{.*}} step %c100
-// CHECK: %[[K1:.*]] = arith.addi %[[K0]], %c100
-// CHECK-NOT: arith.maximumf
-// CHECK: %[[C0:.*]] = vector.maskedload %[[OUT]]
-// CHECK: %{{.*}}:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %{{.*}} iter_args(%{{.*}} = %[[C0]]
-// CHECK-NOT: arith.maximumf
-// CHECK: vector.maskedload %[[B]]
-// CHECK: %[[L0:.*]] = vector.maskedload %[[OUT]]
-// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %c200{{.*}} to %c300{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[L0]]
+// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %c300{{.*}} step %c100
+// CHECK: %[[K1:.*]] = arith.minui %{{.*}}, %c300
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[K1]], %c300
+// CHECK: %[[NONE:.*]] = vector.create_mask %c0{{.*}} : vector<16xi1>
+// CHECK: %[[CM:.*]] = arith.select %[[FIRST]], %[[NONE]], %{{.*}} : vector<16xi1>
+// CHECK: %[[C0:.*]] = vector.maskedload %[[OUT]][%{{.*}}, %{{.*}}], %[[CM]]
+// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %{{.*}} iter_args(%{{.*}} = %[[C0]]
+// CHECK: scf.if %[[LAST]] {
 // CHECK: arith.addf %[[ACC]]#0
 // CHECK: arith.maximumf
+// CHECK: vector.maskedstore %[[OUT]]
+// CHECK: } else {
+// CHECK-NEXT: vector.maskedstore %[[OUT]][%{{.*}}, %{{.*}}], %{{.*}}, %[[ACC]]#0
 // CHECK: return
 func.func @gemm_k_blocks(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %b: memref<64xf32>, %out: memref<?x64xf32>) {
   tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x300xf32>, memref<2x300x32xf32>, memref<64xf32>, memref<?x64xf32>) -> ()
