@@ -15,9 +15,10 @@
 // blocks of kc, so that the tile's kc-deep panel slices stay in L1 while the
 // task's row tiles stream past them, the partial sums going through C
 // between blocks (one loop over the blocks, the first and last known at run
-// time, so that each micro-kernel is emitted once). tfc.matmul (activations times activations, e.g. unfused
-// attention) uses the same micro-kernel reading B in place with masked
-// loads. (Unrolling the k loop made LLVM hoist the loads and spill.)
+// time, so that each micro-kernel is emitted once). tfc.matmul (activations
+// times activations, e.g. unfused attention) uses the same micro-kernel
+// reading B in place with masked loads. (Unrolling the k loop made LLVM
+// hoist the loads and spill.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +56,8 @@ struct MicroKernelIO {
   std::function<Value(OpBuilder &, Location, int64_t r, int64_t c)> loadC;
 };
 
-/// One rows x (kChunks x vectorWidth) tile over k in [kBegin, kEnd): the k loop with the
-/// accumulators in registers, then the store.
+/// One rows x (kChunks x vectorWidth) tile over k in [kBegin, kEnd): the k
+/// loop with the accumulators in registers, then the store.
 void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
                      int64_t rows, int64_t kChunks, Value kBegin, Value kEnd,
                      const MicroKernelIO &io) {
@@ -183,15 +184,10 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
   // Row blocks of at most mc rows, as equal as the mr-row tiles allow.
   Value mBlocks = ceilDiv(b, loc, m, cfg.mc);
   Value mr = indexConst(b, loc, cfg.mr);
+  Value perBlock = arith::CeilDivUIOp::create(
+      b, loc, m, arith::MaxUIOp::create(b, loc, mBlocks, one));
   Value blockRows = arith::MulIOp::create(
-      b, loc,
-      arith::CeilDivUIOp::create(
-          b, loc,
-          arith::CeilDivUIOp::create(b, loc, m,
-                                     arith::MaxUIOp::create(b, loc, mBlocks,
-                                                            one)),
-          mr),
-      mr);
+      b, loc, arith::CeilDivUIOp::create(b, loc, perBlock, mr), mr);
   // A single block of rows splits the columns finely: decoding (a tile's
   // rows or fewer) one task per panel, the weight being the whole cost and
   // every thread streaming an equal share of it; more rows one register

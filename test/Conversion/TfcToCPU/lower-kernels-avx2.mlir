@@ -2,9 +2,8 @@
 // (tfc.cpu_isa = "avx2", KernelConfig.h): 4 x 24 register tiles of 8-lane
 // vectors, 12 accumulators (+ 3 vectors of B + 1 broadcast of A: 16 ymm),
 // tasks of up to 64 rows x 6 panels (one panel when there is one block of
-// rows), k blocks of 256;
-// tfc.matmul uses the same tile with masked
-// loads of B. (lower-kernels.mlir has the AVX-512 ones.)
+// rows), k blocks of 256; tfc.matmul uses the same tile with masked loads of
+// B. (lower-kernels.mlir has the AVX-512 ones.)
 // RUN: tfc-opt %s -split-input-file -verify-diagnostics --tfc-cpu-lower-kernels | FileCheck %s
 
 // N = 60 in 3 panels of 24: three 8-lane chunks per tile, the masks cut at 60.
