@@ -15,7 +15,10 @@
 // blocks of kc, so that the tile's kc-deep panel slices stay in L1 while the
 // task's row tiles stream past them, the partial sums going through C
 // between blocks (one loop over the blocks, the first and last known at run
-// time, so that each micro-kernel is emitted once). tfc.matmul (activations
+// time, so that each micro-kernel is emitted once). A task calls a function
+// shared by every GEMM of the module with the same tile, activation and
+// bias/no bias, so that a model compiles its micro-kernels once per
+// configuration rather than once per op. tfc.matmul (activations
 // times activations, e.g. unfused attention) uses the same micro-kernel
 // reading B in place with masked loads. (Unrolling the k loop made LLVM
 // hoist the loads and spill.)
@@ -30,6 +33,7 @@
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -154,8 +158,221 @@ void tfc::cpu::emitPack(OpBuilder &b, Location loc, PackOp op, Value input,
       });
 }
 
-void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
-                        Value packed, Value bias, Value out) {
+namespace {
+
+/// The name of the shared task function of a GEMM configuration.
+std::string gemmTaskName(const GemmConfig &cfg, Activation activation,
+                         bool hasBias) {
+  return ("__tfc_cpu_gemm_" + std::to_string(cfg.mr) + "x" +
+          std::to_string(cfg.tilePanels) + "x" + std::to_string(cfg.nr) +
+          "_v" + std::to_string(cfg.vectorWidth) + "_" +
+          stringifyActivation(activation) + (hasBias ? "_bias" : ""))
+      .str();
+}
+
+/// One task of a GEMM, in a function of its own shared by every tfc_cpu.gemm
+/// of the module with the same tile, activation and bias/no bias (the
+/// micro-kernels are then compiled once per configuration, not once per
+/// op):
+///
+///   task(A [M, K], packed [P, K, NR], bias [N]?, C [M, N], N,
+///        mBegin, mEnd, pBegin, pEnd, K, kBlock)
+///
+/// computes rows [mBegin, mEnd) of C for the columns of panels [pBegin,
+/// pEnd): whole register tiles of tilePanels panels, then the panels left
+/// over one at a time, the depth in blocks of kBlock.
+func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
+                                 const GemmConfig &cfg, Activation activation,
+                                 bool hasBias) {
+  auto module = at->getParentOfType<ModuleOp>();
+  std::string name = gemmTaskName(cfg, activation, hasBias);
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  MLIRContext *ctx = builder.getContext();
+  Location loc = at->getLoc();
+  int64_t dyn = ShapedType::kDynamic;
+  Type f32 = Float32Type::get(ctx), index = IndexType::get(ctx);
+  auto matrix = MemRefType::get({dyn, dyn}, f32,
+                                StridedLayoutAttr::get(ctx, dyn, {dyn, 1}));
+  auto panelsType = MemRefType::get(
+      {dyn, dyn, cfg.nr}, f32, StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, 1}));
+  auto vectorType =
+      MemRefType::get({dyn}, f32, StridedLayoutAttr::get(ctx, dyn, {1}));
+  SmallVector<Type> args{matrix, panelsType};
+  if (hasBias)
+    args.push_back(vectorType);
+  args.push_back(matrix);
+  args.append(7, index);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(builder, loc, name,
+                                 builder.getFunctionType(args, {}));
+  fn.setPrivate();
+  // Internal to the library, and called, not inlined into every task.
+  fn->setAttr("llvm.linkage",
+              LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  fn->setAttr("passthrough", builder.getArrayAttr(
+                                 {builder.getStringAttr("noinline")}));
+  Block *entry = fn.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  Location l = loc;
+  unsigned arg = 0;
+  Value a = entry->getArgument(arg++);
+  Value packed = entry->getArgument(arg++);
+  Value bias = hasBias ? entry->getArgument(arg++) : Value();
+  Value c = entry->getArgument(arg++);
+  Value n = entry->getArgument(arg++);
+  Value mBegin = entry->getArgument(arg++), mEnd = entry->getArgument(arg++);
+  Value pBegin = entry->getArgument(arg++), pEnd = entry->getArgument(arg++);
+  Value kEnd = entry->getArgument(arg++), step = entry->getArgument(arg++);
+  int64_t panelChunks = cfg.chunks(), width = cfg.vectorWidth;
+  Value one = indexConst(b, l, 1), zero = indexConst(b, l, 0);
+  // The tiles of `tilePanels` adjacent panels starting at panel p, over the
+  // depth [k0, k1). The first block starts from zero, later ones from the
+  // partial sums in C (a masked load whose mask is empty in the first
+  // block); only the last applies bias and activation. The flags are
+  // run-time values, so the micro-kernels are emitted once for every block.
+  auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
+                   Value k0, Value k1, Value first, Value last) {
+    int64_t kChunks = tilePanels * panelChunks;
+    Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
+    Value valid = arith::SubIOp::create(b, l, n, n0);
+    SmallVector<Value> masks, cols, panel, chunkOffset, cMasks;
+    for (int64_t ch = 0; ch < kChunks; ++ch) {
+      Value off = indexConst(b, l, ch * width);
+      masks.push_back(laneMask(
+          b, l, arith::SubIOp::create(b, l, valid, off), width));
+      cols.push_back(arith::AddIOp::create(b, l, n0, off));
+      if (ch % panelChunks == 0)
+        panel.push_back(ch == 0 ? p
+                                : arith::AddIOp::create(
+                                      b, l, p,
+                                      indexConst(b, l, ch / panelChunks))
+                                      .getResult());
+      chunkOffset.push_back(
+          indexConst(b, l, (ch % panelChunks) * width));
+      cMasks.push_back(arith::SelectOp::create(
+          b, l, first, laneMask(b, l, indexConst(b, l, 0), width),
+          masks.back()));
+    }
+    SmallVector<Value> biasVecs;
+    for (int64_t ch = 0; ch < kChunks; ++ch)
+      biasVecs.push_back(
+          bias ? maskedLoad(b, l, bias, ValueRange{cols[ch]}, masks[ch],
+                            splatConst(b, l, 0.0, width))
+               : Value());
+    forRowTiles(
+        b, l, cfg, mBegin, mEnd,
+        [&](OpBuilder &b, Location l, Value m0, int64_t rows) {
+          SmallVector<Value> rowIdx;
+          for (int64_t r = 0; r < rows; ++r)
+            rowIdx.push_back(
+                arith::AddIOp::create(b, l, m0, indexConst(b, l, r)));
+          auto epilogue = [&](OpBuilder &b, Location l, int64_t r,
+                              int64_t ch, Value v) {
+            if (bias)
+              v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
+            v = buildActivation(b, l, v, activation);
+            maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
+                        masks[ch]);
+          };
+          MicroKernelIO io{
+              [&](OpBuilder &b, Location l, int64_t r, Value kk) {
+                return memref::LoadOp::create(b, l, a,
+                                              ValueRange{rowIdx[r], kk})
+                    .getResult();
+              },
+              [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
+                return vector::LoadOp::create(
+                           b, l, vecType(b.getContext(), width), packed,
+                           ValueRange{panel[ch / panelChunks], kk,
+                                      chunkOffset[ch]})
+                    .getResult();
+              },
+              [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
+                  Value v) {
+                if (!bias && activation == Activation::None) {
+                  maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
+                              masks[ch]);
+                  return;
+                }
+                scf::IfOp::create(
+                    b, l, last,
+                    [&](OpBuilder &b, Location l) {
+                      epilogue(b, l, r, ch, v);
+                      scf::YieldOp::create(b, l);
+                    },
+                    [&](OpBuilder &b, Location l) {
+                      maskedStore(b, l, v, c,
+                                  ValueRange{rowIdx[r], cols[ch]},
+                                  masks[ch]);
+                      scf::YieldOp::create(b, l);
+                    });
+              },
+              [&](OpBuilder &b, Location l, int64_t r, int64_t ch) {
+                return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
+                                  cMasks[ch], splatConst(b, l, 0.0, width));
+              }};
+          emitMicroKernel(b, l, cfg, rows, kChunks, k0, k1, io);
+        });
+  };
+  // One pass of the task's tiles over [k0, k1): whole register tiles,
+  // then the panels left over one at a time.
+  auto pass = [&](OpBuilder &b, Location l, Value k0, Value k1,
+                  Value first, Value last) {
+    Value tp = indexConst(b, l, cfg.tilePanels);
+    Value whole = pEnd;
+    if (cfg.tilePanels > 1)
+      whole = arith::AddIOp::create(
+          b, l, pBegin,
+          arith::MulIOp::create(
+              b, l,
+              arith::DivUIOp::create(
+                  b, l, arith::SubIOp::create(b, l, pEnd, pBegin), tp),
+              tp));
+    scf::ForOp::create(
+        b, l, pBegin, whole, tp, ValueRange{},
+        [&](OpBuilder &b, Location l, Value p, ValueRange) {
+          tiles(b, l, p, cfg.tilePanels, k0, k1, first, last);
+          scf::YieldOp::create(b, l);
+        });
+    if (cfg.tilePanels > 1)
+      scf::ForOp::create(
+          b, l, whole, pEnd, one, ValueRange{},
+          [&](OpBuilder &b, Location l, Value p, ValueRange) {
+            tiles(b, l, p, 1, k0, k1, first, last);
+            scf::YieldOp::create(b, l);
+          });
+  };
+  // The k blocks: the first starts from zero, the last applies the epilogue.
+  scf::ForOp::create(
+      b, l, zero, kEnd, step, ValueRange{},
+      [&](OpBuilder &b, Location l, Value k0, ValueRange) {
+        Value k1 = minIndex(b, l, arith::AddIOp::create(b, l, k0, step), kEnd);
+        Value first =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, k0, zero);
+        Value last =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, k1, kEnd);
+        pass(b, l, k0, k1, first, last);
+        scf::YieldOp::create(b, l);
+      });
+  func::ReturnOp::create(b, l);
+  return fn;
+}
+
+/// `v` as the memref type `type` (dynamic sizes, strides and offset), or
+/// null when its layout cannot be viewed so (an inner stride other than 1).
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (!memref::CastOp::areCastCompatible(v.getType(), type))
+    return Value();
+  return memref::CastOp::create(b, loc, type, v);
+}
+
+} // namespace
+
+LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
+                                 Value input, Value packed, Value bias,
+                                 Value out) {
   Value a = collapseToMatrix(b, loc, contiguous(b, loc, input, /*identity=*/true));
   Value c = collapseToMatrix(b, loc, out);
   if (bias)
@@ -176,9 +393,22 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
           nr % 16 == 0 ? 16 : nr % 8 == 0 ? 8 : nr % 4 == 0 ? 4 : 1;
     }
   }
-  int64_t panelChunks = cfg.chunks(), width = cfg.vectorWidth;
   int64_t n = cast<MemRefType>(out.getType()).getShape().back();
-  Activation activation = op.getActivation();
+  func::FuncOp task =
+      getOrCreateGemmTask(b, op, cfg, op.getActivation(), bool(bias));
+  // The operands as the task function's types.
+  SmallVector<Value> operands;
+  for (auto [v, type] :
+       llvm::zip(bias ? SmallVector<Value>{a, packed, bias, c}
+                      : SmallVector<Value>{a, packed, c},
+                 task.getFunctionType().getInputs())) {
+    Value cast = castTo(b, loc, v, type);
+    if (!cast)
+      return op.emitOpError("cannot view ")
+             << v.getType() << " as " << type
+             << " for the GEMM kernel (its innermost stride must be 1)";
+    operands.push_back(cast);
+  }
   Value m = memref::DimOp::create(b, loc, a, 0);
   Value one = indexConst(b, loc, 1), zero = indexConst(b, loc, 0);
   // Row blocks of at most mc rows, as equal as the mr-row tiles allow.
@@ -206,7 +436,7 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
       b, loc, indexConst(b, loc, panels), panelsPerTask);
   // The depth split into blocks of at most cfg.kc, as equal as possible.
   int64_t kBlocks = std::max<int64_t>(1, (kSize + cfg.kc - 1) / cfg.kc);
-  int64_t kBlock = (kSize + kBlocks - 1) / kBlocks;
+  int64_t kBlock = std::max<int64_t>(1, (kSize + kBlocks - 1) / kBlocks);
   // Column groups outermost: the pool gives each thread one contiguous
   // chunk of tasks, so that each thread reads its own slice of the weight
   // (and all of A, much smaller) instead of every thread all of it.
@@ -220,147 +450,12 @@ void tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
         Value pEnd = minIndex(
             b, l, arith::AddIOp::create(b, l, pBegin, panelsPerTask),
             indexConst(b, l, panels));
-        // The tiles of `tilePanels` adjacent panels starting at panel p, over
-        // the depth [k0, k1). One k block (`first` and `last` null): the
-        // accumulators start at zero and the bias and activation are
-        // applied. Several: the first block starts from zero, later ones
-        // from the partial sums in C (a masked load whose mask is empty in
-        // the first block); only the last applies the epilogue. The flags
-        // are run-time values, so the micro-kernels are emitted once for
-        // every block.
-        auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
-                         Value k0, Value k1, Value first, Value last) {
-          int64_t kChunks = tilePanels * panelChunks;
-          Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
-          Value valid = arith::SubIOp::create(b, l, indexConst(b, l, n), n0);
-          SmallVector<Value> masks, cols, panel, chunkOffset, cMasks;
-          for (int64_t ch = 0; ch < kChunks; ++ch) {
-            Value off = indexConst(b, l, ch * width);
-            masks.push_back(laneMask(
-                b, l, arith::SubIOp::create(b, l, valid, off), width));
-            cols.push_back(arith::AddIOp::create(b, l, n0, off));
-            if (ch % panelChunks == 0)
-              panel.push_back(ch == 0 ? p
-                                      : arith::AddIOp::create(
-                                            b, l, p,
-                                            indexConst(b, l, ch / panelChunks))
-                                            .getResult());
-            chunkOffset.push_back(
-                indexConst(b, l, (ch % panelChunks) * width));
-            if (first)
-              cMasks.push_back(arith::SelectOp::create(
-                  b, l, first, laneMask(b, l, indexConst(b, l, 0), width),
-                  masks.back()));
-          }
-          SmallVector<Value> biasVecs;
-          for (int64_t ch = 0; ch < kChunks; ++ch)
-            biasVecs.push_back(
-                bias ? maskedLoad(b, l, bias, ValueRange{cols[ch]}, masks[ch],
-                                  splatConst(b, l, 0.0, width))
-                     : Value());
-          forRowTiles(
-              b, l, cfg, mBegin, mEnd,
-              [&](OpBuilder &b, Location l, Value m0, int64_t rows) {
-                SmallVector<Value> rowIdx;
-                for (int64_t r = 0; r < rows; ++r)
-                  rowIdx.push_back(
-                      arith::AddIOp::create(b, l, m0, indexConst(b, l, r)));
-                auto epilogue = [&](OpBuilder &b, Location l, int64_t r,
-                                    int64_t ch, Value v) {
-                  if (bias)
-                    v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
-                  v = buildActivation(b, l, v, activation);
-                  maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
-                              masks[ch]);
-                };
-                MicroKernelIO io{
-                    [&](OpBuilder &b, Location l, int64_t r, Value kk) {
-                      return memref::LoadOp::create(b, l, a,
-                                                    ValueRange{rowIdx[r], kk})
-                          .getResult();
-                    },
-                    [&](OpBuilder &b, Location l, Value kk, int64_t ch) {
-                      return vector::LoadOp::create(
-                                 b, l, vecType(b.getContext(), width), packed,
-                                 ValueRange{panel[ch / panelChunks], kk,
-                                            chunkOffset[ch]})
-                          .getResult();
-                    },
-                    [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
-                        Value v) {
-                      if (!last) {
-                        epilogue(b, l, r, ch, v);
-                        return;
-                      }
-                      scf::IfOp::create(
-                          b, l, last,
-                          [&](OpBuilder &b, Location l) {
-                            epilogue(b, l, r, ch, v);
-                            scf::YieldOp::create(b, l);
-                          },
-                          [&](OpBuilder &b, Location l) {
-                            maskedStore(b, l, v, c,
-                                        ValueRange{rowIdx[r], cols[ch]},
-                                        masks[ch]);
-                            scf::YieldOp::create(b, l);
-                          });
-                    },
-                    /*loadC=*/nullptr};
-                if (first)
-                  io.loadC = [&](OpBuilder &b, Location l, int64_t r,
-                                 int64_t ch) {
-                    return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
-                                      cMasks[ch], splatConst(b, l, 0.0, width));
-                  };
-                emitMicroKernel(b, l, cfg, rows, kChunks, k0, k1, io);
-              });
-        };
-        // One pass of the task's tiles over [k0, k1): whole register tiles,
-        // then the panels left over one at a time.
-        auto pass = [&](OpBuilder &b, Location l, Value k0, Value k1,
-                        Value first, Value last) {
-          Value tp = indexConst(b, l, cfg.tilePanels);
-          Value whole = pEnd;
-          if (cfg.tilePanels > 1)
-            whole = arith::AddIOp::create(
-                b, l, pBegin,
-                arith::MulIOp::create(
-                    b, l,
-                    arith::DivUIOp::create(
-                        b, l, arith::SubIOp::create(b, l, pEnd, pBegin), tp),
-                    tp));
-          scf::ForOp::create(
-              b, l, pBegin, whole, tp, ValueRange{},
-              [&](OpBuilder &b, Location l, Value p, ValueRange) {
-                tiles(b, l, p, cfg.tilePanels, k0, k1, first, last);
-                scf::YieldOp::create(b, l);
-              });
-          if (cfg.tilePanels > 1)
-            scf::ForOp::create(
-                b, l, whole, pEnd, one, ValueRange{},
-                [&](OpBuilder &b, Location l, Value p, ValueRange) {
-                  tiles(b, l, p, 1, k0, k1, first, last);
-                  scf::YieldOp::create(b, l);
-                });
-        };
-        if (kBlocks == 1) {
-          pass(b, l, zero, indexConst(b, l, kSize), Value(), Value());
-          return;
-        }
-        Value kEnd = indexConst(b, l, kSize), step = indexConst(b, l, kBlock);
-        scf::ForOp::create(
-            b, l, zero, kEnd, step, ValueRange{},
-            [&](OpBuilder &b, Location l, Value k0, ValueRange) {
-              Value k1 =
-                  minIndex(b, l, arith::AddIOp::create(b, l, k0, step), kEnd);
-              Value first = arith::CmpIOp::create(
-                  b, l, arith::CmpIPredicate::eq, k0, zero);
-              Value last = arith::CmpIOp::create(
-                  b, l, arith::CmpIPredicate::eq, k1, kEnd);
-              pass(b, l, k0, k1, first, last);
-              scf::YieldOp::create(b, l);
-            });
+        SmallVector<Value> args(operands);
+        args.append({indexConst(b, l, n), mBegin, mEnd, pBegin, pEnd,
+                     indexConst(b, l, kSize), indexConst(b, l, kBlock)});
+        func::CallOp::create(b, l, task, args);
       });
+  return success();
 }
 
 void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value lhs,

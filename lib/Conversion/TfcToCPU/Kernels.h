@@ -29,8 +29,8 @@ void emitRmsNorm(OpBuilder &b, Location loc, kernel::RmsNormOp op, Value input,
 
 // Gemm.cpp
 void emitPack(OpBuilder &b, Location loc, PackOp op, Value input, Value out);
-void emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
-              Value packed, Value bias, Value out);
+LogicalResult emitGemm(OpBuilder &b, Location loc, GemmOp op, Value input,
+                       Value packed, Value bias, Value out);
 void emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value lhs, Value rhs,
                 Value out);
 

@@ -92,9 +92,8 @@ LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
         return success();
       })
       .Case([&](cpu::GemmOp k) {
-        cpu::emitGemm(b, loc, k, k.getInput(), k.getWeight(), k.getBias(),
-                      k.getInit());
-        return success();
+        return cpu::emitGemm(b, loc, k, k.getInput(), k.getWeight(),
+                             k.getBias(), k.getInit());
       })
       .Case([&](cpu::QPackOp k) {
         cpu::emitQPack(b, loc, k, k.getInput(), k.getInit());

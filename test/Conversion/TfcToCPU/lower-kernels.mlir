@@ -287,15 +287,21 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // The GEMM over packed panels: [?, ?, 64] is viewed as [M, 64]. Rows go in
 // blocks of at most 96, as equal as 6-row tiles allow; tasks are (row
 // block, group of 4 panels), or, with one block of rows, a register tile's 2
-// panels (one panel when decoding: 6 rows or fewer). A register tile is 6
-// rows x 2 panels of 32 columns (24 accumulators); the panel left over gets
-// a 6 x 32 tile. B is read with unmasked vector loads from its panels; bias
-// (masked at N = 80) and relu are applied in registers before the masked
-// store. K = 64 is one k block: the accumulators start at zero.
+// panels (one panel when decoding: 6 rows or fewer). Each task calls the
+// module's one task function of its configuration (tile, activation,
+// bias), which takes its operands as dynamically shaped views: two GEMMs
+// with the same configuration share it. In it a register tile is 6 rows x 2
+// panels of 32 columns (24 accumulators); the panel left over gets a 6 x 32
+// tile. B is read with unmasked vector loads from its panels; bias (masked
+// at N = 80) and relu are applied in registers before the masked store.
 // CHECK-LABEL: func @gemm_bias_relu
 // CHECK-SAME: (%[[X:.*]]: memref<?x?x64xf32>, %[[W:.*]]: memref<3x64x32xf32>, %[[B:.*]]: memref<80xf32>, %[[OUT:.*]]: memref<?x?x80xf32>)
 // CHECK: %[[A:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
 // CHECK: %[[C:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<?x?x80xf32> into memref<?x80xf32>
+// CHECK: %[[AV:.*]] = memref.cast %[[A]] : memref<?x64xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK: %[[WV:.*]] = memref.cast %[[W]] : memref<3x64x32xf32> to memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[BV:.*]] = memref.cast %[[B]] : memref<80xf32> to memref<?xf32, strided<[1], offset: ?>>
+// CHECK: %[[CV:.*]] = memref.cast %[[C]] : memref<?x80xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
 // CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c96 : index
 // CHECK: %[[MB1:.*]] = arith.maxui %[[MB]], %c1 : index
@@ -308,40 +314,66 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %[[BP]], %c4{{.*}} : index
 // CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
 // Column groups outermost: each thread a contiguous slice of the weight.
-// CHECK: scf.parallel (%{{.*}}, %[[BI:.*]]) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
+// CHECK: scf.parallel (%[[GI:.*]], %[[BI:.*]]) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
 // CHECK: %[[MBEGIN:.*]] = arith.muli %[[BI]], %[[ROWS]] : index
-// Pairs of panels: four chunks, the masks cut at N = 80.
-// CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %c2
+// CHECK: %[[MEND:.*]] = arith.minui %{{.*}}, %[[M]] : index
+// CHECK: %[[PBEGIN:.*]] = arith.muli %[[GI]], %[[PPT]] : index
+// CHECK: %[[PEND:.*]] = arith.minui %{{.*}}, %c3{{.*}} : index
+// The task: N = 80, its rows and panels, K = 64 in one block of 64.
+// CHECK: func.call @[[TASK:__tfc_cpu_gemm_6x2x32_v16_relu_bias]](%[[AV]], %[[WV]], %[[BV]], %[[CV]], %c80, %[[MBEGIN]], %[[MEND]], %[[PBEGIN]], %[[PEND]], %c64{{.*}}, %c64{{.*}})
+// The second GEMM calls the same function.
+// CHECK: func.call @[[TASK]](
+// CHECK-NOT: func.func private @__tfc_cpu_gemm_6x2x32_v16_relu_bias(
+// CHECK: func.func private @[[TASK]](%[[TA:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TW:.*]]: memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, %[[TB:.*]]: memref<?xf32, strided<[1], offset: ?>>, %[[TC:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TN:.*]]: index, %[[TM0:.*]]: index, %[[TM1:.*]]: index, %[[TP0:.*]]: index, %[[TP1:.*]]: index, %[[TK:.*]]: index, %[[TKB:.*]]: index)
+// CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
+// CHECK-SAME: passthrough = ["noinline"]
+// The k blocks: the first and the last known at run time.
+// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %[[TK]] step %[[TKB]]
+// CHECK: %[[K1:.*]] = arith.minui %{{.*}}, %[[TK]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[K1]], %[[TK]]
+// Pairs of panels: four chunks, the masks cut at N.
+// CHECK: scf.for %[[P:.*]] = %[[TP0]] to %{{.*}} step %c2
 // CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32 : index
-// CHECK: %[[VALID:.*]] = arith.subi %c80, %[[N0]] : index
+// CHECK: %[[VALID:.*]] = arith.subi %[[TN]], %[[N0]] : index
 // CHECK: %[[R0:.*]] = arith.subi %[[VALID]], %c0{{.*}} : index
 // CHECK-NEXT: %[[M0:.*]] = vector.create_mask %[[R0]] : vector<16xi1>
 // CHECK-NEXT: %[[COL0:.*]] = arith.addi %[[N0]], %c0{{.*}} : index
+// C's mask is empty in the first block: the accumulators start at zero.
+// CHECK: %[[NONE:.*]] = vector.create_mask %c0{{.*}} : vector<16xi1>
+// CHECK: %[[CM0:.*]] = arith.select %[[FIRST]], %[[NONE]], %[[M0]] : vector<16xi1>
 // CHECK: %[[R1:.*]] = arith.subi %[[VALID]], %c16 : index
 // CHECK-NEXT: %[[M1:.*]] = vector.create_mask %[[R1]] : vector<16xi1>
 // CHECK-NEXT: %[[COL1:.*]] = arith.addi %[[N0]], %c16 : index
 // CHECK: %[[P1:.*]] = arith.addi %[[P]], %c1{{.*}} : index
-// CHECK: %[[B0:.*]] = vector.maskedload %[[B]][%[[COL0]]], %[[M0]]
-// CHECK: %[[B1:.*]] = vector.maskedload %[[B]][%[[COL1]]], %[[M1]]
-// CHECK: vector.maskedload %[[B]]
-// CHECK: vector.maskedload %[[B]]
-// CHECK: scf.for %{{.*}} step %c6
-// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args
-// CHECK: vector.load %[[W]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
-// CHECK: vector.load %[[W]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
-// CHECK: vector.load %[[W]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
-// CHECK: vector.load %[[W]][%[[P1]], %{{.*}}, %c16{{.*}}] : memref<3x64x32xf32>, vector<16xf32>
-// CHECK: memref.load %[[A]]
+// CHECK: %[[B0:.*]] = vector.maskedload %[[TB]][%[[COL0]]], %[[M0]]
+// CHECK: %[[B1:.*]] = vector.maskedload %[[TB]][%[[COL1]]], %[[M1]]
+// CHECK: vector.maskedload %[[TB]]
+// CHECK: vector.maskedload %[[TB]]
+// CHECK: scf.for %{{.*}} = %[[TM0]] to %{{.*}} step %c6
+// CHECK: %[[C0:.*]] = vector.maskedload %[[TC]][%{{.*}}, %[[COL0]]], %[[CM0]]
+// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[C0]]
+// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
+// CHECK: memref.load %[[TA]]
 // CHECK-COUNT-4: math.fma
-// CHECK: memref.load %[[A]]
+// CHECK: memref.load %[[TA]]
 // CHECK-COUNT-4: math.fma
 // CHECK: scf.yield
-// CHECK: %[[Y:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
+// Bias and activation only in the last block; other blocks store the
+// partial sums.
+// CHECK: scf.if %[[LAST]] {
+// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
 // CHECK: %[[Z:.*]] = arith.maximumf %[[Y]], %{{.*}} : vector<16xf32>
-// CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL0]]], %[[M0]], %[[Z]]
-// CHECK: %[[Y1:.*]] = arith.addf %[[ACC]]#1, %[[B1]] : vector<16xf32>
+// CHECK: vector.maskedstore %[[TC]][%{{.*}}, %[[COL0]]], %[[M0]], %[[Z]]
+// CHECK: } else {
+// CHECK-NEXT: vector.maskedstore %[[TC]][%{{.*}}, %[[COL0]]], %[[M0]], %[[ACC]]#0
+// CHECK: scf.if %[[LAST]] {
+// CHECK-NEXT: %[[Y1:.*]] = arith.addf %[[ACC]]#1, %[[B1]] : vector<16xf32>
 // CHECK: %[[Z1:.*]] = arith.maximumf %[[Y1]], %{{.*}} : vector<16xf32>
-// CHECK: vector.maskedstore %[[C]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
+// CHECK: vector.maskedstore %[[TC]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
 // The rows left over, one at a time: 4 accumulators.
 // CHECK: %{{.*}}:4 = scf.for
 // The panel left over: a 6 x 32 tile, 12 accumulators.
@@ -352,35 +384,25 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: return
 func.func @gemm_bias_relu(%x: memref<?x?x64xf32>, %w: memref<3x64x32xf32>, %b: memref<80xf32>, %out: memref<?x?x80xf32>) {
   tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x?x64xf32>, memref<3x64x32xf32>, memref<80xf32>, memref<?x?x80xf32>) -> ()
+  tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x?x64xf32>, memref<3x64x32xf32>, memref<80xf32>, memref<?x?x80xf32>) -> ()
   return
 }
 
 // -----
 
-// K = 300 is deeper than a k block (128): three blocks of 100, one loop
-// whose micro-kernels are emitted once. The accumulators start from C
-// through a masked load whose mask is empty in the first block (zeros); the
-// bias and activation are applied only in the last block, other blocks
-// store the partial sums.
+// K = 300 is deeper than a k block (128): three blocks of 100. A GEMM
+// without bias or activation stores its tiles directly (no epilogue to
+// choose), and gets a task function of its own.
 // CHECK-LABEL: func @gemm_k_blocks
-// CHECK-SAME: (%[[X:.*]]: memref<?x300xf32>, %[[W:.*]]: memref<2x300x32xf32>, %[[B:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<?x64xf32>)
 // CHECK: scf.parallel
-// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %c300{{.*}} step %c100
-// CHECK: %[[K1:.*]] = arith.minui %{{.*}}, %c300
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
-// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[K1]], %c300
-// CHECK: %[[NONE:.*]] = vector.create_mask %c0{{.*}} : vector<16xi1>
-// CHECK: %[[CM:.*]] = arith.select %[[FIRST]], %[[NONE]], %{{.*}} : vector<16xi1>
-// CHECK: %[[C0:.*]] = vector.maskedload %[[OUT]][%{{.*}}, %{{.*}}], %[[CM]]
-// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %{{.*}} iter_args(%{{.*}} = %[[C0]]
-// CHECK: scf.if %[[LAST]] {
-// CHECK: arith.addf %[[ACC]]#0
-// CHECK: arith.maximumf
-// CHECK: vector.maskedstore %[[OUT]]
-// CHECK: } else {
-// CHECK-NEXT: vector.maskedstore %[[OUT]][%{{.*}}, %{{.*}}], %{{.*}}, %[[ACC]]#0
-// CHECK: return
+// CHECK: func.call @[[PLAIN:__tfc_cpu_gemm_6x2x32_v16_none]](%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c300{{.*}}, %c100{{.*}})
+// CHECK: func.call @[[BIASED:__tfc_cpu_gemm_6x2x32_v16_relu_bias]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c300{{.*}}, %c100{{.*}})
+// CHECK: func.func private @[[PLAIN]](
+// CHECK-NOT: scf.if
+// CHECK: func.func private @[[BIASED]](
+// CHECK: scf.if
 func.func @gemm_k_blocks(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %b: memref<64xf32>, %out: memref<?x64xf32>) {
+  tfc_cpu.gemm %x, %w outs(%out) : (memref<?x300xf32>, memref<2x300x32xf32>, memref<?x64xf32>) -> ()
   tfc_cpu.gemm %x, %w, %b outs(%out) activation(relu) : (memref<?x300xf32>, memref<2x300x32xf32>, memref<64xf32>, memref<?x64xf32>) -> ()
   return
 }
@@ -393,8 +415,9 @@ func.func @gemm_k_blocks(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %b: me
 // CHECK: %[[S:.*]] = memref.subview
 // CHECK: %[[TMP:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64xf32>
 // CHECK: memref.copy %[[S]], %[[TMP]] : memref<?x64xf32, strided<[128, 1], offset: 64>> to memref<?x64xf32>
-// CHECK: memref.load %[[TMP]]
-// CHECK-NOT: memref.load %[[S]]
+// CHECK: %[[V:.*]] = memref.cast %[[TMP]] : memref<?x64xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-NOT: memref.cast %[[S]]
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%[[V]],
 func.func @gemm_strided_input(%x: memref<?x128xf32>, %w: memref<1x64x32xf32>, %out: memref<?x32xf32>) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?x128xf32>
