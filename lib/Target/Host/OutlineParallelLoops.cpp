@@ -197,6 +197,10 @@ struct OutlineParallelLoopsPass
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                     {ptr, i64, i64}),
         LLVM::Linkage::Internal);
+    // Not inlined into the serial fallback call below: that copy of every
+    // task body (the runtime always gives the hooks) doubled the size of the
+    // model functions and LLVM's time on them.
+    fn.setPassthroughAttr(mb.getArrayAttr({mb.getStringAttr("noinline")}));
     Block *entry = fn.addEntryBlock(mb);
     OpBuilder fb = OpBuilder::atBlockBegin(entry);
     Value ctxPtr = entry->getArgument(0);

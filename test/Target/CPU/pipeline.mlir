@@ -31,7 +31,7 @@
 // CHECK: llvm.func @tfc_entry_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) {
 // CHECK: llvm.call @__tfc_impl_forward(
 // CHECK: llvm.func internal @_mlir_memref_to_llvm_alloc(
-// CHECK: llvm.func internal @__tfc_impl_forward__par0(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64) {
+// CHECK: llvm.func internal @__tfc_impl_forward__par0(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64) attributes {passthrough = ["noinline"]} {
 // CHECK: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK: llvm.intr.masked.store
 // CHECK: llvm.func internal @tfc_model_init__par{{[0-9]+}}(

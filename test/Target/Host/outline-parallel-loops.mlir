@@ -54,8 +54,10 @@
 //
 // The body: unpack the context, loop over [begin, end), iv = lb + i * step;
 // the inner scf.parallel is cloned as is.
+// The task is never inlined into the serial fallback (a second copy of
+// every task body in the caller).
 // CHECK-LABEL: llvm.func internal @scale__par0
-// CHECK-SAME: (%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) {
+// CHECK-SAME: (%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) attributes {passthrough = ["noinline"]} {
 // CHECK: %[[V:.*]] = llvm.load %[[C]] : !llvm.ptr -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)>
 // CHECK: %[[F0:.*]] = llvm.extractvalue %[[V]][0]
 // CHECK: %[[MM:.*]] = builtin.unrealized_conversion_cast %[[F0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x?xf32>
