@@ -33,6 +33,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <new>
 #include <random>
 #include <string>
@@ -76,7 +77,8 @@ options:
                           included)
   -o, --output SPEC       write outputs as .npy: FILE.npy when the entry has
                           one output, else NAME=FILE.npy (repeatable)
-      --time N            after the run, time N more runs; print the median
+      --time N            after the run, time N more runs (into output
+                          buffers reused from run to run); print the median
                           and the minimum
       --threads N         threads to run on (default: TFC_NUM_THREADS, else
                           all hardware threads)
@@ -1077,24 +1079,41 @@ int run(int argc, char **argv) {
     if (!outPaths[i].empty())
       writeOutput(outPaths[i], out[i]);
   }
+  // The shapes of the outputs, for the timed runs.
+  std::vector<tfc_tensor> reused(out);
   for (tfc_tensor &t : out)
     tfc_tensor_release(&t);
 
   if (o.timeRuns > 0) {
+    // The timed runs write into buffers of the caller reused from run to
+    // run (tfc_run_into), as a serving loop would: a fresh allocation per
+    // run would time the page faults of the outputs too (GPT-2's logits at
+    // seq 128: 25 MB).
+    std::vector<std::unique_ptr<void, void (*)(void *)>> buffers;
+    for (tfc_tensor &t : reused) {
+      size_t bytes = tfc_dtype_size(t.dtype);
+      for (int32_t d = 0; d < t.rank; ++d)
+        bytes *= static_cast<size_t>(t.shape[d]);
+      void *p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) /
+                                           64 * 64);
+      if (!p)
+        fail("out of memory allocating the outputs of the timed runs");
+      buffers.emplace_back(p, std::free);
+      t.data = p;
+      t.owner = nullptr;
+    }
     std::vector<double> ms, deviceMs;
     bool onDevice = std::string(info.device) == "cuda";
     for (int64_t r = 0; r < o.timeRuns; ++r) {
       auto start = std::chrono::steady_clock::now();
-      tfc_status status = tfc_run(model, entryName, in.data(), in.size(),
-                                  out.data(), out.size());
+      tfc_status status = tfc_run_into(model, entryName, in.data(), in.size(),
+                                       reused.data(), reused.size());
       auto end = std::chrono::steady_clock::now();
       if (status != TFC_OK)
         fail(tfc_last_error());
       double d;
       if (onDevice && tfc_model_last_device_ms(model, &d) == TFC_OK)
         deviceMs.push_back(d);
-      for (tfc_tensor &t : out)
-        tfc_tensor_release(&t);
       ms.push_back(
           std::chrono::duration<double, std::milli>(end - start).count());
     }
