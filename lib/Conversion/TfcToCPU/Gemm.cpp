@@ -360,10 +360,16 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   return fn;
 }
 
-/// `v` as the memref type `type` (dynamic sizes, strides and offset), or
-/// null when its layout cannot be viewed so (an inner stride other than 1).
+/// `v` as the memref type `type` (dynamic sizes, strides and offset, the
+/// innermost stride 1), or null when its innermost stride is not statically
+/// 1 (memref.cast would accept a dynamic one and assume it).
 Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
-  if (!memref::CastOp::areCastCompatible(v.getType(), type))
+  auto source = cast<MemRefType>(v.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(source.getStridesAndOffset(strides, offset)) ||
+      strides.empty() || strides.back() != 1 ||
+      !memref::CastOp::areCastCompatible(source, type))
     return Value();
   return memref::CastOp::create(b, loc, type, v);
 }

@@ -428,6 +428,16 @@ func.func @gemm_strided_input(%x: memref<?x128xf32>, %w: memref<1x64x32xf32>, %o
 
 // -----
 
+// The task function needs C's rows contiguous (innermost stride 1); a
+// destination whose innermost stride is not 1 is refused, not assumed.
+func.func @gemm_strided_out(%x: memref<?x64xf32>, %w: memref<1x64x32xf32>, %out: memref<?x32xf32, strided<[1, ?]>>) {
+  // expected-error @+1 {{cannot view 'memref<?x32xf32, strided<[1, ?]>>' as 'memref<?x?xf32, strided<[?, 1], offset: ?>>' for the GEMM kernel (its innermost stride must be 1)}}
+  tfc_cpu.gemm %x, %w outs(%out) : (memref<?x64xf32>, memref<1x64x32xf32>, memref<?x32xf32, strided<[1, ?]>>) -> ()
+  return
+}
+
+// -----
+
 // Packing W [80, 64] into 3 panels of 32 columns: one task per panel;
 // columns past N = 80 are zero (the load index is clamped to stay in
 // bounds). `transposed` reads the [K, N] source as [k, n].
