@@ -109,12 +109,18 @@ MLIR
     "$work/gemm_bench_tfc" "$m" "$k" "$n" "$work/gemm.so" "$work" 50
     "$work/gemm_bench_peers" "$m" "$k" "$n" "$work" 50 | tee -a "$work/rounds" | report
   done
-  # Each by its best round (a round's process may have run at half speed).
+  # Each by its best round (a round's process may have run at half speed),
+  # and the median of the rounds' own ratios (tfc and its peers run
+  # back to back in a round, so a slow phase of the VM touches both).
   tail -n "$rounds" "$work/rounds" | awk -F'|' -v shape="${m}x${k}x${n}" -v rounds="$rounds" '
+    function median(v, n,   i, j, x) {
+      for (i = 2; i <= n; ++i) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; --j) v[j + 1] = v[j]; v[j + 1] = x }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
     { split($1, a, " "); split($2, b, " "); split($3, c, " ");
       t = a[6] + 0; d = b[6] + 0; o = c[4] + 0;
-      if (t > bt) bt = t; if (d > bd) bd = d; if (o > bo) bo = o }
-    END { printf "gemm %s best of %d rounds: tfc %.1f GFLOP/s | oneDNN %.1f | OpenBLAS %.1f | tfc/oneDNN %.2f  tfc/OpenBLAS %.2f\n", shape, rounds, bt, bd, bo, bt / bd, bt / bo }' | report
+      if (t > bt) bt = t; if (d > bd) bd = d; if (o > bo) bo = o;
+      ++r; rd[r] = t / d; ro[r] = t / o }
+    END { printf "gemm %s best of %d rounds: tfc %.1f GFLOP/s | oneDNN %.1f | OpenBLAS %.1f | tfc/oneDNN %.2f  tfc/OpenBLAS %.2f | median of the rounds'"'"' ratios: tfc/oneDNN %.2f  tfc/OpenBLAS %.2f\n", shape, rounds, bt, bd, bo, bt / bd, bt / bo, median(rd, r), median(ro, r) }' | report
 done
 
 pythons=("${TFC_TORCH_PYTHON:-/usr/bin/python3}")
