@@ -345,8 +345,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
           });
   };
   // The k blocks: the first starts from zero, the last applies the epilogue.
+  // K = 0 is one empty block, so that C still gets the epilogue of zero
+  // sums (bias and activation).
   scf::ForOp::create(
-      b, l, zero, kEnd, step, ValueRange{},
+      b, l, zero, arith::MaxUIOp::create(b, l, kEnd, one), step, ValueRange{},
       [&](OpBuilder &b, Location l, Value k0, ValueRange) {
         Value k1 = minIndex(b, l, arith::AddIOp::create(b, l, k0, step), kEnd);
         Value first =

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -100,11 +101,13 @@ struct OutlineParallelLoopsPass
   /// element decodes its linear index with a division per dim and the
   /// contiguous innermost run is never vectorised (a head-splitting copy of
   /// BERT-base ran at 1.6 GB/s on an AMD EPYC Zen 5). The kernels' loops
-  /// (which hold loops) keep all their dims parallel.
+  /// (which hold loops, or call a task function such as the GEMM's) keep
+  /// all their dims parallel.
   scf::ParallelOp serializeInnermostDim(scf::ParallelOp loop) {
     if (loop.getNumLoops() < 2 ||
         loop.getBody()->walk([](Operation *op) {
-          return op->getNumRegions() != 0 || isa<memref::AllocaOp>(op)
+          return op->getNumRegions() != 0 || isa<memref::AllocaOp>(op) ||
+                         isa<CallOpInterface>(op)
                      ? WalkResult::interrupt()
                      : WalkResult::advance();
         }).wasInterrupted())

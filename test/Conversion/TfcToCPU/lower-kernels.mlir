@@ -327,8 +327,10 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: func.func private @[[TASK]](%[[TA:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TW:.*]]: memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, %[[TB:.*]]: memref<?xf32, strided<[1], offset: ?>>, %[[TC:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TN:.*]]: index, %[[TM0:.*]]: index, %[[TM1:.*]]: index, %[[TP0:.*]]: index, %[[TP1:.*]]: index, %[[TK:.*]]: index, %[[TKB:.*]]: index)
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
 // CHECK-SAME: passthrough = ["noinline"]
-// The k blocks: the first and the last known at run time.
-// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %[[TK]] step %[[TKB]]
+// The k blocks: the first and the last known at run time; K = 0 is one
+// empty block (C still gets the epilogue).
+// CHECK: %[[KUB:.*]] = arith.maxui %[[TK]], %c1
+// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %[[KUB]] step %[[TKB]]
 // CHECK: %[[K1:.*]] = arith.minui %{{.*}}, %[[TK]]
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[K1]], %[[TK]]
