@@ -843,10 +843,16 @@ std::string formatValue(const tfc_tensor &t, double v) {
   return buf;
 }
 
-void printOutput(const char *name, const tfc_tensor &t) {
+/// The number of elements of `t`.
+uint64_t elementsOf(const tfc_tensor &t) {
   uint64_t n = 1;
   for (int k = 0; k < t.rank; ++k)
     n *= static_cast<uint64_t>(t.shape[k]);
+  return n;
+}
+
+void printOutput(const char *name, const tfc_tensor &t) {
+  uint64_t n = elementsOf(t);
   std::printf("output '%s': %s %s\n", name, tfc_dtype_name(t.dtype),
               shapeOf(t).c_str());
   if (n == 0) {
@@ -913,9 +919,7 @@ void printOutput(const char *name, const tfc_tensor &t) {
 
 void writeOutput(const std::string &path, const tfc_tensor &t) {
   std::vector<int64_t> shape(t.shape, t.shape + t.rank);
-  uint64_t n = 1;
-  for (int64_t d : shape)
-    n *= static_cast<uint64_t>(d);
+  uint64_t n = elementsOf(t);
   std::string error;
   bool ok;
   const DTypeTraits *traits = dtypeTraits(t.dtype);
@@ -1091,9 +1095,7 @@ int run(int argc, char **argv) {
     // seq 128: 25 MB).
     std::vector<std::unique_ptr<void, void (*)(void *)>> buffers;
     for (tfc_tensor &t : reused) {
-      size_t bytes = tfc_dtype_size(t.dtype);
-      for (int32_t d = 0; d < t.rank; ++d)
-        bytes *= static_cast<size_t>(t.shape[d]);
+      size_t bytes = tfc_dtype_size(t.dtype) * elementsOf(t);
       void *p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) /
                                            64 * 64);
       if (!p)
