@@ -268,13 +268,16 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
           for (int64_t r = 0; r < rows; ++r)
             rowIdx.push_back(
                 arith::AddIOp::create(b, l, m0, indexConst(b, l, r)));
+          auto store = [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
+                           Value v) {
+            maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
+                        masks[ch]);
+          };
           auto epilogue = [&](OpBuilder &b, Location l, int64_t r,
                               int64_t ch, Value v) {
             if (bias)
               v = arith::AddFOp::create(b, l, v, biasVecs[ch]);
-            v = buildActivation(b, l, v, activation);
-            maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
-                        masks[ch]);
+            store(b, l, r, ch, buildActivation(b, l, v, activation));
           };
           MicroKernelIO io{
               [&](OpBuilder &b, Location l, int64_t r, Value kk) {
@@ -292,8 +295,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
               [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
                   Value v) {
                 if (!bias && activation == Activation::None) {
-                  maskedStore(b, l, v, c, ValueRange{rowIdx[r], cols[ch]},
-                              masks[ch]);
+                  store(b, l, r, ch, v);
                   return;
                 }
                 scf::IfOp::create(
@@ -303,9 +305,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                       scf::YieldOp::create(b, l);
                     },
                     [&](OpBuilder &b, Location l) {
-                      maskedStore(b, l, v, c,
-                                  ValueRange{rowIdx[r], cols[ch]},
-                                  masks[ch]);
+                      store(b, l, r, ch, v);
                       scf::YieldOp::create(b, l);
                     });
               },
