@@ -10,6 +10,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${TFC_BUILD_DIR:-$root/build}
 jobs=${TFC_JOBS:-2}
 
+# The free disk, for the log: a full disk fails tests far from the cause.
+# The suite's peak is a few GB (lit deletes a passing test's files,
+# test/lit_format.py).
+disk_free() { df -h --output=avail "$root" | tail -1 | tr -d ' '; }
+echo "test: $(disk_free) free on the disk of $root"
 "$root/scripts/setup.sh"
 # Real checkpoints and Python references for the conformance tests, in a
 # cache outside the tree (TFC_CACHE_DIR) that later runs reuse.
@@ -23,6 +28,7 @@ if [[ ${TFC_PORTABLE_E2E:-1} != 0 ]]; then
   echo "test: the end-to-end suite compiled for x86-64-v3 (AVX2 kernels)"
   TFC_TEST_CPU=x86-64-v3 /usr/lib/llvm-22/bin/lit -s -j "$jobs" "$build_dir/test/E2E"
 fi
+echo "test: $(disk_free) free on the disk of $root after the main job"
 if [[ ${TFC_SANITIZERS:-1} != 0 ]]; then
   "$root/scripts/test-sanitizers.sh"
 fi

@@ -2,13 +2,22 @@
 # lit configuration of the tfc test suite.
 
 import os
+import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
 config.name = "TFC"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+
+
+# The test format (test/lit_format.py): ShTest that deletes a passing test's
+# %t files; TFC_LIT_KEEP_OUTPUT=1 keeps them.
+sys.path.insert(0, os.path.dirname(__file__))
+from lit_format import ShTestThatCleansUp  # noqa: E402
+
+config.test_format = ShTestThatCleansUp(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".tfm", ".test"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
                    "unit", "Inputs"]
@@ -66,7 +75,6 @@ if os.path.isdir(config.tfc_tools_dir):
 
 # ptxas assembles the PTX of every GPU-lowered test (CUDA toolkit; CUDA_HOME
 # or /usr/local/cuda, else PATH). Tests that need it say REQUIRES: ptxas.
-import shutil
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 ptxas = os.path.join(cuda_home, "bin", "ptxas")
 if not os.path.exists(ptxas):
