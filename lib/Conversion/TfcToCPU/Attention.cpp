@@ -1,8 +1,14 @@
-//===- Attention.cpp - Flash attention on the CPU -------------------------===//
+//===- Attention.cpp - Attention on the CPU -------------------------------===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// softmax(Q·Kᵀ·scale + mask)·V without materialising the Tq x Tk scores.
+// softmax(Q·Kᵀ·scale + mask)·V on one of three paths chosen at run time
+// (emitAttention): at most kAttentionDecodeRows query rows, the decode C
+// micro-kernel (flash-decoding over splits of the keys); else at most
+// TFC_UK_ATTENTION_PREFILL_KEYS keys, the prefill C micro-kernel (a block of
+// query rows keeps all its scores in L1: exact softmax, register-blocked
+// products; lib/Target/CPU/MicroKernels/Attention.c); else flash attention,
+// the loop nest below, which never materialises the Tq x Tk scores.
 // One parallel task per (batch, head, block of kAttentionBlockQ query rows).
 // The task walks the keys in tiles of kAttentionBlockK = 16 (one vector of
 // scores per query row) keeping, per row, the running maximum m, the running
@@ -21,8 +27,8 @@
 // at the last key its last row may see (tiles above the diagonal are never
 // visited) and lanes past a row's diagonal are -inf (the position terms and
 // the online softmax step are the ones the GPU kernel uses too:
-// emitPositionTerms, emitOnlineSoftmaxStep in RowKernels.h). A row whose keys are
-// all masked keeps l = 0 and yields zeros. Grouped-query attention maps
+// emitPositionTerms, emitOnlineSoftmaxStep in RowKernels.h). A row whose keys
+// are all masked keeps l = 0 and yields zeros. Grouped-query attention maps
 // query head h to key/value head h / (H / Hkv).
 //
 //===----------------------------------------------------------------------===//
@@ -497,38 +503,20 @@ void emitFlashAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       });
 }
 
-/// Few query rows (decoding): the C micro-kernels of
-/// lib/Target/CPU/MicroKernels/Attention.c (flash-decoding: tasks of
-/// (batch, key/value head, split of the keys) serving every query head of
-/// the group, then a combine per (batch, head)).
-void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
-                         const AttentionSizes &sizes, Value query, Value key,
-                         Value value, Value mask, Value relBias, Value out) {
-  MLIRContext *ctx = b.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx);
+/// What the C micro-kernels of lib/Target/CPU/MicroKernels/Attention.c take
+/// besides the operands: the shape array (MicroKernels.h), the scale and
+/// the ALiBi slopes (or null).
+struct MicroKernelArgs {
+  Value shape, scale, slopes;
+};
+
+MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
+                                       kernel::AttentionOp op,
+                                       const AttentionSizes &sizes, Value query,
+                                       Value key, Value value, Value mask,
+                                       Value relBias, Value splits) {
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
-  Type voidType = LLVM::LLVMVoidType::get(ctx);
-  auto split =
-      declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
-                         {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
-  auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine", voidType,
-                                    {ptr, ptr, ptr, i64});
-  auto partialFloats =
-      declareMicroKernel(b, op, "tfc_uk_attention_partial_floats", i64, {ptr});
-
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-  Value batch = sizes.batch, heads = sizes.heads, tq = sizes.tq, d = sizes.d;
-  Value kvHeads = sizes.kvHeads, tk = sizes.tk, dv = sizes.dv;
-  // Keys per split: enough splits that one sequence has work for every
-  // thread, few enough that each reads a long run of keys.
-  Value splits = arith::MinUIOp::create(
-      b, loc,
-      arith::MaxUIOp::create(b, loc,
-                             ceilDiv(b, loc, tk, kAttentionKeysPerSplit), one),
-      indexConst(b, loc, kAttentionMaxSplits));
-
-  // The shape array (MicroKernels.h): sizes, then the strides of q, k, v
-  // and the mask as [B, H, T, D] (0 where the mask broadcasts).
   // A static stack slot of the function (its entry block), so that running
   // this code in a loop does not grow the stack.
   Value shape;
@@ -543,13 +531,16 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
     shape = memref::AllocaOp::create(
         b, loc, MemRefType::get({TFC_UK_ATTENTION_SHAPE}, i64));
   }
+  // Sizes, then the strides of q, k, v and the mask as [B, H, T, D] (0
+  // where the mask broadcasts).
   int64_t slot = 0;
   auto put = [&](Value v) {
     if (v.getType().isIndex())
       v = toI64(b, loc, v);
     memref::StoreOp::create(b, loc, v, shape, indexConst(b, loc, slot++));
   };
-  for (Value v : {batch, heads, kvHeads, tq, tk, d, dv, splits})
+  for (Value v : {sizes.batch, sizes.heads, sizes.kvHeads, sizes.tq, sizes.tk,
+                  sizes.d, sizes.dv, splits})
     put(v);
   put(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getCausal())));
   put(arith::ConstantOp::create(
@@ -579,55 +570,163 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       put(zero);
   }
 
-  Value floats = LLVM::CallOp::create(b, loc, partialFloats,
-                                      ValueRange{pointerTo(b, loc, shape)})
-                     .getResult();
-  Value partial = memref::AllocOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, f32),
-      ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), floats)},
-      b.getI64IntegerAttr(64));
-  Value scale = f32Const(b, loc, op.getScale().convertToDouble());
+  MicroKernelArgs args;
+  args.shape = shape;
+  args.scale = f32Const(b, loc, op.getScale().convertToDouble());
   // ALiBi: the slope of every head, computed once per call.
-  Value slopes;
   if (std::optional<APFloat> alibi = op.getAlibi()) {
-    slopes = memref::AllocOp::create(
+    Value heads = sizes.heads;
+    args.slopes = memref::AllocOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, f32), heads,
         b.getI64IntegerAttr(64));
     forRange(b, loc, zero, heads, one, [&](OpBuilder &b, Location l, Value h) {
       memref::StoreOp::create(
           b, l, buildAlibiSlope(b, l, h, heads, alibi->convertToDouble()),
-          slopes, h);
+          args.slopes, h);
     });
   }
+  return args;
+}
+
+/// A buffer of f32 of the length a micro-kernel's size function returns.
+Value allocFloats(OpBuilder &b, Location loc, LLVM::LLVMFuncOp sizeOf,
+                  Value shape) {
+  Value floats =
+      LLVM::CallOp::create(b, loc, sizeOf, ValueRange{pointerTo(b, loc, shape)})
+          .getResult();
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()),
+      ValueRange{arith::IndexCastOp::create(b, loc, b.getIndexType(), floats)},
+      b.getI64IntegerAttr(64));
+}
+
+/// One scf.parallel of `tasks` calls of `fn` with `operands` and the task.
+void parallelCalls(
+    OpBuilder &b, Location loc, Value tasks, LLVM::LLVMFuncOp fn,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> operands) {
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{tasks},
+                          ValueRange{one},
+                          [&](OpBuilder &b, Location l, ValueRange ivs) {
+                            SmallVector<Value> args = operands(b, l);
+                            args.push_back(toI64(b, l, ivs[0]));
+                            LLVM::CallOp::create(b, l, fn, args);
+                            scf::ReduceOp::create(b, l);
+                          });
+}
+
+Value pointerOrNull(OpBuilder &b, Location loc, Value m) {
+  return m ? pointerTo(b, loc, m)
+           : LLVM::ZeroOp::create(b, loc,
+                                  LLVM::LLVMPointerType::get(b.getContext()))
+                 .getResult();
+}
+
+/// Few query rows (decoding): the C micro-kernels' flash-decoding (tasks of
+/// (batch, key/value head, split of the keys) serving every query head of
+/// the group, then a combine per (batch, head)).
+void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
+                         const AttentionSizes &sizes, Value query, Value key,
+                         Value value, Value mask, Value relBias, Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type voidType = LLVM::LLVMVoidType::get(ctx);
+  auto split =
+      declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
+                         {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+  auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine", voidType,
+                                    {ptr, ptr, ptr, i64});
+  auto partialFloats =
+      declareMicroKernel(b, op, "tfc_uk_attention_partial_floats", i64, {ptr});
+
+  // Keys per split: enough splits that one sequence has work for every
+  // thread, few enough that each reads a long run of keys.
+  Value one = indexConst(b, loc, 1);
+  Value splits = arith::MinUIOp::create(
+      b, loc,
+      arith::MaxUIOp::create(
+          b, loc, ceilDiv(b, loc, sizes.tk, kAttentionKeysPerSplit), one),
+      indexConst(b, loc, kAttentionMaxSplits));
+  MicroKernelArgs args = prepareMicroKernelArgs(b, loc, op, sizes, query, key,
+                                                value, mask, relBias, splits);
+  Value partial = allocFloats(b, loc, partialFloats, args.shape);
   // Without key/value heads no task runs (and no key is read).
-  Value runHeads = sizes.runHeads;
   Value splitTasks = arith::MulIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, batch, kvHeads), splits);
-  scf::ParallelOp::create(
-      b, loc, ValueRange{zero}, ValueRange{splitTasks}, ValueRange{one},
-      [&](OpBuilder &b, Location l, ValueRange ivs) {
-        auto orNull = [&](Value m) {
-          return m ? pointerTo(b, l, m)
-                   : LLVM::ZeroOp::create(b, l, ptr).getResult();
-        };
-        LLVM::CallOp::create(
-            b, l, split,
-            ValueRange{pointerTo(b, l, query), pointerTo(b, l, key),
-                       pointerTo(b, l, value), orNull(mask), orNull(relBias),
-                       orNull(slopes), pointerTo(b, l, partial),
-                       pointerTo(b, l, shape), scale, toI64(b, l, ivs[0])});
-        scf::ReduceOp::create(b, l);
+      b, loc, arith::MulIOp::create(b, loc, sizes.batch, sizes.kvHeads),
+      splits);
+  parallelCalls(b, loc, splitTasks, split, [&](OpBuilder &b, Location l) {
+    return SmallVector<Value>{pointerTo(b, l, query),
+                              pointerTo(b, l, key),
+                              pointerTo(b, l, value),
+                              pointerOrNull(b, l, mask),
+                              pointerOrNull(b, l, relBias),
+                              pointerOrNull(b, l, args.slopes),
+                              pointerTo(b, l, partial),
+                              pointerTo(b, l, args.shape),
+                              args.scale};
+  });
+  parallelCalls(b, loc,
+                arith::MulIOp::create(b, loc, sizes.batch, sizes.runHeads),
+                combine, [&](OpBuilder &b, Location l) {
+                  return SmallVector<Value>{pointerTo(b, l, partial),
+                                            pointerTo(b, l, out),
+                                            pointerTo(b, l, args.shape)};
+                });
+}
+
+/// Many query rows over at most TFC_UK_ATTENTION_PREFILL_KEYS keys: the C
+/// micro-kernels' exact-softmax path (K transposed once per call, then tasks
+/// of (batch, head, block of query rows) with all their scores in L1).
+void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
+                          const AttentionSizes &sizes, Value query, Value key,
+                          Value value, Value mask, Value relBias, Value out) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type voidType = LLVM::LLVMVoidType::get(ctx);
+  auto ktFloats =
+      declareMicroKernel(b, op, "tfc_uk_attention_kt_floats", i64, {ptr});
+  auto transpose = declareMicroKernel(b, op, "tfc_uk_attention_transpose_k",
+                                      voidType, {ptr, ptr, ptr, i64});
+  auto prefillTasks =
+      declareMicroKernel(b, op, "tfc_uk_attention_prefill_tasks", i64, {ptr});
+  auto prefill =
+      declareMicroKernel(b, op, "tfc_uk_attention_prefill", voidType,
+                         {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+
+  MicroKernelArgs args =
+      prepareMicroKernelArgs(b, loc, op, sizes, query, key, value, mask,
+                             relBias, /*splits=*/indexConst(b, loc, 1));
+  Value kt = allocFloats(b, loc, ktFloats, args.shape);
+  parallelCalls(
+      b, loc, arith::MulIOp::create(b, loc, sizes.batch, sizes.kvHeads),
+      transpose, [&](OpBuilder &b, Location l) {
+        return SmallVector<Value>{pointerTo(b, l, key), pointerTo(b, l, kt),
+                                  pointerTo(b, l, args.shape)};
       });
-  scf::ParallelOp::create(
-      b, loc, ValueRange{zero},
-      ValueRange{arith::MulIOp::create(b, loc, batch, runHeads)},
-      ValueRange{one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
-        LLVM::CallOp::create(
-            b, l, combine,
-            ValueRange{pointerTo(b, l, partial), pointerTo(b, l, out),
-                       pointerTo(b, l, shape), toI64(b, l, ivs[0])});
-        scf::ReduceOp::create(b, l);
-      });
+  // Without key/value heads no task runs (and no key is read).
+  Value tasks = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      LLVM::CallOp::create(b, loc, prefillTasks,
+                           ValueRange{pointerTo(b, loc, args.shape)})
+          .getResult());
+  tasks = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sizes.runHeads,
+                            indexConst(b, loc, 0)),
+      indexConst(b, loc, 0), tasks);
+  parallelCalls(b, loc, tasks, prefill, [&](OpBuilder &b, Location l) {
+    return SmallVector<Value>{pointerTo(b, l, query),
+                              pointerTo(b, l, kt),
+                              pointerTo(b, l, value),
+                              pointerOrNull(b, l, mask),
+                              pointerOrNull(b, l, relBias),
+                              pointerOrNull(b, l, args.slopes),
+                              pointerTo(b, l, out),
+                              pointerTo(b, l, args.shape),
+                              args.scale};
+  });
 }
 
 } // namespace
@@ -659,10 +758,24 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, tq,
                             indexConst(b, loc, kAttentionDecodeRows)),
       divides);
+  // Up to TFC_UK_ATTENTION_PREFILL_KEYS keys (and heads that divide): the
+  // exact-softmax micro-kernel, whose scores fit in L1; longer: flash
+  // attention, linear in memory.
+  Value shortKeys = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, sizes.tk,
+                            indexConst(b, loc, TFC_UK_ATTENTION_PREFILL_KEYS)),
+      divides);
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
   emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
+  auto prefillChoice =
+      scf::IfOp::create(b, loc, shortKeys, /*withElseRegion=*/true);
+  b.setInsertionPointToStart(&prefillChoice.getThenRegion().front());
+  emitPrefillAttention(b, loc, op, sizes, query, key, value, mask, relBias,
+                       out);
+  b.setInsertionPointToStart(&prefillChoice.getElseRegion().front());
   emitFlashAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
 }

@@ -133,19 +133,38 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK-NEXT: %[[RUNH:.*]] = arith.select %[[NOKV]], %c0{{.*}}, %[[H]] : index
 // At most 4 query rows (decoding) run the micro-kernels of
 // lib/Target/CPU/MicroKernels/Attention.c, with the sizes and strides in a
-// shape array; the flash loop nest is the other branch.
+// shape array; else at most 1024 keys the prefill micro-kernel of that
+// file, else the flash loop nest.
 // (Only when the run-time head counts divide: the micro-kernel serves a
 // key/value head's query heads as one group.)
 // CHECK: %[[REM:.*]] = arith.remui
 // CHECK: %[[DIVIDES:.*]] = arith.cmpi eq, %[[REM]], %c0{{.*}} : index
 // CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[TQ]], %c4{{.*}} : index
 // CHECK: %[[FEW:.*]] = arith.andi %[[SMALL]], %[[DIVIDES]] : i1
+// CHECK: %[[KEYS:.*]] = arith.cmpi ule, %[[TK]], %c1024{{.*}} : index
+// CHECK: %[[SHORT:.*]] = arith.andi %[[KEYS]], %[[DIVIDES]] : i1
 // CHECK: scf.if %[[FEW]] {
 // CHECK: llvm.call @tfc_uk_attention_partial_floats
 // CHECK: scf.parallel
 // CHECK: llvm.call @tfc_uk_attention_split
 // CHECK: scf.parallel
 // CHECK: llvm.call @tfc_uk_attention_combine
+// CHECK: } else {
+// More rows over at most 1024 keys: the prefill micro-kernel. Kᵀ once per
+// call, a task per (batch, key/value head); then tasks of blocks of query
+// rows (none without key/value heads).
+// CHECK-NEXT: scf.if %[[SHORT]] {
+// CHECK: llvm.call @tfc_uk_attention_kt_floats
+// CHECK: %[[BKV:.*]] = arith.muli %[[B]], %[[HKV]] : index
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BKV]])
+// CHECK: llvm.call @tfc_uk_attention_transpose_k
+// CHECK: %[[NT:.*]] = llvm.call @tfc_uk_attention_prefill_tasks
+// CHECK: %[[NTI:.*]] = arith.index_cast %[[NT]] : i64 to index
+// CHECK: %[[NOH:.*]] = arith.cmpi eq, %[[RUNH]], %c0{{.*}} : index
+// CHECK: %[[TASKS:.*]] = arith.select %[[NOH]], %c0{{.*}}, %[[NTI]] : index
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TASKS]])
+// CHECK: llvm.call @tfc_uk_attention_prefill
+// Longer: flash attention.
 // CHECK: } else {
 // No division by zero, no key/value head past the last.
 // CHECK-DAG: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index

@@ -106,6 +106,27 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
 void tfc_uk_attention_combine(const float *partial, float *out,
                               const int64_t *shape, int64_t task);
 
+/* Attention of many query rows over at most TFC_UK_ATTENTION_PREFILL_KEYS
+ * keys (prefill of short sequences; Attention.c), same operands and shape
+ * array (its `splits` unused). K is first transposed, once per call, into
+ * kt [B, Hkv, D, roundup(Tk, 32)]; then each task takes a block of query
+ * rows of one (batch, head), computes all its scores (a register-blocked
+ * product with kt), the exact softmax of each row and the product with V,
+ * and writes out[b, h, rows, :] (a dense [B, H, Tq, Dv] buffer). The
+ * heads must be a multiple of the key/value heads. */
+#define TFC_UK_ATTENTION_PREFILL_KEYS 1024
+/* Floats of kt. */
+int64_t tfc_uk_attention_kt_floats(const int64_t *shape);
+/* Task in [0, batch * kvHeads). */
+void tfc_uk_attention_transpose_k(const float *k, float *kt,
+                                  const int64_t *shape, int64_t task);
+/* Tasks of tfc_uk_attention_prefill. */
+int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape);
+void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
+                              const float *mask, const float *relBias,
+                              const float *slopes, float *out,
+                              const int64_t *shape, float scale, int64_t task);
+
 #ifdef __cplusplus
 }
 #endif

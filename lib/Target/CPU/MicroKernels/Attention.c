@@ -1,6 +1,10 @@
-/*===- Attention.c - Attention for a few query rows over many keys ---------===//
+/*===- Attention.c - Attention of decode steps and of short prefills ------===//
  *
  * Part of tfc, a transformer compiler on MLIR.
+ *
+ * Two kernels (Attention.cpp picks one, or its flash loop nest): a few
+ * query rows over many keys (decoding, first) and many query rows over at
+ * most TFC_UK_ATTENTION_PREFILL_KEYS keys (prefill, at the end).
  *
  * Decoding attends one new query row (or a few) to every cached key: the
  * work is a matrix-vector product over the keys, bound by reading K and V.
@@ -65,6 +69,53 @@ INLINE float exp_neg(float x) {
   return p * bits_to_float((uint32_t)((int32_t)n + 127) << 23);
 }
 
+/* One vector register of floats of the bitcode's ISA (clang's vector
+ * extension: AVX-512, AVX2, SSE) and the register tiles that fit. */
+#if defined(__AVX512F__)
+#define VL 16 /* floats per vector register */
+#define RT 8  /* rows of the prefill's register tiles (32 registers) */
+#elif defined(__AVX2__)
+#define VL 8
+#define RT 4 /* (16 registers) */
+#else
+#define VL 4
+#define RT 4
+#endif
+
+typedef float vf __attribute__((vector_size(VL * 4)));
+typedef int32_t vi __attribute__((vector_size(VL * 4)));
+
+INLINE vf vload(const float *p) {
+  vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+INLINE void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+INLINE vf splat(float x) {
+  vf v;
+  for (int t = 0; t < VL; ++t)
+    v[t] = x;
+  return v;
+}
+
+/* exp_neg of every lane. */
+INLINE vf exp_neg_v(vf x) {
+  vf n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  vf r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  vf p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  vi scale = (__builtin_convertvector(n, vi) + 127) << 23;
+  vi below = x < -87.3f; /* all ones where e^x underflows */
+  return (vf)((vi)(p * (vf)(scale & ~below)) & ~below);
+}
+
 /* Reductions are written over LANES independent partial sums: the compiler
  * may not reorder a float sum itself (no -ffast-math, which would also fold
  * exp_neg's rounding away), but it vectorises a loop over lanes. */
@@ -103,6 +154,96 @@ INLINE int64_t group_of(const shape_t *s) {
   return g > 0 ? g : 1;
 }
 
+/* What one query row needs: its q, mask and relative-bias rows, ALiBi
+ * slope, position among the keys and first and last visible key. */
+typedef struct {
+  const float *q, *mask, *bias;
+  float slope;
+  int64_t pos, first, limit;
+} row_t;
+
+INLINE row_t row_of(const shape_t *s, const float *q, const float *mask,
+                    const float *relBias, const float *slopes, int64_t b,
+                    int64_t h, int64_t i) {
+  row_t r;
+  int64_t shift = s->tk - s->tq;
+  r.q = q + b * s->qs[0] + h * s->qs[1] + i * s->qs[2];
+  r.mask = mask ? mask + b * s->ms[0] + h * s->ms[1] + i * s->ms[2] : 0;
+  /* the row's head's bias by distance, at distance 0 (heads past the
+   * table's rows, possible only at run time, read its last) */
+  r.bias = relBias ? relBias +
+                         (h < s->relativeRows ? h : s->relativeRows - 1) *
+                             (2 * s->relative + 1) +
+                         s->relative
+                   : 0;
+  r.slope = slopes ? slopes[h] : 0;
+  r.pos = i + shift;
+  r.limit = s->causal ? i + shift : s->tk - 1; /* last visible key */
+  /* first visible key (a window counts back from the diagonal) */
+  r.first = s->window > 0 && i + shift - s->window + 1 > 0
+                ? i + shift - s->window + 1
+                : 0;
+  return r;
+}
+
+/* Adds the row's mask and position terms to its scores sr[0, n) of keys
+ * t0.. and sets those of keys it may not see to -inf. */
+INLINE void finish_scores(const shape_t *s, const row_t *r, int has_slopes,
+                          float *sr, int64_t t0, int64_t n) {
+  if (r->mask)
+    for (int64_t jj = 0; jj < n; ++jj)
+      sr[jj] += r->mask[(t0 + jj) * s->ms[3]];
+  if (r->bias) /* T5: bias by distance, clamped to [-R, R] */
+    for (int64_t jj = 0; jj < n; ++jj) {
+      int64_t dist = t0 + jj - r->pos;
+      dist = dist < -s->relative ? -s->relative : dist;
+      dist = dist > s->relative ? s->relative : dist;
+      sr[jj] += r->bias[dist];
+    }
+  if (has_slopes) /* ALiBi: slope . (j - i) */
+    for (int64_t jj = 0; jj < n; ++jj)
+      sr[jj] += r->slope * (float)(t0 + jj - r->pos);
+  int64_t visible = r->limit - t0 + 1;
+  for (int64_t jj = visible < 0 ? 0 : visible; jj < n; ++jj)
+    sr[jj] = -__builtin_inff();
+  for (int64_t jj = 0; jj < n && t0 + jj < r->first; ++jj)
+    sr[jj] = -__builtin_inff();
+}
+
+/* The maximum of x[0, n) (-inf if n == 0). */
+INLINE float max_of(const float *x, int64_t n) {
+  vf mv = splat(-__builtin_inff());
+  int64_t jj = 0;
+  for (; jj + VL <= n; jj += VL)
+    mv = __builtin_elementwise_max(mv, vload(x + jj));
+  float m = -__builtin_inff();
+  for (int t = 0; t < VL; ++t)
+    m = mv[t] > m ? mv[t] : m;
+  for (; jj < n; ++jj)
+    m = x[jj] > m ? x[jj] : m;
+  return m;
+}
+
+/* x = e^(x - m) over [0, n); returns their sum. */
+INLINE float exp_and_sum(float *x, int64_t n, float m) {
+  vf sv = splat(0);
+  int64_t jj = 0;
+  for (; jj + VL <= n; jj += VL) {
+    vf p = exp_neg_v(vload(x + jj) - m);
+    vstore(x + jj, p);
+    sv += p;
+  }
+  float sum = 0;
+  for (int t = 0; t < VL; ++t)
+    sum += sv[t];
+  for (; jj < n; ++jj) {
+    float p = exp_neg(x[jj] - m);
+    x[jj] = p;
+    sum += p;
+  }
+  return sum;
+}
+
 int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
   shape_t s = read_shape(shape);
   return s.batch * s.kvHeads * s.splits * group_of(&s) * s.tq * (2 + s.dv);
@@ -118,47 +259,27 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
   int64_t kvh = rest % s.kvHeads, b = rest / s.kvHeads;
   int64_t per = (s.tk + s.splits - 1) / s.splits;
   int64_t j0 = split * per, j1 = j0 + per < s.tk ? j0 + per : s.tk;
-  int64_t rowsAll = group * s.tq, shift = s.tk - s.tq;
+  int64_t rowsAll = group * s.tq;
   float *out = partial + ((b * s.kvHeads + kvh) * s.splits + split) * rowsAll *
                              (2 + s.dv);
   const float *kb = k + b * s.ks[0] + kvh * s.ks[1];
   const float *vb = v + b * s.vs[0] + kvh * s.vs[1];
   for (int64_t r0 = 0; r0 < rowsAll; r0 += MAX_ROWS) {
     int64_t rows = rowsAll - r0 < MAX_ROWS ? rowsAll - r0 : MAX_ROWS;
-    const float *qr[MAX_ROWS];
-    const float *mr[MAX_ROWS];
-    const float *br[MAX_ROWS]; /* the row's head's bias by distance, at 0 */
-    float slope[MAX_ROWS];
-    int64_t pos[MAX_ROWS]; /* the query's position among the keys */
+    row_t row[MAX_ROWS];
     float *o[MAX_ROWS], m[MAX_ROWS], l[MAX_ROWS];
-    int64_t limit[MAX_ROWS], first[MAX_ROWS];
     int64_t firstAll = s.tk;
     for (int64_t r = 0; r < rows; ++r) {
       int64_t g = (r0 + r) / s.tq, i = (r0 + r) % s.tq;
       int64_t h = kvh * group + g;
       if (h >= s.heads) /* heads not a multiple of kvHeads: clamp */
         h = s.heads - 1;
-      qr[r] = q + b * s.qs[0] + h * s.qs[1] + i * s.qs[2];
-      mr[r] = mask ? mask + b * s.ms[0] + h * s.ms[1] + i * s.ms[2] : 0;
-      /* (heads past the table's rows, possible only at run time, read its
-       * last) */
-      br[r] = relBias ? relBias +
-                            (h < s.relativeRows ? h : s.relativeRows - 1) *
-                                (2 * s.relative + 1) +
-                            s.relative
-                      : 0;
-      slope[r] = slopes ? slopes[h] : 0;
-      pos[r] = i + shift;
+      row[r] = row_of(&s, q, mask, relBias, slopes, b, h, i);
       o[r] = out + (r0 + r) * (2 + s.dv) + 2;
       memset(o[r], 0, (size_t)s.dv * sizeof(float));
       m[r] = -__builtin_inff();
       l[r] = 0;
-      limit[r] = s.causal ? i + shift : s.tk - 1; /* last visible key */
-      /* first visible key (a window counts back from the diagonal) */
-      first[r] = s.window > 0 && i + shift - s.window + 1 > 0
-                     ? i + shift - s.window + 1
-                     : 0;
-      firstAll = first[r] < firstAll ? first[r] : firstAll;
+      firstAll = row[r].first < firstAll ? row[r].first : firstAll;
     }
     /* Keys before every row's window are never read. */
     int64_t start = j0 > firstAll ? j0 : firstAll;
@@ -169,38 +290,13 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
       for (int64_t jj = 0; jj < n; ++jj) {
         const float *kr = kb + (t0 + jj) * s.ks[2];
         for (int64_t r = 0; r < rows; ++r)
-          sc[r][jj] = dot(qr[r], kr, s.d) * scale;
+          sc[r][jj] = dot(row[r].q, kr, s.d) * scale;
       }
       /* Mask, causality, online softmax. */
       for (int64_t r = 0; r < rows; ++r) {
         float *sr = sc[r];
-        if (mr[r])
-          for (int64_t jj = 0; jj < n; ++jj)
-            sr[jj] += mr[r][(t0 + jj) * s.ms[3]];
-        if (br[r]) /* T5: bias by distance, clamped to [-R, R] */
-          for (int64_t jj = 0; jj < n; ++jj) {
-            int64_t dist = t0 + jj - pos[r];
-            dist = dist < -s.relative ? -s.relative : dist;
-            dist = dist > s.relative ? s.relative : dist;
-            sr[jj] += br[r][dist];
-          }
-        if (slopes) /* ALiBi: slope . (j - i) */
-          for (int64_t jj = 0; jj < n; ++jj)
-            sr[jj] += slope[r] * (float)(t0 + jj - pos[r]);
-        int64_t visible = limit[r] - t0 + 1;
-        for (int64_t jj = visible < 0 ? 0 : visible; jj < n; ++jj)
-          sr[jj] = -__builtin_inff();
-        for (int64_t jj = 0; jj < n && t0 + jj < first[r]; ++jj)
-          sr[jj] = -__builtin_inff();
-        float lmax[LANES];
-        for (int t = 0; t < LANES; ++t)
-          lmax[t] = -__builtin_inff();
-        for (int64_t jj = 0; jj < n; ++jj)
-          lmax[jj % LANES] =
-              sr[jj] > lmax[jj % LANES] ? sr[jj] : lmax[jj % LANES];
-        float tmax = -__builtin_inff();
-        for (int t = 0; t < LANES; ++t)
-          tmax = lmax[t] > tmax ? lmax[t] : tmax;
+        finish_scores(&s, &row[r], slopes != 0, sr, t0, n);
+        float tmax = max_of(sr, n);
         float mnew = tmax > m[r] ? tmax : m[r];
         if (mnew == -__builtin_inff()) { /* nothing seen yet */
           for (int64_t jj = 0; jj < n; ++jj)
@@ -208,15 +304,7 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
           continue;
         }
         float alpha = exp_neg(m[r] - mnew);
-        float lsum[LANES] = {0};
-        for (int64_t jj = 0; jj < n; ++jj) {
-          float p = exp_neg(sr[jj] - mnew);
-          sr[jj] = p;
-          lsum[jj % LANES] += p;
-        }
-        float sum = 0;
-        for (int t = 0; t < LANES; ++t)
-          sum += lsum[t];
+        float sum = exp_and_sum(sr, n, mnew);
         l[r] = l[r] * alpha + sum;
         m[r] = mnew;
         if (alpha != 1.0f)
@@ -281,5 +369,172 @@ void tfc_uk_attention_combine(const float *partial, float *out,
     float inv = l != 0 ? 1.0f / l : 0.0f;
     for (int64_t c = 0; c < s.dv; ++c)
       dst[c] *= inv;
+  }
+}
+
+/*===- Prefill of short sequences ------------------------------------------===
+ *
+ * Many query rows over few keys: all the scores of a block of query rows
+ * fit in L1, so each row gets its exact softmax (no running rescale) and
+ * the two products are register-blocked like a GEMM's tile: scores are RT
+ * rows x KV vectors of keys accumulated over D steps of one broadcast of q
+ * and KV loads of the transposed K; the output is RT rows x KV vectors of
+ * V's columns accumulated over the keys, p broadcast from the scores. RT
+ * follows the vector registers the bitcode's ISA has (VL, RT above).
+ */
+
+#define KV 2 /* vectors of keys, then of V's columns, per register tile */
+/* Query rows per task; the keys' padding in kt (a multiple of KV * VL on
+ * every ISA). */
+#define PREFILL_ROWS 16
+#define KEY_PAD 32
+
+INLINE int64_t padded_keys(const shape_t *s) {
+  return (s->tk + KEY_PAD - 1) / KEY_PAD * KEY_PAD;
+}
+
+int64_t tfc_uk_attention_kt_floats(const int64_t *shape) {
+  shape_t s = read_shape(shape);
+  return s.batch * s.kvHeads * s.d * padded_keys(&s);
+}
+
+void tfc_uk_attention_transpose_k(const float *k, float *kt,
+                                  const int64_t *shape, int64_t task) {
+  shape_t s = read_shape(shape);
+  int64_t kvh = task % s.kvHeads, b = task / s.kvHeads;
+  int64_t tkp = padded_keys(&s);
+  const float *src = k + b * s.ks[0] + kvh * s.ks[1];
+  float *dst = kt + task * s.d * tkp;
+  /* In blocks of 16 keys: 16 rows of K read, 16-float runs of kt written. */
+  for (int64_t j0 = 0; j0 < tkp; j0 += 16)
+    for (int64_t dd = 0; dd < s.d; ++dd)
+      for (int64_t j = j0; j < j0 + 16; ++j)
+        dst[dd * tkp + j] = j < s.tk ? src[j * s.ks[2] + dd] : 0.0f;
+}
+
+int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape) {
+  shape_t s = read_shape(shape);
+  return s.batch * s.heads * ((s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS);
+}
+
+void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
+                              const float *mask, const float *relBias,
+                              const float *slopes, float *out,
+                              const int64_t *shape, float scale, int64_t task) {
+  shape_t s = read_shape(shape);
+  int64_t blocks = (s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS;
+  int64_t blk = task % blocks, bh = task / blocks;
+  int64_t h = bh % s.heads, b = bh / s.heads;
+  int64_t kvh = h / group_of(&s);
+  int64_t i0 = blk * PREFILL_ROWS;
+  int64_t rows = s.tq - i0 < PREFILL_ROWS ? s.tq - i0 : PREFILL_ROWS;
+  int64_t tkp = padded_keys(&s), d = s.d, dv = s.dv;
+  const float *ktb = kt + (b * s.kvHeads + kvh) * d * tkp;
+  const float *vb = v + b * s.vs[0] + kvh * s.vs[1];
+
+  /* The keys any row of the block sees: [j0, j1), j0 a multiple of KEY_PAD
+   * (kt's tiles stay aligned), j1 rounded up to whole tiles within kt. */
+  row_t row[PREFILL_ROWS];
+  int64_t first = s.tk, last = -1;
+  for (int64_t r = 0; r < rows; ++r) {
+    row[r] = row_of(&s, q, mask, relBias, slopes, b, h, i0 + r);
+    first = row[r].first < first ? row[r].first : first;
+    last = row[r].limit > last ? row[r].limit : last;
+  }
+  int64_t j0 = first / KEY_PAD * KEY_PAD;
+  int64_t j1 = (last + 1 + KV * VL - 1) / (KV * VL) * (KV * VL);
+  if (j1 < j0)
+    j1 = j0;
+  int64_t width = j1 - j0; /* scores per row */
+  float sc[PREFILL_ROWS * (width > 0 ? width : 1)];
+  float inv[PREFILL_ROWS];
+
+  /* Scores: a register tile of RT rows x KV vectors of keys (rows past the
+   * block's repeat its last row; their results are dropped). */
+  for (int64_t r0 = 0; r0 < rows; r0 += RT) {
+    const float *qr[RT];
+    for (int r = 0; r < RT; ++r)
+      qr[r] = row[r0 + r < rows ? r0 + r : rows - 1].q;
+    for (int64_t j = j0; j < j1; j += KV * VL) {
+      vf acc[RT][KV];
+      for (int r = 0; r < RT; ++r)
+        for (int c = 0; c < KV; ++c)
+          acc[r][c] = splat(0);
+      const float *kp = ktb + j;
+      for (int64_t dd = 0; dd < d; ++dd, kp += tkp) {
+        vf kv[KV];
+        for (int c = 0; c < KV; ++c)
+          kv[c] = vload(kp + c * VL);
+        for (int r = 0; r < RT; ++r) {
+          vf qv = splat(qr[r][dd]);
+          for (int c = 0; c < KV; ++c)
+            acc[r][c] += qv * kv[c];
+        }
+      }
+      for (int r = 0; r < RT && r0 + r < rows; ++r)
+        for (int c = 0; c < KV; ++c)
+          vstore(sc + (r0 + r) * width + (j - j0) + c * VL, acc[r][c] * scale);
+    }
+  }
+  /* Each row's exact softmax (unnormalised; 1 / sum kept for the end). */
+  for (int64_t r = 0; r < rows; ++r) {
+    float *sr = sc + r * width;
+    /* (the padding past the last key: -inf, without reading the mask) */
+    int64_t valid = s.tk - j0 < width ? s.tk - j0 : width;
+    finish_scores(&s, &row[r], slopes != 0, sr, j0, valid);
+    for (int64_t jj = valid; jj < width; ++jj)
+      sr[jj] = -__builtin_inff();
+    float m = max_of(sr, width);
+    if (m == -__builtin_inff()) { /* no visible key: zeros */
+      memset(sr, 0, (size_t)width * sizeof(float));
+      inv[r] = 0;
+      continue;
+    }
+    float sum = exp_and_sum(sr, width, m);
+    inv[r] = 1.0f / sum;
+  }
+  /* out = p . V: a register tile of RT rows x KV vectors of V's columns
+   * over the keys, p broadcast from the scores. */
+  int64_t keys = last + 1 - j0; /* keys past `last` have p = 0 */
+  if (keys < 0)
+    keys = 0;
+  for (int64_t r0 = 0; r0 < rows; r0 += RT) {
+    int64_t rr = rows - r0 < RT ? rows - r0 : RT;
+    const float *pr[RT];
+    float *dst[RT];
+    for (int r = 0; r < RT; ++r) {
+      int64_t rc = r < rr ? r0 + r : r0 + rr - 1;
+      pr[r] = sc + rc * width;
+      dst[r] = out + ((b * s.heads + h) * s.tq + i0 + rc) * dv;
+    }
+    int64_t c0 = 0;
+    for (; c0 + KV * VL <= dv; c0 += KV * VL) {
+      vf acc[RT][KV];
+      for (int r = 0; r < RT; ++r)
+        for (int c = 0; c < KV; ++c)
+          acc[r][c] = splat(0);
+      const float *vp = vb + j0 * s.vs[2] + c0;
+      for (int64_t jj = 0; jj < keys; ++jj, vp += s.vs[2]) {
+        vf vv[KV];
+        for (int c = 0; c < KV; ++c)
+          vv[c] = vload(vp + c * VL);
+        for (int r = 0; r < RT; ++r) {
+          vf p = splat(pr[r][jj]);
+          for (int c = 0; c < KV; ++c)
+            acc[r][c] += p * vv[c];
+        }
+      }
+      for (int r = 0; r < rr; ++r)
+        for (int c = 0; c < KV; ++c)
+          vstore(dst[r] + c0 + c * VL, acc[r][c] * inv[r0 + r]);
+    }
+    /* V's last columns (dv not a multiple of KV * VL), one at a time. */
+    for (; c0 < dv; ++c0)
+      for (int r = 0; r < rr; ++r) {
+        float acc = 0;
+        for (int64_t jj = 0; jj < keys; ++jj)
+          acc += pr[r][jj] * vb[(j0 + jj) * s.vs[2] + c0];
+        dst[r][c0] = acc * inv[r0 + r];
+      }
   }
 }

@@ -1,0 +1,22 @@
+// Attention with sizes off every kernel's tiles, for the three CPU paths
+// (decode: <= 4 query rows; prefill: <= 1024 keys; flash: more keys):
+// grouped-query heads with a window over a causal diagonal shifted by
+// tk - tq, a per-key mask, query and key counts that differ, head widths
+// (40, 24, 20) that are no multiple of a vector.
+module attributes {tfc.model = "attention_shapes"} {
+  func.func @gqa_window(%q: tensor<1x6x?x40xf32> {tfc.name = "q", tfc.dims = [1, 6, "tq", 40]},
+                        %k: tensor<1x2x?x40xf32> {tfc.name = "k", tfc.dims = [1, 2, "tk", 40]},
+                        %v: tensor<1x2x?x24xf32> {tfc.name = "v", tfc.dims = [1, 2, "tk", 24]})
+      -> (tensor<1x6x?x24xf32> {tfc.name = "out"}) {
+    %0 = tfc.attention %q, %k, %v {causal, window = 9 : i64, scale = 0.2 : f64} : (tensor<1x6x?x40xf32>, tensor<1x2x?x40xf32>, tensor<1x2x?x24xf32>) -> tensor<1x6x?x24xf32>
+    return %0 : tensor<1x6x?x24xf32>
+  }
+  func.func @masked(%q: tensor<2x3x?x20xf32> {tfc.name = "q", tfc.dims = [2, 3, "tq", 20]},
+                    %k: tensor<2x3x?x20xf32> {tfc.name = "k", tfc.dims = [2, 3, "tk", 20]},
+                    %v: tensor<2x3x?x20xf32> {tfc.name = "v", tfc.dims = [2, 3, "tk", 20]},
+                    %m: tensor<2x1x1x?xf32> {tfc.name = "mask", tfc.dims = [2, 1, 1, "tk"]})
+      -> (tensor<2x3x?x20xf32> {tfc.name = "out"}) {
+    %0 = tfc.attention %q, %k, %v mask(%m) {scale = 0.5 : f64} : (tensor<2x3x?x20xf32>, tensor<2x3x?x20xf32>, tensor<2x3x?x20xf32>, tensor<2x1x1x?xf32>) -> tensor<2x3x?x20xf32>
+    return %0 : tensor<2x3x?x20xf32>
+  }
+}
