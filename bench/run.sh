@@ -6,6 +6,9 @@
 #  * GEMMs of BERT-base / GPT-2 at seq 128 (and 512x768x768): tfc vs oneDNN's
 #    matmul primitive with its weights reordered once, and OpenBLAS
 #    cblas_sgemm, tfc's output checked against oneDNN's (bench/gemm_bench.cpp);
+#  * attention alone (12 heads of 64, padding mask and causal, seq 128 and
+#    512): tfc vs PyTorch's scaled_dot_product_attention
+#    (bench/attention_bench.py);
 #  * BERT-base and GPT-2 small forward at seq 128: tfc vs PyTorch eager and
 #    ONNX Runtime on the same model exported to ONNX (when the Python has
 #    onnxruntime) (bench/model_bench.py, which also reports the max abs
@@ -125,6 +128,17 @@ done
 
 pythons=("${TFC_TORCH_PYTHON:-/usr/bin/python3}")
 [[ ${TFC_BENCH_MODELS:-1} == 0 ]] && exit 0
+# Attention alone (12 heads of 64, as BERT and GPT-2 run it), against
+# PyTorch's scaled_dot_product_attention.
+"$bin/tfc-compile" "$root/bench/attention.mlir" "${compile_flags[@]}" -o "$work/attention.so"
+for seq in 128 512; do
+  for kind in "" --causal; do
+    for py in "${pythons[@]}"; do
+      "$py" "$root/bench/attention_bench.py" "$work/attention.so" --seq "$seq" $kind \
+        --threads "$threads" --iters 200 --rounds 3 --bin "$bin" | report
+    done
+  done
+done
 for model in bert gpt2; do
   tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm
   "$bin/tfc-compile" "$tfm" "${compile_flags[@]}" -o "$work/$model.so"
