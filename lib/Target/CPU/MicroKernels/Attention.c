@@ -76,7 +76,7 @@ INLINE float exp_neg(float x) {
 #define RT 8  /* rows of the prefill's register tiles (32 registers) */
 #elif defined(__AVX2__)
 #define VL 8
-#define RT 4 /* (16 registers) */
+#define RT 6 /* (16 registers: 12 accumulators, 2 loads, 1 broadcast) */
 #else
 #define VL 4
 #define RT 4
@@ -384,9 +384,9 @@ void tfc_uk_attention_combine(const float *partial, float *out,
  */
 
 #define KV 2 /* vectors of keys, then of V's columns, per register tile */
-/* Query rows per task; the keys' padding in kt (a multiple of KV * VL on
- * every ISA). */
-#define PREFILL_ROWS 16
+/* Query rows per task (whole register tiles, 16 to 18); the keys' padding
+ * in kt (a multiple of KV * VL on every ISA). */
+#define PREFILL_ROWS ((16 + RT - 1) / RT * RT)
 #define KEY_PAD 32
 
 INLINE int64_t padded_keys(const shape_t *s) {
