@@ -50,6 +50,9 @@ def main():
                     help="rounds of (tfc, PyTorch, ONNX Runtime), each a median "
                          "of --iters runs; the best round of each is compared")
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin"))
+    ap.add_argument("--peak", type=float, default=0,
+                    help="the FMA peak in GFLOP/s measured in the same run "
+                         "(bench/fma_peak.c): tfc's rate is printed as its share")
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
@@ -129,6 +132,11 @@ def main():
           f"{torch_ms:.2f} ms | tfc/PyTorch time ratio {tfc_ms / torch_ms:.2f} | "
           f"max abs diff {err:.2e} (scale {scale:.2f}) | best of rounds (ms): "
           f"tfc {fmt(rounds['tfc'])}, PyTorch {fmt(rounds['torch'])}", flush=True)
+    gflop = forward_gflop(args, weights)
+    peak = (f" = {100 * gflop / tfc_ms * 1e3 / args.peak:.1f} % of the FMA peak "
+            f"{args.peak:.1f} GFLOP/s measured in this run" if args.peak > 0 else "")
+    print(f"{head} tfc {tfc_ms:.2f} ms: {gflop:.2f} GFLOP a forward, "
+          f"{gflop / tfc_ms * 1e3:.1f} GFLOP/s{peak}", flush=True)
     if session is not None:
         import onnxruntime as ort
         ort_ms = min(rounds["ort"])
@@ -137,6 +145,24 @@ def main():
               f"{ort_ms:.2f} ms | tfc/ORT time ratio {tfc_ms / ort_ms:.2f} | "
               f"max abs diff {err:.2e} | best of rounds (ms): ORT "
               f"{fmt(rounds['ort'])}", flush=True)
+
+
+def forward_gflop(args, w):
+    """GFLOP (2 per multiply-add) of one forward: the linear layers on every
+    token, attention's two products over all seq x seq pairs (GPT-2's causal
+    half counted in full, as PyTorch computes it), BERT's pooler on the first
+    token, GPT-2's LM head."""
+    tokens, b, s = args.batch * args.seq, args.batch, args.seq
+    if args.model == "bert":
+        d = w["embeddings.word_embeddings.weight"].shape[1]
+        dff = w["encoder.layer.0.intermediate.dense.weight"].shape[0]
+        extra = 2 * b * d * d
+    else:
+        vocab, d = w["wte.weight"].shape
+        dff = w["h.0.mlp.c_fc.weight"].shape[1]
+        extra = 2 * tokens * d * vocab
+    layer = 2 * tokens * (4 * d * d + 2 * d * dff) + 4 * b * s * s * d
+    return (args.layers * layer + extra) / 1e9
 
 
 def ort_session(args, model, targs, inputs, tmp):

@@ -91,7 +91,7 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
   echo "# tfc CPU benchmarks, $(date -u +%Y-%m-%d), $threads threads"
   echo "# host: $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p')), $(nproc) cores visible; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "# tfc $(git -C "$root" rev-parse --short HEAD), kernels for ${isa:-?}${TFC_BENCH_CPU:+ (--cpu=$TFC_BENCH_CPU)}$peer_note"
-  "$work/fma_peak" "$isa" "$threads"
+  "$work/fma_peak" "$isa" "$threads" | tee "$work/peak1"
 } | report
 
 for shape in "128 768 768" "128 768 2304" "128 768 3072" "128 3072 768" "512 768 768"; do
@@ -139,12 +139,17 @@ for seq in 128 512; do
     done
   done
 done
+# The FMA peak once more (the VM's speed drifts): the models' share of it
+# is taken of the higher of the two measurements.
+"$work/fma_peak" "$isa" "$threads" | tee "$work/peak2" | report
+peak=$(cat "$work/peak1" "$work/peak2" | awk '/GFLOP/ { for (i = 1; i <= NF; ++i) if ($(i + 1) == "GFLOP/s" && $i + 0 > p) p = $i + 0 } END { print p + 0 }')
 for model in bert gpt2; do
   tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm
   "$bin/tfc-compile" "$tfm" "${compile_flags[@]}" -o "$work/$model.so"
   "$bin/tfc-weights" "$work/$model.so" -o "$work/$model.safetensors" >/dev/null
   for py in "${pythons[@]}"; do
     "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \
-      "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 3 --bin "$bin" | report
+      "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 3 --bin "$bin" \
+      --peak "$peak" | report
   done
 done
