@@ -76,11 +76,16 @@ std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
   if (!o.cpuKernels.empty() && o.cpuKernels != "avx512" &&
       o.cpuKernels != "avx2")
     return "--cpu-kernels=" + o.cpuKernels + ": expected avx512 or avx2";
+  if (o.cpuL1dKib < 0 || o.cpuL1dKib > 65536 ||
+      (o.cpuL1dKib > 0 && o.cpuL1dKib < 4))
+    return "--cpu-l1d-kib=" + std::to_string(o.cpuL1dKib) +
+           ": expected an L1 data cache size in KiB (4 to 65536)";
   if (!o.cpuVariants.empty()) {
-    if (!o.cpu.empty() || !o.features.empty() || !o.cpuKernels.empty())
+    if (!o.cpu.empty() || !o.features.empty() || !o.cpuKernels.empty() ||
+        o.cpuL1dKib != 0)
       return "--cpu-variants makes a CPU library with one build per CPU; it "
-             "does not combine with --target=cuda, --cpu, --features or "
-             "--cpu-kernels";
+             "does not combine with --target=cuda, --cpu, --features, "
+             "--cpu-kernels or --cpu-l1d-kib";
     if (stage != Stage::Library)
       return "--cpu-variants makes a model library: write -o NAME.so (or "
              "--emit=lib)";
@@ -314,7 +319,8 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     fusion.remarks = options_.remarks && suffixes.empty();
     mlir::tfc::buildFusionPipeline(pm, fusion);
     addQuantizePass(pm, options_);
-    mlir::tfc::buildCpuTensorPipeline(pm, mlir::tfc::cpuKernelIsa(target));
+    mlir::tfc::buildCpuTensorPipeline(pm, mlir::tfc::cpuKernelIsa(target),
+                                      target.l1dBytes);
     mlir::tfc::buildCpuLoweringPipeline(pm, target);
     if (mlir::failed(pm.run(*variant)))
       return fail(""); // reported where it was found

@@ -36,6 +36,7 @@ public:
     mlir::tfc::CpuTargetOptions t;
     t.cpu = o.cpu;
     t.features = o.features;
+    t.l1dBytes = o.cpuL1dKib * 1024;
     host_ = mlir::tfc::resolveCpuTarget(t);
     isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
                                 : o.cpuKernels;
@@ -43,7 +44,7 @@ public:
   }
 
   void buildTensorPipeline(mlir::OpPassManager &pm) const override {
-    mlir::tfc::buildCpuTensorPipeline(pm, isa_);
+    mlir::tfc::buildCpuTensorPipeline(pm, isa_, host_.l1dBytes);
   }
 
   void buildLoweringPipeline(mlir::OpPassManager &pm, Stage) const override {

@@ -108,6 +108,12 @@ cl::opt<std::string> cpuKernels(
              "avx2 (default: from the target CPU's features). For testing "
              "and measuring one ISA's kernels on another"),
     cl::value_desc("isa"));
+cl::opt<int64_t> cpuL1dKib(
+    "cpu-l1d-kib",
+    cl::desc("The L1 data cache per core in KiB that the CPU kernels' cache "
+             "blocking is for (default: the host's when compiling for it, "
+             "else the named CPU's, else 32)"),
+    cl::value_desc("KiB"), cl::init(0));
 cl::opt<std::string> entry("entry", cl::desc("Only compile this entry point"),
                            cl::value_desc("name"));
 cl::list<std::string> defines("D", cl::Prefix,
@@ -193,6 +199,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.features = features;
   options.cpuKernels = cpuKernels;
+  options.cpuL1dKib = cpuL1dKib;
   SmallVector<StringRef> variants;
   StringRef(cpuVariants).split(variants, ',', -1, /*KeepEmpty=*/false);
   for (StringRef v : variants)

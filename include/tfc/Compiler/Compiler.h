@@ -72,6 +72,9 @@ struct CompileOptions {
   /// multi-versioned library one CPU per variant, most capable first.
   std::string cpu, features, cpuKernels;
   std::vector<std::string> cpuVariants;
+  /// CPU: the L1 data cache per core in KiB the kernels' cache blocking is
+  /// for (0: the target's: the host's, else its CPU's, else 32).
+  int64_t cpuL1dKib = 0;
   /// Frontend: only this entry; `name=value` overrides; --kv-cache entries.
   std::string entry;
   std::vector<std::string> defines;

@@ -103,12 +103,18 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
     The panels' width NR is that of the kernels' instruction set: `isa`
     (avx512 or avx2) when given, which is also recorded as the module's
     `tfc.cpu_isa` attribute for the kernel emitters, else the module's
-    attribute, else avx512.
+    attribute, else avx512. `l1d-bytes` likewise becomes
+    `tfc.cpu_l1d_bytes`, from which the GEMM takes the depth of its k blocks
+    (KernelConfig.h, kcForL1d).
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"\"",
            "The kernels' instruction set: avx512 or avx2 (default: the "
            "module's tfc.cpu_isa, else avx512)">,
+    Option<"l1dBytes", "l1d-bytes", "int64_t", /*default=*/"0",
+           "The target's L1 data cache per core in bytes, recorded as the "
+           "module's tfc.cpu_l1d_bytes for the GEMM's k blocks (default: "
+           "the module's attribute, else each ISA's kc for 48 KiB)">,
   ];
   let dependentDialects = ["mlir::tfc::cpu::TfcCpuDialect",
                            "mlir::linalg::LinalgDialect",

@@ -474,7 +474,7 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value
   auto lType = cast<MemRefType>(lhs.getType());
   auto rType = cast<MemRefType>(rhs.getType());
   int64_t rank = outType.getRank();
-  const GemmConfig &cfg = gemmConfigFor(op);
+  GemmConfig cfg = gemmConfigFor(op);
   // One register tile's columns per step: tilePanels x nr.
   int64_t kChunks = cfg.chunks() * cfg.tilePanels, width = cfg.vectorWidth;
   Value m = memref::DimOp::create(b, loc, out, rank - 2);

@@ -36,9 +36,10 @@ struct GemmConfig {
   /// a multiple of mr; the rows are split into blocks as equal as the tiles
   /// allow) and panels per task.
   int64_t mc, panelsPerTask;
-  /// Depth of a k block: the tile's panels' kc-deep slices (about a third
-  /// of a 48 KiB L1) stay in L1 while the task's row tiles stream past
-  /// them; partial sums go through C between blocks.
+  /// Depth of a k block: the tile's panels' kc-deep slices stay in L1
+  /// while the task's row tiles stream past them; partial sums go through C
+  /// between blocks. The value here is for a 48 KiB L1 (where it was
+  /// measured); gemmConfigFor derives it from the target's L1 (kcForL1d).
   int64_t kc;
 
   /// Vectors of one panel's row.
@@ -59,9 +60,19 @@ constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256};
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules
 /// without it get the AVX-512 kernels.
 constexpr const char *kCpuIsaAttr = "tfc.cpu_isa";
+/// The module attribute holding the target's L1 data cache per core in
+/// bytes (i64), set by the same pass; modules without it keep each
+/// configuration's kc (a 48 KiB L1's).
+constexpr const char *kCpuL1dAttr = "tfc.cpu_l1d_bytes";
 
-/// The GEMM configuration of the module that holds `op`.
-const GemmConfig &gemmConfigFor(Operation *op);
+/// The k block for an L1 data cache of `l1dBytes`: the largest power of two
+/// (16 to 1024) whose slices of the tile's panels take at most two thirds
+/// of it, the rest left to the rows of A and the tile of C passing through
+/// (48 KiB: AVX-512 128, AVX2 256, the measured best; 32 KiB: 64 and 128).
+int64_t kcForL1d(const GemmConfig &config, int64_t l1dBytes);
+/// The GEMM configuration of the module that holds `op`: its ISA's, with kc
+/// for its L1 data cache.
+GemmConfig gemmConfigFor(Operation *op);
 /// The configuration of an instruction set name; null if unknown.
 const GemmConfig *gemmConfigForIsa(StringRef isa);
 

@@ -179,13 +179,27 @@ const tfc::cpu::GemmConfig *tfc::cpu::gemmConfigForIsa(StringRef isa) {
   return nullptr;
 }
 
-const tfc::cpu::GemmConfig &tfc::cpu::gemmConfigFor(Operation *op) {
+int64_t tfc::cpu::kcForL1d(const GemmConfig &config, int64_t l1dBytes) {
+  int64_t bytesPerK = config.tilePanels * config.nr * 4;
+  int64_t budget = l1dBytes * 2 / 3;
+  int64_t kc = 16;
+  while (kc < 1024 && 2 * kc * bytesPerK <= budget)
+    kc *= 2;
+  return kc;
+}
+
+tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     module = op->getParentOfType<ModuleOp>();
-  if (module)
-    if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
-      if (const GemmConfig *config = gemmConfigForIsa(isa.getValue()))
-        return *config;
-  return kGemmAvx512;
+  GemmConfig config = kGemmAvx512;
+  if (!module)
+    return config;
+  if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
+    if (const GemmConfig *named = gemmConfigForIsa(isa.getValue()))
+      config = *named;
+  if (auto l1d = module->getAttrOfType<IntegerAttr>(kCpuL1dAttr))
+    if (l1d.getInt() > 0)
+      config.kc = kcForL1d(config, l1d.getInt());
+  return config;
 }

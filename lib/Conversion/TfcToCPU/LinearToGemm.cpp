@@ -257,6 +257,15 @@ struct ConvertLinearToGemmPass
       }
       module->setAttr(cpu::kCpuIsaAttr, StringAttr::get(&getContext(), isa));
     }
+    int64_t l1d = l1dBytes;
+    if (l1d < 0 || l1d > (int64_t(1) << 30)) {
+      module.emitError("l1d-bytes: ") << l1d << " is not a cache size";
+      return signalPassFailure();
+    }
+    if (l1d > 0)
+      module->setAttr(
+          cpu::kCpuL1dAttr,
+          IntegerAttr::get(IntegerType::get(&getContext(), 64), l1d));
     lowerQuantizedWeights(module);
     RewritePatternSet patterns(&getContext());
     patterns.add<LinearToGemm>(&getContext(), cpu::gemmConfigFor(module).nr);

@@ -33,9 +33,11 @@
 
 using namespace mlir;
 
-void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa) {
+void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
+                                 int64_t l1dBytes) {
   ConvertLinearToGemmOptions gemm;
   gemm.isa = isa.str();
+  gemm.l1dBytes = l1dBytes;
   pm.addPass(createConvertLinearToGemm(gemm));
   pm.addPass(createConvertTfcToLinalg());
   pm.addPass(createConvertTfcToKernels());

@@ -16,6 +16,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "lld/Common/Driver.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -27,6 +28,10 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <cctype>
+#include <fstream>
+#include <unistd.h>
 
 LLD_HAS_DRIVER(elf)
 
@@ -110,13 +115,65 @@ std::string impliedCpuFeatures(const std::string &cpu) {
 
 } // namespace
 
+int64_t tfc::hostL1dBytes() {
+  long bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (bytes > 0)
+    return bytes;
+  // index0..: level, type (Data, Instruction, Unified) and size ("48K").
+  for (int index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    auto read = [&](const char *name) {
+      std::ifstream in(dir + "/" + name);
+      std::string value;
+      std::getline(in, value);
+      return value;
+    };
+    std::string level = read("level"), type = read("type"), size = read("size");
+    if (level.empty())
+      break;
+    if (level != "1" || type == "Instruction" || size.empty())
+      continue;
+    int64_t value = 0;
+    size_t digits = 0;
+    while (digits < size.size() && std::isdigit((unsigned char)size[digits]))
+      value = value * 10 + (size[digits++] - '0');
+    char unit = digits < size.size() ? size[digits] : 'B';
+    return unit == 'K' ? value * 1024 : unit == 'M' ? value << 20 : value;
+  }
+  return 0;
+}
+
+int64_t tfc::knownL1dBytes(llvm::StringRef cpu) {
+  // Per core, from the vendors' optimisation manuals.
+  constexpr int64_t k32 = 32 * 1024, k48 = 48 * 1024;
+  return llvm::StringSwitch<int64_t>(cpu)
+      .Cases({"haswell", "broadwell", "skylake", "skylake-avx512",
+              "cascadelake", "cooperlake", "cannonlake"},
+             k32)
+      .Cases({"icelake-client", "icelake-server", "tigerlake", "rocketlake",
+              "alderlake", "raptorlake", "meteorlake", "sapphirerapids",
+              "emeraldrapids", "graniterapids", "graniterapids-d"},
+             k48)
+      .Cases({"znver1", "znver2", "znver3", "znver4"}, k32)
+      .Case("znver5", k48)
+      .Default(0);
+}
+
 tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
+  bool host = options.cpu.empty() || options.cpu == hostCpuName();
   if (options.cpu.empty()) {
     options.cpu = hostCpuName();
     if (options.features.empty())
       options.features = hostCpuFeatures();
   } else if (options.features.empty()) {
     options.features = impliedCpuFeatures(options.cpu);
+  }
+  if (options.l1dBytes <= 0) {
+    int64_t bytes = host ? hostL1dBytes() : 0;
+    if (bytes <= 0)
+      bytes = knownL1dBytes(options.cpu);
+    options.l1dBytes = bytes > 0 ? bytes : kDefaultL1dBytes;
   }
   return options;
 }

@@ -8,12 +8,18 @@
 // RUN: tfc-opt %s --convert-tfc-linear-to-cpu-gemm="isa=avx512" | FileCheck %s --check-prefix=AVX512
 // RUN: tfc-opt %s --convert-tfc-linear-to-cpu-gemm | FileCheck %s --check-prefix=AVX512
 // RUN: not tfc-opt %s --convert-tfc-linear-to-cpu-gemm="isa=sse" 2>&1 | FileCheck %s --check-prefix=BAD
+// The L1 data cache the GEMM's k blocks are for (l1d-bytes) is recorded
+// likewise (tfc.cpu_l1d_bytes); a negative or absurd size is an error.
+// RUN: tfc-opt %s --convert-tfc-linear-to-cpu-gemm="l1d-bytes=32768" | FileCheck %s --check-prefix=L1D
+// RUN: not tfc-opt %s --convert-tfc-linear-to-cpu-gemm="l1d-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BADL1D
 
 // AVX2: module attributes {tfc.cpu_isa = "avx2"}
 // AVX2: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<100x64xf32>, tensor<5x64x24xf32>) -> tensor<5x64x24xf32>
 // AVX512: module attributes {tfc.cpu_isa = "avx512"}
 // AVX512: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<100x64xf32>, tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
 // BAD: error: unknown CPU kernel instruction set 'sse' (expected avx512 or avx2)
+// L1D: module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 32768 : i64}
+// BADL1D: error: l1d-bytes: -1 is not a cache size
 module attributes {tfc.cpu_isa = "avx512"} {
   func.func @linear(%x: tensor<?x64xf32>, %w: tensor<100x64xf32>) -> tensor<?x100xf32> {
     %0 = tfc.linear %x, %w : (tensor<?x64xf32>, tensor<100x64xf32>) -> tensor<?x100xf32>

@@ -430,6 +430,32 @@ func.func @gemm_k_blocks(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %b: me
 
 // -----
 
+// The k block follows the target's L1 data cache (tfc.cpu_l1d_bytes,
+// KernelConfig.h kcForL1d): 32 KiB holds slices of 64 (two panels of 32
+// floats x 64 x 4 bytes = 16 KiB, at most two thirds of it), so K = 300 is
+// five blocks of 60; 48 KiB gives the 128 above, 96 KiB 256.
+// CHECK-LABEL: func @gemm_k_blocks_l1d_32k
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c300{{.*}}, %c60{{.*}})
+module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 32768 : i64} {
+  func.func @gemm_k_blocks_l1d_32k(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %out: memref<?x64xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x300xf32>, memref<2x300x32xf32>, memref<?x64xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @gemm_k_blocks_l1d_96k
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c300{{.*}}, %c150{{.*}})
+module attributes {tfc.cpu_l1d_bytes = 98304 : i64} {
+  func.func @gemm_k_blocks_l1d_96k(%x: memref<?x300xf32>, %w: memref<2x300x32xf32>, %out: memref<?x64xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x300xf32>, memref<2x300x32xf32>, memref<?x64xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
 // The GEMM needs an identity-layout input to view it as [M, K]: a strided
 // slice is copied into a contiguous buffer first.
 // CHECK-LABEL: func @gemm_strided_input
