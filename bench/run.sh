@@ -155,7 +155,7 @@ for model in bert gpt2; do
   "$bin/tfc-weights" "$work/$model.so" -o "$work/$model.safetensors" >/dev/null
   for py in "${pythons[@]}"; do
     "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \
-      "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 3 --bin "$bin" \
+      "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 5 --bin "$bin" \
       --peak "$peak" | report
   done
 done
