@@ -77,8 +77,10 @@ export OPENBLAS_MAIN_FREE=1
 peer_note=""
 if [[ $isa == avx2 ]] && grep -q -w avx512f /proc/cpuinfo; then
   export DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
-  export MKL_ENABLE_INSTRUCTIONS=AVX2
-  peer_note=" (peers held to AVX2: DNNL_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, MKL_ENABLE_INSTRUCTIONS=AVX2; ONNX Runtime's MLAS has no such switch)"
+  # PyTorch's own kernels (scaled_dot_product_attention, elementwise)
+  # dispatch on ATEN_CPU_CAPABILITY.
+  export MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2
+  peer_note=" (peers held to AVX2: DNNL_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, MKL_ENABLE_INSTRUCTIONS=AVX2, ATEN_CPU_CAPABILITY=avx2; ONNX Runtime's MLAS has no such switch)"
 elif [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
   # Debian's OpenBLAS (0.3.21) picks its kernels by CPU model and falls back
   # to its SSE3 "Prescott" kernels on models it does not know (measured on
