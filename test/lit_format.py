@@ -23,7 +23,7 @@ class ShTestThatCleansUp(lit.formats.ShTest):
 
     def execute(self, test, litConfig):
         result = super().execute(test, litConfig)
-        if result.code.isFailure or os.environ.get("TFC_LIT_KEEP_OUTPUT"):
+        if result.code.isFailure or os.environ.get("TFC_LIT_KEEP_OUTPUT", "0") != "0":
             return result
         _, tmp_base = lit.TestRunner.getTempPaths(test)
         for path in glob.glob(glob.escape(tmp_base) + ".tmp*"):

@@ -80,8 +80,11 @@ public:
   std::string check(const CompileOptions &o, Stage) const override {
     if (!o.cpuVariants.empty())
       return "--cpu-variants makes a CPU library with one build per CPU; it "
-             "does not combine with --target=cuda, --cpu, --features or "
-             "--cpu-kernels";
+             "does not combine with --target=cuda, --cpu, --features, "
+             "--cpu-kernels or --cpu-l1d-kib";
+    if (o.cpuL1dKib != 0)
+      return "--cpu-l1d-kib sizes the CPU kernels' cache blocking; a CUDA "
+             "model has none";
     return "";
   }
 

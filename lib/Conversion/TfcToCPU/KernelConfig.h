@@ -70,6 +70,9 @@ constexpr const char *kCpuL1dAttr = "tfc.cpu_l1d_bytes";
 /// of it, the rest left to the rows of A and the tile of C passing through
 /// (48 KiB: AVX-512 128, AVX2 256, the measured best; 32 KiB: 64 and 128).
 int64_t kcForL1d(const GemmConfig &config, int64_t l1dBytes);
+/// The L1 data cache of the module that holds `op` (kCpuL1dAttr); 0 if it
+/// does not say.
+int64_t l1dBytesFor(Operation *op);
 /// The GEMM configuration of the module that holds `op`: its ISA's, with kc
 /// for its L1 data cache.
 GemmConfig gemmConfigFor(Operation *op);

@@ -188,6 +188,16 @@ int64_t tfc::cpu::kcForL1d(const GemmConfig &config, int64_t l1dBytes) {
   return kc;
 }
 
+int64_t tfc::cpu::l1dBytesFor(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto l1d = module->getAttrOfType<IntegerAttr>(kCpuL1dAttr))
+      return std::max<int64_t>(l1d.getInt(), 0);
+  return 0;
+}
+
 tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
@@ -198,8 +208,7 @@ tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
   if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
     if (const GemmConfig *named = gemmConfigForIsa(isa.getValue()))
       config = *named;
-  if (auto l1d = module->getAttrOfType<IntegerAttr>(kCpuL1dAttr))
-    if (l1d.getInt() > 0)
-      config.kc = kcForL1d(config, l1d.getInt());
+  if (int64_t l1d = l1dBytesFor(module))
+    config.kc = kcForL1d(config, l1d);
   return config;
 }

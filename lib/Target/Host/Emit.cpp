@@ -116,9 +116,11 @@ std::string impliedCpuFeatures(const std::string &cpu) {
 } // namespace
 
 int64_t tfc::hostL1dBytes() {
+#ifdef _SC_LEVEL1_DCACHE_SIZE // glibc
   long bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
   if (bytes > 0)
     return bytes;
+#endif
   // index0..: level, type (Data, Instruction, Unified) and size ("48K").
   for (int index = 0; index < 8; ++index) {
     std::string dir =

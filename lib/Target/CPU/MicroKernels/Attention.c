@@ -100,8 +100,12 @@ INLINE vf splat(float x) {
   return v;
 }
 
-/* exp_neg of every lane. */
+/* exp_neg of every lane. Lanes below -87.3 (-inf too) give 0; they are
+ * computed from -87.3 (bit operations, so NaN stays NaN), which keeps the
+ * float-to-int conversion in range. */
 INLINE vf exp_neg_v(vf x) {
+  vi below = x < -87.3f; /* all ones where e^x underflows */
+  x = (vf)(((vi)x & ~below) | ((vi)splat(-87.3f) & below));
   vf n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   vf r = x - n * 0.693359375f + n * 2.12194440e-4f;
   vf p = splat(1.9875691500e-4f);
@@ -112,8 +116,7 @@ INLINE vf exp_neg_v(vf x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   vi scale = (__builtin_convertvector(n, vi) + 127) << 23;
-  vi below = x < -87.3f; /* all ones where e^x underflows */
-  return (vf)((vi)(p * (vf)(scale & ~below)) & ~below);
+  return (vf)((vi)(p * (vf)scale) & ~below);
 }
 
 /* Reductions are written over LANES independent partial sums: the compiler
