@@ -449,15 +449,20 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
   if (j1 < j0)
     j1 = j0;
   int64_t width = j1 - j0; /* scores per row */
-  float sc[PREFILL_ROWS * (width > 0 ? width : 1)];
-  float inv[PREFILL_ROWS];
-
-  /* Scores: a register tile of RT rows x KV vectors of keys (rows past the
-   * block's repeat its last row; their results are dropped). */
+  int64_t keys = last + 1 - j0; /* keys past `last` have p = 0 */
+  if (keys < 0)
+    keys = 0;
+  /* The block's rows RT at a time (one register tile's rows): their scores,
+   * softmax and P.V, so that the scores on the stack are RT rows (at most
+   * 32 KiB) whatever the block's rows. Rows past the block repeat its last
+   * row; their results are dropped. */
+  float sc[RT * (width > 0 ? width : 1)];
   for (int64_t r0 = 0; r0 < rows; r0 += RT) {
+    int64_t rr = rows - r0 < RT ? rows - r0 : RT;
     const float *qr[RT];
     for (int r = 0; r < RT; ++r)
-      qr[r] = row[r0 + r < rows ? r0 + r : rows - 1].q;
+      qr[r] = row[r < rr ? r0 + r : r0 + rr - 1].q;
+    /* Scores: RT rows x KV vectors of keys per register tile. */
     for (int64_t j = j0; j < j1; j += KV * VL) {
       vf acc[RT][KV];
       for (int r = 0; r < RT; ++r)
@@ -474,41 +479,36 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
             acc[r][c] += qv * kv[c];
         }
       }
-      for (int r = 0; r < RT && r0 + r < rows; ++r)
+      for (int r = 0; r < rr; ++r)
         for (int c = 0; c < KV; ++c)
-          vstore(sc + (r0 + r) * width + (j - j0) + c * VL, acc[r][c] * scale);
+          vstore(sc + r * width + (j - j0) + c * VL, acc[r][c] * scale);
     }
-  }
-  /* Each row's exact softmax (unnormalised; 1 / sum kept for the end). */
-  for (int64_t r = 0; r < rows; ++r) {
-    float *sr = sc + r * width;
-    /* (the padding past the last key: -inf, without reading the mask) */
-    int64_t valid = s.tk - j0 < width ? s.tk - j0 : width;
-    finish_scores(&s, &row[r], slopes != 0, sr, j0, valid);
-    for (int64_t jj = valid; jj < width; ++jj)
-      sr[jj] = -__builtin_inff();
-    float m = max_of(sr, width);
-    if (m == -__builtin_inff()) { /* no visible key: zeros */
-      memset(sr, 0, (size_t)width * sizeof(float));
-      inv[r] = 0;
-      continue;
+    /* Each row's exact softmax (unnormalised; 1 / sum kept for the end). */
+    float inv[RT];
+    for (int64_t r = 0; r < rr; ++r) {
+      float *sr = sc + r * width;
+      /* (the padding past the last key: -inf, without reading the mask) */
+      int64_t valid = s.tk - j0 < width ? s.tk - j0 : width;
+      finish_scores(&s, &row[r0 + r], slopes != 0, sr, j0, valid);
+      for (int64_t jj = valid; jj < width; ++jj)
+        sr[jj] = -__builtin_inff();
+      float m = max_of(sr, width);
+      if (m == -__builtin_inff()) { /* no visible key: zeros */
+        memset(sr, 0, (size_t)width * sizeof(float));
+        inv[r] = 0;
+        continue;
+      }
+      float sum = exp_and_sum(sr, width, m);
+      inv[r] = 1.0f / sum;
     }
-    float sum = exp_and_sum(sr, width, m);
-    inv[r] = 1.0f / sum;
-  }
-  /* out = p . V: a register tile of RT rows x KV vectors of V's columns
-   * over the keys, p broadcast from the scores. */
-  int64_t keys = last + 1 - j0; /* keys past `last` have p = 0 */
-  if (keys < 0)
-    keys = 0;
-  for (int64_t r0 = 0; r0 < rows; r0 += RT) {
-    int64_t rr = rows - r0 < RT ? rows - r0 : RT;
+    /* out = p . V: RT rows x KV vectors of V's columns per register tile
+     * over the keys, p broadcast from the scores. */
     const float *pr[RT];
     float *dst[RT];
     for (int r = 0; r < RT; ++r) {
-      int64_t rc = r < rr ? r0 + r : r0 + rr - 1;
+      int64_t rc = r < rr ? r : rr - 1;
       pr[r] = sc + rc * width;
-      dst[r] = out + ((b * s.heads + h) * s.tq + i0 + rc) * dv;
+      dst[r] = out + ((b * s.heads + h) * s.tq + i0 + r0 + rc) * dv;
     }
     int64_t c0 = 0;
     for (; c0 + KV * VL <= dv; c0 += KV * VL) {
@@ -529,7 +529,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
       }
       for (int r = 0; r < rr; ++r)
         for (int c = 0; c < KV; ++c)
-          vstore(dst[r] + c0 + c * VL, acc[r][c] * inv[r0 + r]);
+          vstore(dst[r] + c0 + c * VL, acc[r][c] * inv[r]);
     }
     /* V's last columns (dv not a multiple of KV * VL), one at a time. */
     for (; c0 < dv; ++c0)
@@ -537,7 +537,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
         float acc = 0;
         for (int64_t jj = 0; jj < keys; ++jj)
           acc += pr[r][jj] * vb[(j0 + jj) * s.vs[2] + c0];
-        dst[r][c0] = acc * inv[r0 + r];
+        dst[r][c0] = acc * inv[r];
       }
   }
 }
