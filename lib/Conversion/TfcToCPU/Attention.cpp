@@ -622,6 +622,34 @@ Value pointerOrNull(OpBuilder &b, Location loc, Value m) {
                  .getResult();
 }
 
+/// The micro-kernels that score keys (tfc_uk_attention_split and
+/// tfc_uk_attention_prefill) share a signature (MicroKernels.h): q, the keys
+/// (k, or its transpose), v, mask, relBias, slopes, the destination, the
+/// shape array, the scale and the task.
+LLVM::LLVMFuncOp declareScoringKernel(OpBuilder &b, Operation *op,
+                                      StringRef name) {
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  return declareMicroKernel(
+      b, op, name, LLVM::LLVMVoidType::get(b.getContext()),
+      {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, b.getF32Type(), b.getI64Type()});
+}
+
+/// Their operands but the task.
+SmallVector<Value> scoringOperands(OpBuilder &b, Location l, Value query,
+                                   Value keys, Value value, Value mask,
+                                   Value relBias, const MicroKernelArgs &args,
+                                   Value dest) {
+  return {pointerTo(b, l, query),
+          pointerTo(b, l, keys),
+          pointerTo(b, l, value),
+          pointerOrNull(b, l, mask),
+          pointerOrNull(b, l, relBias),
+          pointerOrNull(b, l, args.slopes),
+          pointerTo(b, l, dest),
+          pointerTo(b, l, args.shape),
+          args.scale};
+}
+
 /// Few query rows (decoding): the C micro-kernels' flash-decoding (tasks of
 /// (batch, key/value head, split of the keys) serving every query head of
 /// the group, then a combine per (batch, head)).
@@ -630,11 +658,9 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                          Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
-  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type i64 = b.getI64Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
-  auto split =
-      declareMicroKernel(b, op, "tfc_uk_attention_split", voidType,
-                         {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+  auto split = declareScoringKernel(b, op, "tfc_uk_attention_split");
   auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine", voidType,
                                     {ptr, ptr, ptr, i64});
   auto partialFloats =
@@ -656,15 +682,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       b, loc, arith::MulIOp::create(b, loc, sizes.batch, sizes.kvHeads),
       splits);
   parallelCalls(b, loc, splitTasks, split, [&](OpBuilder &b, Location l) {
-    return SmallVector<Value>{pointerTo(b, l, query),
-                              pointerTo(b, l, key),
-                              pointerTo(b, l, value),
-                              pointerOrNull(b, l, mask),
-                              pointerOrNull(b, l, relBias),
-                              pointerOrNull(b, l, args.slopes),
-                              pointerTo(b, l, partial),
-                              pointerTo(b, l, args.shape),
-                              args.scale};
+    return scoringOperands(b, l, query, key, value, mask, relBias, args,
+                           partial);
   });
   parallelCalls(b, loc,
                 arith::MulIOp::create(b, loc, sizes.batch, sizes.runHeads),
@@ -683,7 +702,7 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                           Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
-  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type i64 = b.getI64Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
   auto ktFloats =
       declareMicroKernel(b, op, "tfc_uk_attention_kt_floats", i64, {ptr});
@@ -691,9 +710,7 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                                       voidType, {ptr, ptr, ptr, i64});
   auto prefillTasks =
       declareMicroKernel(b, op, "tfc_uk_attention_prefill_tasks", i64, {ptr});
-  auto prefill =
-      declareMicroKernel(b, op, "tfc_uk_attention_prefill", voidType,
-                         {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, f32, i64});
+  auto prefill = declareScoringKernel(b, op, "tfc_uk_attention_prefill");
 
   MicroKernelArgs args =
       prepareMicroKernelArgs(b, loc, op, sizes, query, key, value, mask,
@@ -717,15 +734,7 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                             indexConst(b, loc, 0)),
       indexConst(b, loc, 0), tasks);
   parallelCalls(b, loc, tasks, prefill, [&](OpBuilder &b, Location l) {
-    return SmallVector<Value>{pointerTo(b, l, query),
-                              pointerTo(b, l, kt),
-                              pointerTo(b, l, value),
-                              pointerOrNull(b, l, mask),
-                              pointerOrNull(b, l, relBias),
-                              pointerOrNull(b, l, args.slopes),
-                              pointerTo(b, l, out),
-                              pointerTo(b, l, args.shape),
-                              args.scale};
+    return scoringOperands(b, l, query, kt, value, mask, relBias, args, out);
   });
 }
 

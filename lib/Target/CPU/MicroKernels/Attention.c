@@ -392,6 +392,26 @@ void tfc_uk_attention_combine(const float *partial, float *out,
 #define PREFILL_ROWS ((16 + RT - 1) / RT * RT)
 #define KEY_PAD 32
 
+/* The register tile both of the prefill's products accumulate:
+ * acc[r][c] = sum over t < steps of a[r][t] * b[t * bstride + c * VL]
+ * (scores: a the q rows, b kt; P.V: a the rows of p, b V). */
+INLINE void tile_product(const float *const a[RT], const float *b,
+                         int64_t bstride, int64_t steps, vf acc[RT][KV]) {
+  for (int r = 0; r < RT; ++r)
+    for (int c = 0; c < KV; ++c)
+      acc[r][c] = splat(0);
+  for (int64_t t = 0; t < steps; ++t, b += bstride) {
+    vf bv[KV];
+    for (int c = 0; c < KV; ++c)
+      bv[c] = vload(b + c * VL);
+    for (int r = 0; r < RT; ++r) {
+      vf av = splat(a[r][t]);
+      for (int c = 0; c < KV; ++c)
+        acc[r][c] += av * bv[c];
+    }
+  }
+}
+
 INLINE int64_t padded_keys(const shape_t *s) {
   return (s->tk + KEY_PAD - 1) / KEY_PAD * KEY_PAD;
 }
@@ -465,20 +485,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
     /* Scores: RT rows x KV vectors of keys per register tile. */
     for (int64_t j = j0; j < j1; j += KV * VL) {
       vf acc[RT][KV];
-      for (int r = 0; r < RT; ++r)
-        for (int c = 0; c < KV; ++c)
-          acc[r][c] = splat(0);
-      const float *kp = ktb + j;
-      for (int64_t dd = 0; dd < d; ++dd, kp += tkp) {
-        vf kv[KV];
-        for (int c = 0; c < KV; ++c)
-          kv[c] = vload(kp + c * VL);
-        for (int r = 0; r < RT; ++r) {
-          vf qv = splat(qr[r][dd]);
-          for (int c = 0; c < KV; ++c)
-            acc[r][c] += qv * kv[c];
-        }
-      }
+      tile_product(qr, ktb + j, tkp, d, acc);
       for (int r = 0; r < rr; ++r)
         for (int c = 0; c < KV; ++c)
           vstore(sc + r * width + (j - j0) + c * VL, acc[r][c] * scale);
@@ -513,20 +520,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
     int64_t c0 = 0;
     for (; c0 + KV * VL <= dv; c0 += KV * VL) {
       vf acc[RT][KV];
-      for (int r = 0; r < RT; ++r)
-        for (int c = 0; c < KV; ++c)
-          acc[r][c] = splat(0);
-      const float *vp = vb + j0 * s.vs[2] + c0;
-      for (int64_t jj = 0; jj < keys; ++jj, vp += s.vs[2]) {
-        vf vv[KV];
-        for (int c = 0; c < KV; ++c)
-          vv[c] = vload(vp + c * VL);
-        for (int r = 0; r < RT; ++r) {
-          vf p = splat(pr[r][jj]);
-          for (int c = 0; c < KV; ++c)
-            acc[r][c] += p * vv[c];
-        }
-      }
+      tile_product(pr, vb + j0 * s.vs[2] + c0, s.vs[2], keys, acc);
       for (int r = 0; r < rr; ++r)
         for (int c = 0; c < KV; ++c)
           vstore(dst[r] + c0 + c * VL, acc[r][c] * inv[r]);
