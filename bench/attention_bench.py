@@ -17,15 +17,14 @@ flops, halved when causal), the ratio and the max abs difference.
 
 import argparse
 import os
-import re
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_timing  # noqa: E402
 
 
 def main():
@@ -56,13 +55,7 @@ def main():
             tq, tk, tv, attn_mask=tm, scale=scale)
 
     def median_ms(fn):
-        times = []
-        for i in range(args.iters + 1):
-            start = time.perf_counter()
-            fn()
-            if i:
-                times.append((time.perf_counter() - start) * 1e3)
-        return statistics.median(times)
+        return bench_timing.median_ms(fn, args.iters)
 
     env = dict(os.environ, TFC_NUM_THREADS=str(args.threads))
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,13 +72,7 @@ def main():
         run += ["--output", f"out={out}"]
 
         def tfc_round():
-            proc = subprocess.run(run, capture_output=True, text=True, env=env)
-            if proc.returncode != 0:
-                sys.exit(f"tfc-run failed:\n{proc.stdout}\n{proc.stderr}")
-            m = re.search(r"median\s+([0-9.]+)\s*ms", proc.stdout)
-            if not m:
-                sys.exit(f"cannot find the median in tfc-run's output:\n{proc.stdout}")
-            return float(m.group(1))
+            return bench_timing.tfc_run_median_ms(run, env)
 
         rounds = {"tfc": [], "torch": []}
         with torch.inference_mode():

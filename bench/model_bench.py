@@ -19,16 +19,15 @@ numerical reference of the compiled model).
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_timing  # noqa: E402
 import torch_models  # noqa: E402
 
 
@@ -69,13 +68,7 @@ def main():
     targs = [torch.from_numpy(v) for v in inputs.values()]
 
     def median_ms(fn):
-        times = []
-        for i in range(args.iters + 1):
-            start = time.perf_counter()
-            fn()
-            if i:
-                times.append((time.perf_counter() - start) * 1e3)
-        return statistics.median(times)
+        return bench_timing.median_ms(fn, args.iters)
 
     with tempfile.TemporaryDirectory() as tmp:
         run = [os.path.join(args.bin, "tfc-run"), args.lib, "--weights", args.weights,
@@ -95,14 +88,8 @@ def main():
             first_output = m.group(1)
 
         def tfc_round():
-            proc = subprocess.run(run + ["--output", f"{first_output}={out0}"],
-                                  capture_output=True, text=True, env=env)
-            if proc.returncode != 0:
-                sys.exit(f"tfc-run failed:\n{proc.stdout}\n{proc.stderr}")
-            m = re.search(r"median\s+([0-9.]+)\s*ms", proc.stdout)
-            if not m:
-                sys.exit(f"cannot find the median in tfc-run's output:\n{proc.stdout}")
-            return float(m.group(1))
+            return bench_timing.tfc_run_median_ms(
+                run + ["--output", f"{first_output}={out0}"], env)
 
         session = ort_session(args, model, targs, inputs, tmp)
         feeds = dict(inputs)
