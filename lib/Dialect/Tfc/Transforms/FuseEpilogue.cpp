@@ -4,9 +4,10 @@
 //
 // Three rewrites, in this order, each reported on the op it absorbs:
 //
-//   1. matmul(x, W) with a 2-D W ([K, N], the `x @ w` of exported graphs and
-//      GPT-2's Conv1D) becomes linear(x, transpose(W)): one op family for
-//      the backends, with W's transpose a load-time constant;
+//   1. matmul(x, W) with a 2-D W of static shape ([K, N], the `x @ w` of
+//      exported graphs and GPT-2's Conv1D) becomes linear(x, transpose(W)):
+//      one op family for the backends, with W's transpose a load-time
+//      constant (a W of dynamic shape, an activation, stays a matmul);
 //   2. linear(...) + b with b a vector of the output features becomes the
 //      linear's bias; then relu / gelu / silu / max(·, 0) of it becomes its
 //      activation;
@@ -36,13 +37,15 @@ namespace {
 
 StringRef activationName(Activation a) { return stringifyActivation(a); }
 
-/// 1. matmul(x, W[K, N]) -> linear(x, Wᵀ).
+/// 1. matmul(x, W[K, N]) -> linear(x, Wᵀ) when W has a static shape, as a
+/// linear's weight has (a weight, or a value the backends pack per call); a
+/// W of dynamic shape (a product of two activations) stays a matmul.
 void matmulToLinear(RewriterBase &rewriter, MatmulOp mm,
                     const Reporter &reporter) {
   auto rhsType = cast<RankedTensorType>(mm.getRhs().getType());
   auto lhsType = cast<RankedTensorType>(mm.getLhs().getType());
   if (rhsType.getRank() != 2 || lhsType.getRank() < 2 ||
-      mm.getTransposeLhs())
+      mm.getTransposeLhs() || !rhsType.hasStaticShape())
     return;
   Value weight = mm.getRhs();
   if (!mm.getTransposeRhs()) {

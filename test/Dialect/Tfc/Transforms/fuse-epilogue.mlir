@@ -144,3 +144,15 @@ func.func @not_candidates(%x: tensor<4x16xf32>, %w: tensor<32x16xf32>, %t: tenso
   %n = tfc.layer_norm %a : (tensor<4x32xf32>) -> tensor<4x32xf32>
   return %n : tensor<4x32xf32>
 }
+
+// -----
+
+// A product of two activations (W of dynamic shape) stays a matmul: a
+// linear's weight has a static shape (the CPU packs it into panels).
+// CHECK-LABEL: func @activation_product
+// CHECK: tfc.matmul %arg0, %arg1
+// CHECK-NOT: tfc.linear
+func.func @activation_product(%a: tensor<?x16xf32>, %b: tensor<16x?xf32>) -> tensor<?x?xf32> {
+  %m = tfc.matmul %a, %b : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<?x?xf32>
+  return %m : tensor<?x?xf32>
+}
