@@ -14,8 +14,10 @@
 // blocks of rows x panelsPerTask panels; within a task the depth goes in k
 // blocks of kc, so that the tile's kc-deep panel slices stay in L1 while the
 // task's row tiles stream past them, the partial sums going through C
-// between blocks (one loop over the blocks, the first and last known at run
-// time, so that each micro-kernel is emitted once). A task calls a function
+// between blocks, added to a block's sums after its k loop (one loop over
+// the blocks, the first and last known at run time, so that each
+// micro-kernel is emitted once). Rows left over after the mr-row tiles go
+// in 2-row tiles, then a single row. A task calls a function
 // shared by every GEMM of the module with the same tile, activation and
 // bias/no bias, so that a model compiles its micro-kernels once per
 // configuration rather than once per op. tfc.matmul (activations
@@ -55,8 +57,8 @@ struct MicroKernelIO {
   std::function<Value(OpBuilder &, Location, Value k, int64_t c)> loadB;
   /// Stores the finished vector of row r, chunk c.
   std::function<void(OpBuilder &, Location, int64_t r, int64_t c, Value)> store;
-  /// The accumulators' start, row r, chunk c: the partial sums of earlier k
-  /// blocks. Null for the first block (zeros).
+  /// The partial sums of earlier k blocks for row r, chunk c, added to the
+  /// block's own after its k loop. Null when there are none.
   std::function<Value(OpBuilder &, Location, int64_t r, int64_t c)> loadC;
 };
 
@@ -65,11 +67,12 @@ struct MicroKernelIO {
 void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
                      int64_t rows, int64_t kChunks, Value kBegin, Value kEnd,
                      const MicroKernelIO &io) {
-  SmallVector<Value> init;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < kChunks; ++c)
-      init.push_back(io.loadC ? io.loadC(b, loc, r, c)
-                              : splatConst(b, loc, 0.0, cfg.vectorWidth));
+  // The accumulators start at zero and the partial sums of earlier blocks
+  // are added after the loop: C's addresses are then live only after it
+  // (loaded before it, they were kept across the loop in spilled
+  // registers), and the first FMAs need not wait for C's loads.
+  SmallVector<Value> init(rows * kChunks,
+                          splatConst(b, loc, 0.0, cfg.vectorWidth));
   auto loop = scf::ForOp::create(
       b, loc, kBegin, kEnd, indexConst(b, loc, 1), init,
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
@@ -86,32 +89,46 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
         scf::YieldOp::create(b, l, next);
       });
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < kChunks; ++c)
-      io.store(b, loc, r, c, loop.getResult(r * kChunks + c));
+    for (int64_t c = 0; c < kChunks; ++c) {
+      Value v = loop.getResult(r * kChunks + c);
+      if (io.loadC)
+        v = arith::AddFOp::create(b, loc, io.loadC(b, loc, r, c), v);
+      io.store(b, loc, r, c, v);
+    }
 }
 
-/// Runs `body(m0, rows)` over [begin, end) in tiles of cfg.mr rows and then
-/// single rows for the remainder.
+/// Runs `body(m0, rows)` over [begin, end) in tiles of cfg.mr rows, then
+/// what is left in tiles of 2 rows and a last single row. A single row has
+/// too few accumulators to hide the FMA latency (AVX-512: 4 chains for 2
+/// ports of 4 cycles, half the peak); two rows have enough, and M = 128,
+/// the common sequence length, leaves 2 rows after the 6-row tiles.
 void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
                  Value begin, Value end,
                  function_ref<void(OpBuilder &, Location, Value, int64_t)>
                      body) {
-  Value mr = indexConst(b, loc, cfg.mr);
-  Value count = arith::SubIOp::create(b, loc, end, begin);
-  Value full = arith::AddIOp::create(
-      b, loc, begin,
-      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, count, mr),
-                            mr));
-  scf::ForOp::create(b, loc, begin, full, mr, ValueRange{},
-                     [&](OpBuilder &b, Location l, Value m0, ValueRange) {
-                       body(b, l, m0, cfg.mr);
-                       scf::YieldOp::create(b, l);
-                     });
-  scf::ForOp::create(b, loc, full, end, indexConst(b, loc, 1), ValueRange{},
-                     [&](OpBuilder &b, Location l, Value m0, ValueRange) {
-                       body(b, l, m0, 1);
-                       scf::YieldOp::create(b, l);
-                     });
+  SmallVector<int64_t, 3> heights{cfg.mr};
+  for (int64_t h : {int64_t(2), int64_t(1)})
+    if (h < heights.back())
+      heights.push_back(h);
+  Value from = begin;
+  for (int64_t h : heights) {
+    Value step = indexConst(b, loc, h);
+    Value count = arith::SubIOp::create(b, loc, end, from);
+    Value to = h == 1
+                   ? end
+                   : arith::AddIOp::create(
+                         b, loc, from,
+                         arith::MulIOp::create(
+                             b, loc,
+                             arith::DivUIOp::create(b, loc, count, step), step))
+                         .getResult();
+    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
+                       [&](OpBuilder &b, Location l, Value m0, ValueRange) {
+                         body(b, l, m0, h);
+                         scf::YieldOp::create(b, l);
+                       });
+    from = to;
+  }
 }
 
 } // namespace
@@ -228,9 +245,9 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   int64_t panelChunks = cfg.chunks(), width = cfg.vectorWidth;
   Value one = indexConst(b, l, 1), zero = indexConst(b, l, 0);
   // The tiles of `tilePanels` adjacent panels starting at panel p, over the
-  // depth [k0, k1). The first block starts from zero, later ones from the
-  // partial sums in C (a masked load whose mask is empty in the first
-  // block); only the last applies bias and activation. The flags are
+  // depth [k0, k1). Later blocks add the partial sums in C to their own (a
+  // masked load whose mask is empty in the first block); only the last
+  // applies bias and activation. The flags are
   // run-time values, so the micro-kernels are emitted once for every block.
   auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
                    Value k0, Value k1, Value first, Value last) {

@@ -371,9 +371,10 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[B1:.*]] = vector.maskedload %[[TB]][%[[COL1]]], %[[M1]]
 // CHECK: vector.maskedload %[[TB]]
 // CHECK: vector.maskedload %[[TB]]
+// The accumulators start at zero; C's partial sums are added after the k
+// loop.
 // CHECK: scf.for %{{.*}} = %[[TM0]] to %{{.*}} step %c6
-// CHECK: %[[C0:.*]] = vector.maskedload %[[TC]][%{{.*}}, %[[COL0]]], %[[CM0]]
-// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[C0]]
+// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
 // CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
@@ -385,22 +386,31 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: scf.yield
 // Bias and activation only in the last block; other blocks store the
 // partial sums.
+// CHECK: %[[C0:.*]] = vector.maskedload %[[TC]][%{{.*}}, %[[COL0]]], %[[CM0]]
+// CHECK-NEXT: %[[S0:.*]] = arith.addf %[[C0]], %[[ACC]]#0 : vector<16xf32>
 // CHECK: scf.if %[[LAST]] {
-// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[ACC]]#0, %[[B0]] : vector<16xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[S0]], %[[B0]] : vector<16xf32>
 // CHECK: %[[Z:.*]] = arith.maximumf %[[Y]], %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[TC]][%{{.*}}, %[[COL0]]], %[[M0]], %[[Z]]
 // CHECK: } else {
-// CHECK-NEXT: vector.maskedstore %[[TC]][%{{.*}}, %[[COL0]]], %[[M0]], %[[ACC]]#0
+// CHECK-NEXT: vector.maskedstore %[[TC]][%{{.*}}, %[[COL0]]], %[[M0]], %[[S0]]
+// CHECK: %[[S1:.*]] = arith.addf %{{.*}}, %[[ACC]]#1 : vector<16xf32>
 // CHECK: scf.if %[[LAST]] {
-// CHECK-NEXT: %[[Y1:.*]] = arith.addf %[[ACC]]#1, %[[B1]] : vector<16xf32>
+// CHECK-NEXT: %[[Y1:.*]] = arith.addf %[[S1]], %[[B1]] : vector<16xf32>
 // CHECK: %[[Z1:.*]] = arith.maximumf %[[Y1]], %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[TC]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
-// The rows left over, one at a time: 4 accumulators.
+// The rows left over: tiles of 2 rows (8 accumulators, enough to hide the
+// FMA latency), then a last single row (4).
+// CHECK: scf.for %{{.*}} step %c2
+// CHECK: %{{.*}}:8 = scf.for
+// CHECK-COUNT-8: math.fma
+// CHECK: scf.for %{{.*}} step %c1
 // CHECK: %{{.*}}:4 = scf.for
 // The panel left over: a 6 x 32 tile, 12 accumulators.
 // CHECK: scf.for %{{.*}} step %c1
 // CHECK: %{{.*}}:12 = scf.for
 // CHECK-COUNT-12: math.fma
+// CHECK: %{{.*}}:4 = scf.for
 // CHECK: %{{.*}}:2 = scf.for
 // CHECK: return
 func.func @gemm_bias_relu(%x: memref<?x?x64xf32>, %w: memref<3x64x32xf32>, %b: memref<80xf32>, %out: memref<?x?x80xf32>) {
