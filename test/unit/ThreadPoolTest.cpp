@@ -48,10 +48,20 @@ void expectCoveredOnce(ThreadPool &pool, int64_t n) {
   pool.parallelFor(n, Coverage::record, &c);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(c.hits[i].load(), 1) << "index " << i << " of " << n;
-  // One contiguous non-empty chunk per thread at most.
-  EXPECT_LE(c.ranges.size(), static_cast<size_t>(pool.numThreads()));
-  EXPECT_EQ(c.ranges.size(),
-            static_cast<size_t>(std::min<int64_t>(n, pool.numThreads())));
+  // kChunksPerThread contiguous non-empty chunks per thread at most; one
+  // range, run inline, on a single thread.
+  int64_t chunks = pool.numThreads() == 1
+                       ? 1
+                       : std::min<int64_t>(n, int64_t(pool.numThreads()) *
+                                                  ThreadPool::kChunksPerThread);
+  EXPECT_EQ(c.ranges.size(), static_cast<size_t>(chunks));
+  // As equal as can be: sizes differ by at most one.
+  int64_t smallest = n, largest = 0;
+  for (auto &r : c.ranges) {
+    smallest = std::min(smallest, r.second - r.first);
+    largest = std::max(largest, r.second - r.first);
+  }
+  EXPECT_LE(largest - smallest, 1);
   for (auto &r : c.ranges)
     EXPECT_LT(r.first, r.second);
 }
@@ -126,7 +136,9 @@ TEST(ThreadPool, NestedCallsRunInline) {
       },
       &ctx);
   EXPECT_EQ(ctx.inner.load(), 80);
-  EXPECT_EQ(ctx.wasInside.load(), 4);
+  // Every chunk (8 of 8 indices on 4 threads) ran inside the region.
+  EXPECT_EQ(ctx.wasInside.load(),
+            std::min<int>(8, 4 * ThreadPool::kChunksPerThread));
   EXPECT_FALSE(ThreadPool::inParallelRegion());
 }
 

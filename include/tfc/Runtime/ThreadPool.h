@@ -3,11 +3,12 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // What a model's `parallel_for` hook runs on: a fixed set of workers created
-// once. parallelFor(n, fn, ctx) splits [0, n) into one contiguous chunk per
-// thread (the caller's included) and returns when every chunk is done. Chunks
-// are claimed dynamically, so a worker that wakes late does not hold the
-// caller up: the caller takes its chunk. Idle workers spin briefly, then
-// sleep on a condition variable.
+// once. parallelFor(n, fn, ctx) splits [0, n) into up to kChunksPerThread
+// contiguous chunks per thread (the caller's included) and returns when every
+// chunk is done. Chunks are claimed dynamically, so a worker that wakes late
+// or runs slower (a vCPU sharing its core) does not hold the others up: they
+// take more chunks. Idle workers spin for a millisecond, then sleep on a
+// condition variable.
 //
 // A parallelFor from inside a chunk (nested) runs inline on that thread; two
 // threads calling parallelFor on one pool take turns. Neither deadlocks.
@@ -29,6 +30,8 @@ public:
 
   /// The most threads a pool runs.
   static constexpr unsigned kMaxThreads = 1024;
+  /// A parallelFor of n makes min(n, kChunksPerThread x threads) chunks.
+  static constexpr unsigned kChunksPerThread = 4;
 
   /// A pool of `numThreads` threads in all (the caller is one of them, so
   /// numThreads - 1 workers); clamped to [1, kMaxThreads].

@@ -449,8 +449,8 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
   // A single block of rows splits the columns finely: decoding (a tile's
   // rows or fewer) one task per panel, the weight being the whole cost and
   // every thread streaming an equal share of it; more rows one register
-  // tile's panels per task. The pool cuts the tasks into one contiguous
-  // chunk per thread.
+  // tile's panels per task. The pool cuts the tasks into contiguous chunks
+  // (a few per thread, claimed dynamically).
   Value oneBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                          mBlocks, one);
   Value blockPanels = one;
