@@ -2,39 +2,37 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-//   gemm_bench_tfc   M K N model.so scratch-dir [iterations]
-//   gemm_bench_peers M K N scratch-dir [iterations]
-//
-// One source, two programs (bench/run.sh builds both, -DTFC_BENCH_PEERS for
-// the second): tfc is timed in a process that does not load oneDNN or
-// OpenBLAS, whose thread pools (OpenMP, OpenBLAS's servers pinning and
-// spinning at start-up) otherwise took one of the two cores from tfc's
-// threads in some processes and halved its speed at random.
+//   gemm_bench M K N model.so scratch-dir [blocks] [iterations]
 //
 // Times y = x · Wᵀ for x [M, K], W [N, K] three ways in one process, all with
 // the same thread count (TFC_NUM_THREADS / OMP_NUM_THREADS, set by
 // bench/run.sh), on the same W:
-//  * the tfc-compiled model (one tfc.linear; through the runtime's C API, so
-//    the time includes input checks and the output allocation), its weight
-//    packed once when bound;
+//  * the tfc-compiled model (one tfc.linear; through the runtime's C API,
+//    tfc_run_into a buffer the caller keeps, as oneDNN's primitive writes
+//    its destination), its weight packed once when bound;
 //  * oneDNN's matmul primitive with its weights reordered once at setup into
 //    the layout the primitive asks for (format_tag::any): how inference
 //    engines use oneDNN, with no repacking per call;
 //  * OpenBLAS's cblas_sgemm (which packs per call; a second peer).
-// The tfc program writes W to scratch-dir/w.safetensors, binds it, and
-// writes its output and median time to scratch-dir/tfc.bin; the peers
-// program uses the same W and checks tfc's output against oneDNN's (max
-// |diff| relative to max |y|; the line says MISMATCH above 1e-5). It prints
-// one line with the median times, GFLOP/s and the ratios tfc / peer.
+//
+// The three take turns in blocks (a warm-up call, then `iterations` timed
+// calls; the block's median), `blocks` times: on a VM whose speed drifts
+// by 2x within minutes, each ratio tfc / peer is taken of two blocks run
+// milliseconds apart, and the line reports the median of those per-block
+// ratios next to each library's best and median block. Between blocks the
+// program sleeps long enough for the previous library's threads to stop
+// spinning (tfc's pool and OpenMP spin well under a millisecond; OpenBLAS's
+// servers up to 2^28 cycles, so after OpenBLAS it sleeps 150 ms), so that no
+// library's idle threads take a core from the next one's.
+// tfc's output is checked against oneDNN's (max |diff| relative to max |y|;
+// the line says MISMATCH above 1e-5, and the exit status is 1).
 //
 //===----------------------------------------------------------------------===//
 
-#ifdef TFC_BENCH_PEERS
+#include "tfc/Runtime/tfc.h"
+
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
-#else
-#include "tfc/Runtime/tfc.h"
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -43,12 +41,14 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
 
-double medianMs(int iterations, const std::function<void()> &fn) {
-  fn(); // warm-up
+/// Median time of `iterations` calls of `fn` after one warm-up call.
+double blockMs(int iterations, const std::function<void()> &fn) {
+  fn();
   std::vector<double> times;
   for (int i = 0; i < iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -61,17 +61,19 @@ double medianMs(int iterations, const std::function<void()> &fn) {
   return times[times.size() / 2];
 }
 
-#ifndef TFC_BENCH_PEERS
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int fail(const char *what) {
   std::fprintf(stderr, "gemm_bench: %s: %s\n", what, tfc_last_error());
   return 1;
 }
-#endif
 
-#ifndef TFC_BENCH_PEERS
-/// A one-tensor .safetensors file: "w", f32 [n, k].
-bool writeWeights(const std::string &path, const std::vector<float> &w,
-                  long n, long k) {
+bool writeWeights(const std::string &path, const std::vector<float> &w, long n,
+                  long k) {
   std::string header = "{\"w\":{\"dtype\":\"F32\",\"shape\":[" +
                        std::to_string(n) + "," + std::to_string(k) +
                        "],\"data_offsets\":[0," +
@@ -87,35 +89,34 @@ bool writeWeights(const std::string &path, const std::vector<float> &w,
             std::fwrite(w.data(), sizeof(float), w.size(), f) == w.size();
   return std::fclose(f) == 0 && ok;
 }
-#endif
 
 } // namespace
 
 int main(int argc, char **argv) {
-#ifdef TFC_BENCH_PEERS
-  const int argScratch = 4, argIters = 5;
-#else
-  const int argScratch = 5, argIters = 6;
-#endif
-  if (argc <= argScratch) {
-    std::fprintf(stderr, "usage: gemm_bench_tfc M K N model.so scratch-dir "
-                         "[iters]\n       gemm_bench_peers M K N scratch-dir "
-                         "[iters]\n");
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: gemm_bench M K N model.so scratch-dir "
+                         "[blocks] [iterations]\n");
     return 2;
   }
   long m = std::atol(argv[1]), k = std::atol(argv[2]), n = std::atol(argv[3]);
-  std::string scratch = argv[argScratch];
-  int iterations = argc > argIters ? std::atoi(argv[argIters]) : 50;
+  std::string scratch = argv[5];
+  int blocks = argc > 6 ? std::atoi(argv[6]) : 15;
+  int iterations = argc > 7 ? std::atoi(argv[7]) : 20;
+  if (m <= 0 || k <= 0 || n <= 0 || blocks <= 0 || iterations <= 0) {
+    std::fprintf(stderr, "gemm_bench: sizes, blocks and iterations must be "
+                         "positive\n");
+    return 2;
+  }
 
-  std::vector<float> x(m * k), w(n * k), yTfc(m * n);
+  std::vector<float> x(m * k), w(n * k);
   for (long i = 0; i < m * k; ++i)
     x[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   for (long i = 0; i < n * k; ++i)
     w[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
-  std::string resultPath = scratch + "/tfc.bin";
-  double tfcMs = 0;
 
-#ifndef TFC_BENCH_PEERS
+  // tfc: the weight bound once (packed at load), the output into a buffer
+  // the caller keeps, 64-byte aligned as oneDNN's and tfc's own are (an
+  // unaligned destination splits every vector store: 30 % slower).
   std::string wPath = scratch + "/w.safetensors";
   if (!writeWeights(wPath, w, n, k)) {
     std::fprintf(stderr, "gemm_bench: cannot write %s\n", wPath.c_str());
@@ -132,50 +133,20 @@ int main(int argc, char **argv) {
   in.shape[0] = m;
   in.shape[1] = k;
   in.data = x.data();
+  size_t yBytes = (static_cast<size_t>(m * n) * sizeof(float) + 63) / 64 * 64;
+  float *yTfc = static_cast<float *>(std::aligned_alloc(64, yBytes));
   tfc_tensor out = {};
-  if (tfc_run(model, "forward", &in, 1, &out, 1) != TFC_OK)
-    return fail("run");
-  std::copy_n(static_cast<const float *>(out.data), m * n, yTfc.data());
-  tfc_tensor_release(&out);
-  // Timed as oneDNN's primitive is: into a buffer the caller keeps
-  // (tfc_run_into; steady state computes in place, no allocation).
-  size_t intoBytes = (static_cast<size_t>(m * n) * sizeof(float) + 63) / 64 * 64;
-  float *yInto = static_cast<float *>(std::aligned_alloc(64, intoBytes));
-  tfc_tensor into = {};
-  into.dtype = TFC_F32;
-  into.rank = 2;
-  into.shape[0] = m;
-  into.shape[1] = n;
-  into.data = yInto;
-  bool ok = true;
-  tfcMs = medianMs(iterations, [&] {
-    if (tfc_run_into(model, "forward", &in, 1, &into, 1) != TFC_OK)
-      ok = false;
-  });
-  for (long i = 0; i < m * n; ++i)
-    if (yInto[i] != yTfc[i])
-      ok = false;
-  std::free(yInto);
-  if (!ok)
-    return fail("run");
-  tfc_model_free(model);
-  FILE *f = std::fopen(resultPath.c_str(), "wb");
-  if (!f || std::fwrite(&tfcMs, sizeof(double), 1, f) != 1 ||
-      std::fwrite(yTfc.data(), sizeof(float), yTfc.size(), f) != yTfc.size() ||
-      std::fclose(f) != 0) {
-    std::fprintf(stderr, "gemm_bench: cannot write %s\n", resultPath.c_str());
-    return 1;
-  }
-  return 0;
-#else
-  FILE *f = std::fopen(resultPath.c_str(), "rb");
-  if (!f || std::fread(&tfcMs, sizeof(double), 1, f) != 1 ||
-      std::fread(yTfc.data(), sizeof(float), yTfc.size(), f) != yTfc.size()) {
-    std::fprintf(stderr, "gemm_bench: cannot read %s (run gemm_bench_tfc "
-                         "first)\n", resultPath.c_str());
-    return 1;
-  }
-  std::fclose(f);
+  out.dtype = TFC_F32;
+  out.rank = 2;
+  out.shape[0] = m;
+  out.shape[1] = n;
+  out.data = yTfc;
+  bool tfcOk = true;
+  auto runTfc = [&] {
+    if (tfc_run_into(model, "forward", &in, 1, &out, 1) != TFC_OK)
+      tfcOk = false;
+  };
+
   // oneDNN: weights [K, N] viewed on W [N, K] (format "ba"), reordered once
   // into the primitive's layout.
   using namespace dnnl;
@@ -191,8 +162,9 @@ int main(int argc, char **argv) {
   memory userW(userWMd, eng, w.data());
   memory packedW(pd.weights_desc(), eng);
   reorder(userW, packedW).execute(s, userW, packedW);
-  std::vector<float> yDnnl(m * n);
-  memory src(srcMd, eng, x.data()), dst(dstMd, eng, yDnnl.data());
+  s.wait();
+  float *yDnnl = static_cast<float *>(std::aligned_alloc(64, yBytes));
+  memory src(srcMd, eng, x.data()), dst(dstMd, eng, yDnnl);
   matmul prim(pd);
   auto runDnnl = [&] {
     prim.execute(s, {{DNNL_ARG_SRC, src},
@@ -200,14 +172,27 @@ int main(int argc, char **argv) {
                      {DNNL_ARG_DST, dst}});
     s.wait();
   };
-  runDnnl();
-  double dnnlMs = medianMs(iterations, runDnnl);
 
-  std::vector<float> yBlas(m * n);
-  double blasMs = medianMs(iterations, [&] {
+  float *yBlas = static_cast<float *>(std::aligned_alloc(64, yBytes));
+  auto runBlas = [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
-                x.data(), k, w.data(), k, 0.0f, yBlas.data(), n);
-  });
+                x.data(), k, w.data(), k, 0.0f, yBlas, n);
+  };
+
+  using std::chrono::milliseconds;
+  std::vector<double> tTfc, tDnnl, tBlas, rDnnl, rBlas;
+  for (int b = 0; b < blocks; ++b) {
+    tTfc.push_back(blockMs(iterations, runTfc));
+    std::this_thread::sleep_for(milliseconds(5));
+    tDnnl.push_back(blockMs(iterations, runDnnl));
+    std::this_thread::sleep_for(milliseconds(5));
+    tBlas.push_back(blockMs(iterations, runBlas));
+    std::this_thread::sleep_for(milliseconds(150));
+    rDnnl.push_back(tDnnl.back() / tTfc.back());
+    rBlas.push_back(tBlas.back() / tTfc.back());
+  }
+  if (!tfcOk)
+    return fail("run");
 
   double maxDiff = 0, maxRef = 0;
   for (long i = 0; i < m * n; ++i) {
@@ -216,14 +201,24 @@ int main(int argc, char **argv) {
   }
   double rel = maxDiff / std::max(maxRef, 1e-30);
   double gflop = 2.0 * m * k * n / 1e9;
-  std::printf("gemm %ldx%ldx%ld  tfc %7.3f ms %6.1f GFLOP/s | oneDNN matmul "
-              "(prepacked) %7.3f ms %6.1f GFLOP/s | OpenBLAS %7.3f ms %6.1f "
-              "GFLOP/s | tfc/oneDNN %.2f  tfc/OpenBLAS %.2f (GFLOP/s ratios) "
-              "| max diff vs oneDNN %.1e relative%s\n",
-              m, k, n, tfcMs, gflop / tfcMs * 1e3, dnnlMs,
-              gflop / dnnlMs * 1e3, blasMs, gflop / blasMs * 1e3,
-              dnnlMs / tfcMs, blasMs / tfcMs, rel,
+  auto best = [&](const std::vector<double> &t) {
+    return gflop / *std::min_element(t.begin(), t.end()) * 1e3;
+  };
+  auto typical = [&](const std::vector<double> &t) {
+    return gflop / medianOf(t) * 1e3;
+  };
+  std::printf("gemm %ldx%ldx%ld, %d blocks of %d calls: GFLOP/s best/median "
+              "block: tfc %.1f/%.1f | oneDNN matmul (prepacked) %.1f/%.1f | "
+              "OpenBLAS %.1f/%.1f | median of the blocks' ratios: "
+              "tfc/oneDNN %.2f  tfc/OpenBLAS %.2f | max diff vs oneDNN %.1e "
+              "relative%s\n",
+              m, k, n, blocks, iterations, best(tTfc), typical(tTfc),
+              best(tDnnl), typical(tDnnl), best(tBlas), typical(tBlas),
+              medianOf(rDnnl), medianOf(rBlas), rel,
               rel > 1e-5 ? " MISMATCH" : "");
+  tfc_model_free(model);
+  std::free(yTfc);
+  std::free(yDnnl);
+  std::free(yBlas);
   return rel > 1e-5 ? 1 : 0;
-#endif
 }

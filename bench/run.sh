@@ -5,7 +5,8 @@
 # measured in the same run by bench/fma_peak.c):
 #  * GEMMs of BERT-base / GPT-2 at seq 128 (and 512x768x768): tfc vs oneDNN's
 #    matmul primitive with its weights reordered once, and OpenBLAS
-#    cblas_sgemm, tfc's output checked against oneDNN's (bench/gemm_bench.cpp);
+#    cblas_sgemm, taking turns in one process, tfc's output checked against
+#    oneDNN's (bench/gemm_bench.cpp);
 #  * attention alone (12 heads of 64, padding mask and causal, seq 128 and
 #    512): tfc vs PyTorch's scaled_dot_product_attention
 #    (bench/attention_bench.py);
@@ -18,7 +19,7 @@
 #
 # TFC_BENCH_CPU=NAME compiles tfc's models for that CPU (e.g. x86-64-v3 for
 # the AVX2 kernels on an AVX-512 host); TFC_BENCH_MODELS=0 runs the GEMMs
-# only; TFC_BENCH_ROUNDS (default 5) sets the GEMM rounds.
+# only; TFC_BENCH_BLOCKS (default 15) sets the GEMM blocks per library.
 #
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
@@ -28,7 +29,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 threads=${1:-2}
-rounds=${TFC_BENCH_ROUNDS:-5}
+blocks=${TFC_BENCH_BLOCKS:-15}
 out=${2:-}
 build=${TFC_BUILD_DIR:-$root/build}
 bin=$build/bin
@@ -50,9 +51,8 @@ fi
 ninja -C "$build" tfc-compile tfc-run tfc-weights tfcrt_shared >/dev/null
 
 clang++-22 -O2 -std=c++17 -I"$root/include" "$root/bench/gemm_bench.cpp" \
-  -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -lpthread -o "$work/gemm_bench_tfc"
-clang++-22 -O2 -std=c++17 -DTFC_BENCH_PEERS "$root/bench/gemm_bench.cpp" \
-  -ldnnl -lopenblas -o "$work/gemm_bench_peers"
+  -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -ldnnl -lopenblas -lpthread \
+  -o "$work/gemm_bench"
 clang-22 -O2 "$root/bench/fma_peak.c" -lpthread -o "$work/fma_peak"
 compile_flags=()
 # Another CPU's kernels measured on this host: with this host's L1 data
@@ -114,24 +114,10 @@ module attributes {tfc.model = "gemm_${m}x${k}x${n}"} {
 }
 MLIR
   "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" -o "$work/gemm.so"
-  # Rounds (tfc, then its peers, each in a fresh process): on these
-  # 2-vCPU machines a process now and then runs at half speed for a while.
-  for ((round = 1; round <= rounds; ++round)); do
-    "$work/gemm_bench_tfc" "$m" "$k" "$n" "$work/gemm.so" "$work" 50
-    "$work/gemm_bench_peers" "$m" "$k" "$n" "$work" 50 | tee -a "$work/rounds" | report
-  done
-  # Each by its best round (a round's process may have run at half speed),
-  # and the median of the rounds' own ratios (tfc and its peers run
-  # back to back in a round, so a slow phase of the VM touches both).
-  tail -n "$rounds" "$work/rounds" | awk -F'|' -v shape="${m}x${k}x${n}" -v rounds="$rounds" '
-    function median(v, n,   i, j, x) {
-      for (i = 2; i <= n; ++i) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; --j) v[j + 1] = v[j]; v[j + 1] = x }
-      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
-    { split($1, a, " "); split($2, b, " "); split($3, c, " ");
-      t = a[6] + 0; d = b[6] + 0; o = c[4] + 0;
-      if (t > bt) bt = t; if (d > bd) bd = d; if (o > bo) bo = o;
-      ++r; rd[r] = t / d; ro[r] = t / o }
-    END { printf "gemm %s best of %d rounds: tfc %.1f GFLOP/s | oneDNN %.1f | OpenBLAS %.1f | tfc/oneDNN %.2f  tfc/OpenBLAS %.2f | median of the rounds'"'"' ratios: tfc/oneDNN %.2f  tfc/OpenBLAS %.2f\n", shape, rounds, bt, bd, bo, bt / bd, bt / bo, median(rd, r), median(ro, r) }' | report
+  # tfc, oneDNN and OpenBLAS take turns in one process, $blocks blocks of
+  # 20 calls each (bench/gemm_bench.cpp): each ratio is of two blocks run
+  # milliseconds apart, so the VM's slow phases touch both.
+  "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work" "$blocks" 20 | report
 done
 
 pythons=("${TFC_TORCH_PYTHON:-/usr/bin/python3}")
