@@ -17,7 +17,8 @@
 // between blocks, added to a block's sums after its k loop (one loop over
 // the blocks, the first and last known at run time, so that each
 // micro-kernel is emitted once). Rows left over after the mr-row tiles go
-// in 2-row tiles, then a single row. A task calls a function
+// in 2-row tiles, then a single row. Whole tiles prefetch the slices the
+// task reads next into L2 while they compute. A task calls a function
 // shared by every GEMM of the module with the same tile, activation and
 // bias/no bias, so that a model compiles its micro-kernels once per
 // configuration rather than once per op. tfc.matmul (activations
@@ -60,6 +61,8 @@ struct MicroKernelIO {
   /// The partial sums of earlier k blocks for row r, chunk c, added to the
   /// block's own after its k loop. Null when there are none.
   std::function<Value(OpBuilder &, Location, int64_t r, int64_t c)> loadC;
+  /// Called at the start of each k step (optional): a software prefetch.
+  std::function<void(OpBuilder &, Location, Value k)> prefetch = nullptr;
 };
 
 /// One rows x (kChunks x vectorWidth) tile over k in [kBegin, kEnd): the k
@@ -76,6 +79,8 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
   auto loop = scf::ForOp::create(
       b, loc, kBegin, kEnd, indexConst(b, loc, 1), init,
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
+        if (io.prefetch)
+          io.prefetch(b, l, k);
         SmallVector<Value> bv;
         for (int64_t c = 0; c < kChunks; ++c)
           bv.push_back(io.loadB(b, l, k, c));
@@ -249,8 +254,15 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   // masked load whose mask is empty in the first block); only the last
   // applies bias and activation. The flags are
   // run-time values, so the micro-kernels are emitted once for every block.
+  //
+  // The register tiles of whole tiles' panels also prefetch the panel slices
+  // the task reads next (`nextP`, from `nextK0`) into L2, a line per k step,
+  // the first row tiles one (panel, line of a k row) each: in a model the
+  // weights come from L3 or DRAM, and a slice the first row tile had to wait
+  // for stalled the FMAs for longer than that tile computes.
   auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
-                   Value k0, Value k1, Value first, Value last) {
+                   Value k0, Value k1, Value first, Value last, Value nextP,
+                   Value nextK0) {
     int64_t kChunks = tilePanels * panelChunks;
     Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
     Value valid = arith::SubIOp::create(b, l, n, n0);
@@ -330,6 +342,38 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                 return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
                                   cMasks[ch], splatConst(b, l, 0.0, width));
               }};
+          if (nextP && rows == cfg.mr) {
+            // Row tile t takes (panel, line) pair t mod lines x panels.
+            int64_t linesPerRow = (cfg.nr + 15) / 16;
+            Value t = arith::DivUIOp::create(
+                b, l, arith::SubIOp::create(b, l, m0, mBegin),
+                indexConst(b, l, cfg.mr));
+            Value which = arith::RemUIOp::create(
+                b, l, t, indexConst(b, l, linesPerRow * tilePanels));
+            Value q = arith::AddIOp::create(
+                b, l, nextP,
+                arith::DivUIOp::create(b, l, which,
+                                       indexConst(b, l, linesPerRow)));
+            Value col = arith::MulIOp::create(
+                b, l,
+                arith::RemUIOp::create(b, l, which,
+                                       indexConst(b, l, linesPerRow)),
+                indexConst(b, l, 16));
+            Value lastK = arith::SubIOp::create(b, l, kEnd, one);
+            io.prefetch = [&, q, col, lastK](OpBuilder &b, Location l,
+                                             Value kk) {
+              Value row = minIndex(
+                  b, l,
+                  arith::AddIOp::create(
+                      b, l, nextK0, arith::SubIOp::create(b, l, kk, k0)),
+                  lastK);
+              memref::PrefetchOp::create(b, l, packed,
+                                         ValueRange{q, row, col},
+                                         /*isWrite=*/false,
+                                         /*localityHint=*/2,
+                                         /*isDataCache=*/true);
+            };
+          }
           emitMicroKernel(b, l, cfg, rows, kChunks, k0, k1, io);
         });
   };
@@ -350,14 +394,28 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
     scf::ForOp::create(
         b, l, pBegin, whole, tp, ValueRange{},
         [&](OpBuilder &b, Location l, Value p, ValueRange) {
-          tiles(b, l, p, cfg.tilePanels, k0, k1, first, last);
+          // The slices read next: the next tile's panels in this block,
+          // else the first tile's in the next block, else (the task's last
+          // slice) this one again.
+          Value following = arith::AddIOp::create(b, l, p, tp);
+          Value sameBlock = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::ult, following, whole);
+          Value nextBlock = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::ult, k1, kEnd);
+          Value nextP = arith::SelectOp::create(
+              b, l, sameBlock, following,
+              arith::SelectOp::create(b, l, nextBlock, pBegin, p));
+          Value nextK0 = arith::SelectOp::create(
+              b, l, sameBlock, k0,
+              arith::SelectOp::create(b, l, nextBlock, k1, k0));
+          tiles(b, l, p, cfg.tilePanels, k0, k1, first, last, nextP, nextK0);
           scf::YieldOp::create(b, l);
         });
     if (cfg.tilePanels > 1)
       scf::ForOp::create(
           b, l, whole, pEnd, one, ValueRange{},
           [&](OpBuilder &b, Location l, Value p, ValueRange) {
-            tiles(b, l, p, 1, k0, k1, first, last);
+            tiles(b, l, p, 1, k0, k1, first, last, Value(), Value());
             scf::YieldOp::create(b, l);
           });
   };

@@ -375,6 +375,9 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // loop.
 // CHECK: scf.for %{{.*}} = %[[TM0]] to %{{.*}} step %c6
 // CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
+// Each k step of a whole register tile prefetches a line of the panel
+// slices the task reads next into L2.
+// CHECK: memref.prefetch %[[TW]][%{{.*}}, %{{.*}}, %{{.*}}], read, locality<2>, data
 // CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
@@ -403,6 +406,7 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // FMA latency), then a last single row (4).
 // CHECK: scf.for %{{.*}} step %c2
 // CHECK: %{{.*}}:8 = scf.for
+// CHECK-NOT: memref.prefetch
 // CHECK-COUNT-8: math.fma
 // CHECK: scf.for %{{.*}} step %c1
 // CHECK: %{{.*}}:4 = scf.for
