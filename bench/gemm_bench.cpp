@@ -21,9 +21,10 @@
 // milliseconds apart, and the line reports the median of those per-block
 // ratios next to each library's best and median block. Between blocks the
 // program sleeps long enough for the previous library's threads to stop
-// spinning (tfc's pool and OpenMP spin well under a millisecond; OpenBLAS's
-// servers up to 2^28 cycles, so after OpenBLAS it sleeps 150 ms), so that no
-// library's idle threads take a core from the next one's.
+// spinning (tfc's pool spins 1 ms, libgomp's threads 300000 pauses: 6 ms
+// at 20 ns a pause, so 30 ms; OpenBLAS's servers up to 2^28 cycles, so 150
+// ms after OpenBLAS), so that no library's idle threads take a core from
+// the next one's.
 // tfc's output is checked against oneDNN's (max |diff| relative to max |y|;
 // the line says MISMATCH above 1e-5, and the exit status is 1).
 //
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
   }
   long m = std::atol(argv[1]), k = std::atol(argv[2]), n = std::atol(argv[3]);
   std::string scratch = argv[5];
-  int blocks = argc > 6 ? std::atoi(argv[6]) : 15;
+  int blocks = argc > 6 ? std::atoi(argv[6]) : 21;
   int iterations = argc > 7 ? std::atoi(argv[7]) : 20;
   if (m <= 0 || k <= 0 || n <= 0 || blocks <= 0 || iterations <= 0) {
     std::fprintf(stderr, "gemm_bench: sizes, blocks and iterations must be "
@@ -142,7 +143,7 @@ int main(int argc, char **argv) {
   out.shape[1] = n;
   out.data = yTfc;
   bool tfcOk = true;
-  auto runTfc = [&] {
+  std::function<void()> runTfc = [&] {
     if (tfc_run_into(model, "forward", &in, 1, &out, 1) != TFC_OK)
       tfcOk = false;
   };
@@ -166,7 +167,7 @@ int main(int argc, char **argv) {
   float *yDnnl = static_cast<float *>(std::aligned_alloc(64, yBytes));
   memory src(srcMd, eng, x.data()), dst(dstMd, eng, yDnnl);
   matmul prim(pd);
-  auto runDnnl = [&] {
+  std::function<void()> runDnnl = [&] {
     prim.execute(s, {{DNNL_ARG_SRC, src},
                      {DNNL_ARG_WEIGHTS, packedW},
                      {DNNL_ARG_DST, dst}});
@@ -174,23 +175,28 @@ int main(int argc, char **argv) {
   };
 
   float *yBlas = static_cast<float *>(std::aligned_alloc(64, yBytes));
-  auto runBlas = [&] {
+  std::function<void()> runBlas = [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f,
                 x.data(), k, w.data(), k, 0.0f, yBlas, n);
   };
 
+  // The order rotates from block to block, so that no library always runs
+  // first after the long sleep (a vCPU idle for a while may start slower).
   using std::chrono::milliseconds;
-  std::vector<double> tTfc, tDnnl, tBlas, rDnnl, rBlas;
+  std::vector<double> times[3], rDnnl, rBlas;
+  const std::function<void()> *runs[3] = {&runTfc, &runDnnl, &runBlas};
   for (int b = 0; b < blocks; ++b) {
-    tTfc.push_back(blockMs(iterations, runTfc));
-    std::this_thread::sleep_for(milliseconds(5));
-    tDnnl.push_back(blockMs(iterations, runDnnl));
-    std::this_thread::sleep_for(milliseconds(5));
-    tBlas.push_back(blockMs(iterations, runBlas));
-    std::this_thread::sleep_for(milliseconds(150));
-    rDnnl.push_back(tDnnl.back() / tTfc.back());
-    rBlas.push_back(tBlas.back() / tTfc.back());
+    for (int j = 0; j < 3; ++j) {
+      int lib = (b + j) % 3;
+      times[lib].push_back(blockMs(iterations, *runs[lib]));
+      // OpenBLAS's idle servers spin far longer than the others' threads.
+      std::this_thread::sleep_for(milliseconds(lib == 2 ? 150 : 30));
+    }
+    rDnnl.push_back(times[1].back() / times[0].back());
+    rBlas.push_back(times[2].back() / times[0].back());
   }
+  const std::vector<double> &tTfc = times[0], &tDnnl = times[1],
+                            &tBlas = times[2];
   if (!tfcOk)
     return fail("run");
 
