@@ -11,7 +11,9 @@ the same thread count: tfc through `tfc-run --time N` (median of N runs after
 a warm-up, as printed by tfc-run), PyTorch with torch.set_num_threads and
 torch.inference_mode (median of N after a warm-up), ONNX Runtime likewise.
 The three take turns for --rounds rounds and each is judged by its best
-round's median (the rounds are printed too). Prints the times, the ratios
+round's median (the rounds are printed too, and the median of the rounds'
+own ratios; with --peak-cmd, tfc's share of the FMA peak measured just
+before each round). Prints the times, the ratios
 and the max abs difference of the outputs (PyTorch is also an independent
 numerical reference of the compiled model).
 """
@@ -19,6 +21,7 @@ numerical reference of the compiled model).
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +55,11 @@ def main():
     ap.add_argument("--peak", type=float, default=0,
                     help="the FMA peak in GFLOP/s measured in the same run "
                          "(bench/fma_peak.c): tfc's rate is printed as its share")
+    ap.add_argument("--peak-cmd", default="",
+                    help="a command printing the FMA peak ('N GFLOP/s', "
+                         "bench/fma_peak.c), run just before each round's tfc "
+                         "timing: each round's rate is also taken as a share "
+                         "of the peak measured next to it")
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
@@ -96,9 +104,11 @@ def main():
         # The peers side by side, round after round: on a shared 2-core VM a
         # process now and then runs at half speed for seconds, so each is
         # judged by its best round (all rounds are printed).
-        rounds = {"tfc": [], "torch": [], "ort": []}
+        rounds = {"tfc": [], "torch": [], "ort": [], "peak": []}
         with torch.inference_mode():
             for _ in range(max(1, args.rounds)):
+                if args.peak_cmd:
+                    rounds["peak"].append(measure_peak(args.peak_cmd))
                 rounds["tfc"].append(tfc_round())
                 rounds["torch"].append(median_ms(lambda: model(*targs)))
                 if session is not None:
@@ -124,6 +134,25 @@ def main():
             f"{args.peak:.1f} GFLOP/s measured in this run" if args.peak > 0 else "")
     print(f"{head} tfc {tfc_ms:.2f} ms: {gflop:.2f} GFLOP a forward, "
           f"{gflop / tfc_ms * 1e3:.1f} GFLOP/s{peak}", flush=True)
+    if rounds["peak"]:
+        # Each round's rate over the peak measured just before it (the VM's
+        # speed drifts by 2x within minutes; a round and its peak are a
+        # second apart).
+        shares = [100 * gflop / t * 1e3 / p
+                  for t, p in zip(rounds["tfc"], rounds["peak"]) if p > 0]
+        if shares:
+            print(f"{head} tfc's share of the FMA peak measured just before "
+                  f"each round: {fmt(shares)} %, median "
+                  f"{statistics.median(shares):.1f} % (peaks "
+                  f"{fmt(rounds['peak'])} GFLOP/s)", flush=True)
+    # Ratios within a round (the peers run seconds apart), then their median.
+    paired = [t / p for t, p in zip(rounds["tfc"], rounds["torch"])]
+    line = (f"{head} median of the rounds' time ratios: tfc/PyTorch "
+            f"{statistics.median(paired):.2f}")
+    if rounds["ort"]:
+        paired_ort = [t / o for t, o in zip(rounds["tfc"], rounds["ort"])]
+        line += f", tfc/ORT {statistics.median(paired_ort):.2f}"
+    print(line, flush=True)
     if session is not None:
         import onnxruntime as ort
         ort_ms = min(rounds["ort"])
@@ -150,6 +179,13 @@ def forward_gflop(args, w):
         extra = 2 * tokens * d * vocab
     layer = 2 * tokens * (4 * d * d + 2 * d * dff) + 4 * b * s * s * d
     return (args.layers * layer + extra) / 1e9
+
+
+def measure_peak(cmd):
+    """The GFLOP/s that `cmd` (bench/fma_peak.c) prints; 0 if none."""
+    out = subprocess.run(cmd.split(), capture_output=True, text=True).stdout
+    m = re.search(r"([0-9.]+) GFLOP/s", out)
+    return float(m.group(1)) if m else 0.0
 
 
 def ort_session(args, model, targs, inputs, tmp):

@@ -144,6 +144,6 @@ for model in bert gpt2; do
   for py in "${pythons[@]}"; do
     "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \
       "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 5 --bin "$bin" \
-      --peak "$peak" | report
+      --peak "$peak" --peak-cmd "$work/fma_peak $isa $threads" | report
   done
 done
