@@ -249,6 +249,8 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   Value kEnd = entry->getArgument(arg++), step = entry->getArgument(arg++);
   int64_t panelChunks = cfg.chunks(), width = cfg.vectorWidth;
   Value one = indexConst(b, l, 1), zero = indexConst(b, l, 0);
+  Value panelCount = memref::DimOp::create(b, l, packed, 0);
+  Value lastPanel = arith::SubIOp::create(b, l, panelCount, one);
   // The tiles of `tilePanels` adjacent panels starting at panel p, over the
   // depth [k0, k1). Later blocks add the partial sums in C to their own (a
   // masked load whose mask is empty in the first block); only the last
@@ -350,10 +352,13 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                 indexConst(b, l, cfg.mr));
             Value which = arith::RemUIOp::create(
                 b, l, t, indexConst(b, l, linesPerRow * tilePanels));
-            Value q = arith::AddIOp::create(
-                b, l, nextP,
-                arith::DivUIOp::create(b, l, which,
-                                       indexConst(b, l, linesPerRow)));
+            Value q = minIndex(
+                b, l,
+                arith::AddIOp::create(
+                    b, l, nextP,
+                    arith::DivUIOp::create(b, l, which,
+                                           indexConst(b, l, linesPerRow))),
+                lastPanel);
             Value col = arith::MulIOp::create(
                 b, l,
                 arith::RemUIOp::create(b, l, which,
@@ -396,18 +401,24 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
         [&](OpBuilder &b, Location l, Value p, ValueRange) {
           // The slices read next: the next tile's panels in this block,
           // else the first tile's in the next block, else (the task's last
-          // slice) this one again.
+          // slice) the first of the panels after the task's (the next
+          // task's when it runs on this thread), if any.
           Value following = arith::AddIOp::create(b, l, p, tp);
           Value sameBlock = arith::CmpIOp::create(
               b, l, arith::CmpIPredicate::ult, following, whole);
           Value nextBlock = arith::CmpIOp::create(
               b, l, arith::CmpIPredicate::ult, k1, kEnd);
+          Value afterTask = arith::SelectOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, pEnd,
+                                    panelCount),
+              pEnd, p);
           Value nextP = arith::SelectOp::create(
               b, l, sameBlock, following,
-              arith::SelectOp::create(b, l, nextBlock, pBegin, p));
+              arith::SelectOp::create(b, l, nextBlock, pBegin, afterTask));
           Value nextK0 = arith::SelectOp::create(
               b, l, sameBlock, k0,
-              arith::SelectOp::create(b, l, nextBlock, k1, k0));
+              arith::SelectOp::create(b, l, nextBlock, k1, zero));
           tiles(b, l, p, cfg.tilePanels, k0, k1, first, last, nextP, nextK0);
           scf::YieldOp::create(b, l);
         });
