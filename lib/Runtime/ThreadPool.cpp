@@ -54,12 +54,16 @@ inline void cpuRelax() {
 /// and was woken late (measured: the second thread started a GEMM 10 us
 /// after the first on average). OpenMP runtimes spin for milliseconds.
 constexpr std::chrono::microseconds kSpinTime{1000};
+/// The spin of a pool with more threads than the machine has: a spinning
+/// thread there takes the core of one that has work.
+constexpr std::chrono::microseconds kOversubscribedSpinTime{20};
 /// Pauses between two looks at the clock.
 constexpr int kPausesPerCheck = 64;
 
-/// Spins until `done()` or kSpinTime has passed; returns whether done.
-template <typename Done> bool spinUntil(Done done) {
-  auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+/// Spins until `done()` or `limit` has passed; returns whether done.
+template <typename Done>
+bool spinUntil(std::chrono::microseconds limit, Done done) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
   while (true) {
     for (int i = 0; i < kPausesPerCheck; ++i) {
       if (done())
@@ -85,6 +89,9 @@ inline uint64_t ticketOf(uint32_t gen, uint32_t chunks) {
 
 struct ThreadPool::State {
   unsigned threads = 1;
+  /// How long waiting threads spin: kSpinTime, less when the pool has more
+  /// threads than the machine.
+  std::chrono::microseconds spinTime = kSpinTime;
   std::vector<std::thread> workers;
   /// One job (or resize) at a time.
   std::mutex dispatch;
@@ -139,7 +146,7 @@ void ThreadPool::State::workerLoop(uint32_t seen) {
            stop.load(std::memory_order_relaxed);
   };
   while (true) {
-    if (!spinUntil(published)) {
+    if (!spinUntil(spinTime, published)) {
       std::unique_lock<std::mutex> lock(sleepMutex);
       sleepers.fetch_add(1);
       wake.wait(lock, [&] {
@@ -156,6 +163,9 @@ void ThreadPool::State::workerLoop(uint32_t seen) {
 
 void ThreadPool::State::start(unsigned numThreads) {
   threads = std::clamp(numThreads, 1u, kMaxThreads);
+  spinTime = threads > std::max(1u, std::thread::hardware_concurrency())
+                 ? kOversubscribedSpinTime
+                 : kSpinTime;
   stop.store(false);
   uint32_t gen = generationOf(ticket.load());
   for (unsigned i = 1; i < threads; ++i)
@@ -207,7 +217,7 @@ void ThreadPool::parallelFor(int64_t n, Fn fn, void *ctx) {
     s.wake.notify_all();
   }
   s.runChunks(gen);
-  if (spinUntil(
+  if (spinUntil(s.spinTime,
           [&] { return s.remaining.load(std::memory_order_acquire) == 0; }))
     return;
   std::unique_lock<std::mutex> doneLock(s.doneMutex);

@@ -7,8 +7,9 @@
 // contiguous chunks per thread (the caller's included) and returns when every
 // chunk is done. Chunks are claimed dynamically, so a worker that wakes late
 // or runs slower (a vCPU sharing its core) does not hold the others up: they
-// take more chunks. Idle workers spin for a millisecond, then sleep on a
-// condition variable.
+// take more chunks. Idle workers spin for a millisecond (20 us when there
+// are more threads than hardware threads), then sleep on a condition
+// variable.
 //
 // A parallelFor from inside a chunk (nested) runs inline on that thread; two
 // threads calling parallelFor on one pool take turns. Neither deadlocks.

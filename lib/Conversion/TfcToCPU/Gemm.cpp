@@ -401,8 +401,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
         [&](OpBuilder &b, Location l, Value p, ValueRange) {
           // The slices read next: the next tile's panels in this block,
           // else the first tile's in the next block, else (the task's last
-          // slice) the first of the panels after the task's (the next
-          // task's when it runs on this thread), if any.
+          // slice) the first of the panels after the task's, if any: the
+          // next column group's, whose tasks follow this group's row blocks
+          // (the outliner runs the row block fastest; the other row blocks
+          // of this group re-read this task's panels, still in L2).
           Value following = arith::AddIOp::create(b, l, p, tp);
           Value sameBlock = arith::CmpIOp::create(
               b, l, arith::CmpIPredicate::ult, following, whole);
@@ -534,9 +536,10 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
   // The depth split into blocks of at most cfg.kc, as equal as possible.
   int64_t kBlocks = std::max<int64_t>(1, (kSize + cfg.kc - 1) / cfg.kc);
   int64_t kBlock = std::max<int64_t>(1, (kSize + kBlocks - 1) / kBlocks);
-  // Column groups outermost: the pool gives each thread one contiguous
-  // chunk of tasks, so that each thread reads its own slice of the weight
-  // (and all of A, much smaller) instead of every thread all of it.
+  // Column groups outermost: the pool hands each thread contiguous chunks
+  // of tasks (a few per thread, claimed dynamically), so that a chunk reads
+  // its own slice of the weight (and all of A, much smaller) instead of
+  // every thread all of it.
   scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{pGroups, mBlocks},
       ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange ivs) {
