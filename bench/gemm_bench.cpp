@@ -20,11 +20,12 @@
 // by 2x within minutes, each ratio tfc / peer is taken of two blocks run
 // milliseconds apart, and the line reports the median of those per-block
 // ratios next to each library's best and median block. Between blocks the
-// program sleeps long enough for the previous library's threads to stop
-// spinning (tfc's pool spins 1 ms, libgomp's threads 300000 pauses: 6 ms
-// at 20 ns a pause, so 30 ms; OpenBLAS's servers up to 2^28 cycles, so 150
-// ms after OpenBLAS), so that no library's idle threads take a core from
-// the next one's.
+// program sleeps 150 ms, long enough for the previous library's threads to
+// stop spinning (tfc's pool spins 1 ms, libgomp's threads 300000 pauses: 6
+// ms at 20 ns a pause; OpenBLAS's servers up to 2^28 cycles), so that no
+// library's idle threads take a core from the next one's. The order of the
+// three goes through all six permutations. The ratios are of GFLOP/s (above
+// 1: tfc is faster).
 // tfc's output is checked against oneDNN's (max |diff| relative to max |y|;
 // the line says MISMATCH above 1e-5, and the exit status is 1).
 //
@@ -101,7 +102,7 @@ int main(int argc, char **argv) {
   }
   long m = std::atol(argv[1]), k = std::atol(argv[2]), n = std::atol(argv[3]);
   std::string scratch = argv[5];
-  int blocks = argc > 6 ? std::atoi(argv[6]) : 21;
+  int blocks = argc > 6 ? std::atoi(argv[6]) : 24;
   int iterations = argc > 7 ? std::atoi(argv[7]) : 20;
   if (m <= 0 || k <= 0 || n <= 0 || blocks <= 0 || iterations <= 0) {
     std::fprintf(stderr, "gemm_bench: sizes, blocks and iterations must be "
@@ -180,17 +181,19 @@ int main(int argc, char **argv) {
                 x.data(), k, w.data(), k, 0.0f, yBlas, n);
   };
 
-  // The order rotates from block to block, so that no library always runs
-  // first after the long sleep (a vCPU idle for a while may start slower).
+  // The order goes through all six permutations of the three, and every
+  // block is followed by the same sleep (long enough for OpenBLAS's idle
+  // servers), so that no library is more often first after the sleep or
+  // next to a particular other one.
   using std::chrono::milliseconds;
+  static const int kOrders[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1},
+                                    {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
   std::vector<double> times[3], rDnnl, rBlas;
   const std::function<void()> *runs[3] = {&runTfc, &runDnnl, &runBlas};
   for (int b = 0; b < blocks; ++b) {
-    for (int j = 0; j < 3; ++j) {
-      int lib = (b + j) % 3;
+    for (int lib : kOrders[b % 6]) {
       times[lib].push_back(blockMs(iterations, *runs[lib]));
-      // OpenBLAS's idle servers spin far longer than the others' threads.
-      std::this_thread::sleep_for(milliseconds(lib == 2 ? 150 : 30));
+      std::this_thread::sleep_for(milliseconds(150));
     }
     rDnnl.push_back(times[1].back() / times[0].back());
     rBlas.push_back(times[2].back() / times[0].back());
@@ -215,7 +218,7 @@ int main(int argc, char **argv) {
   };
   std::printf("gemm %ldx%ldx%ld, %d blocks of %d calls: GFLOP/s best/median "
               "block: tfc %.1f/%.1f | oneDNN matmul (prepacked) %.1f/%.1f | "
-              "OpenBLAS %.1f/%.1f | median of the blocks' ratios: "
+              "OpenBLAS %.1f/%.1f | median of the blocks' GFLOP/s ratios: "
               "tfc/oneDNN %.2f  tfc/OpenBLAS %.2f | max diff vs oneDNN %.1e "
               "relative%s\n",
               m, k, n, blocks, iterations, best(tTfc), typical(tTfc),

@@ -10,10 +10,10 @@ Both run in this script's process tree on the same weights and inputs with
 the same thread count: tfc through `tfc-run --time N` (median of N runs after
 a warm-up, as printed by tfc-run), PyTorch with torch.set_num_threads and
 torch.inference_mode (median of N after a warm-up), ONNX Runtime likewise.
-The three take turns for --rounds rounds and each is judged by its best
-round's median (the rounds are printed too, and the median of the rounds'
-own ratios; with --peak-cmd, tfc's share of the FMA peak measured just
-before each round). Prints the times, the ratios
+The three take turns for --rounds rounds (in an order that rotates) and
+each is judged by its best round's median (the rounds are printed too, and
+the median of the rounds' own ratios; with --peak-cmd, tfc's share of the
+FMA peak measured at the start of each round). Prints the times, the ratios
 and the max abs difference of the outputs (PyTorch is also an independent
 numerical reference of the compiled model).
 """
@@ -57,9 +57,9 @@ def main():
                          "(bench/fma_peak.c): tfc's rate is printed as its share")
     ap.add_argument("--peak-cmd", default="",
                     help="a command printing the FMA peak ('N GFLOP/s', "
-                         "bench/fma_peak.c), run just before each round's tfc "
-                         "timing: each round's rate is also taken as a share "
-                         "of the peak measured next to it")
+                         "bench/fma_peak.c), run at the start of each round: "
+                         "tfc's rate in the round is also taken as a share of "
+                         "the peak measured seconds before it")
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
@@ -105,14 +105,20 @@ def main():
         # process now and then runs at half speed for seconds, so each is
         # judged by its best round (all rounds are printed).
         rounds = {"tfc": [], "torch": [], "ort": [], "peak": []}
+        runners = [("tfc", tfc_round),
+                   ("torch", lambda: median_ms(lambda: model(*targs)))]
+        if session is not None:
+            runners.append(("ort", lambda: median_ms(lambda: session.run(None, feeds))))
         with torch.inference_mode():
-            for _ in range(max(1, args.rounds)):
+            for r in range(max(1, args.rounds)):
+                # The peak first, then the three in an order that rotates
+                # from round to round (none always runs right after the
+                # peak's full-load burst).
                 if args.peak_cmd:
                     rounds["peak"].append(measure_peak(args.peak_cmd))
-                rounds["tfc"].append(tfc_round())
-                rounds["torch"].append(median_ms(lambda: model(*targs)))
-                if session is not None:
-                    rounds["ort"].append(median_ms(lambda: session.run(None, feeds)))
+                for i in range(len(runners)):
+                    name, run_round = runners[(r + i) % len(runners)]
+                    rounds[name].append(run_round())
             ref = model(*targs)[0].numpy()
         tfc_out = np.load(out0)
         ort_out = session.run(None, feeds)[0] if session is not None else None
@@ -135,13 +141,13 @@ def main():
     print(f"{head} tfc {tfc_ms:.2f} ms: {gflop:.2f} GFLOP a forward, "
           f"{gflop / tfc_ms * 1e3:.1f} GFLOP/s{peak}", flush=True)
     if rounds["peak"]:
-        # Each round's rate over the peak measured just before it (the VM's
-        # speed drifts by 2x within minutes; a round and its peak are a
-        # second apart).
+        # Each round's rate over the peak measured at its start (the VM's
+        # speed drifts by 2x within minutes; a round and its peak are
+        # seconds apart).
         shares = [100 * gflop / t * 1e3 / p
                   for t, p in zip(rounds["tfc"], rounds["peak"]) if p > 0]
         if shares:
-            print(f"{head} tfc's share of the FMA peak measured just before "
+            print(f"{head} tfc's share of the FMA peak measured at the start of "
                   f"each round: {fmt(shares)} %, median "
                   f"{statistics.median(shares):.1f} % (peaks "
                   f"{fmt(rounds['peak'])} GFLOP/s)", flush=True)
@@ -182,9 +188,13 @@ def forward_gflop(args, w):
 
 
 def measure_peak(cmd):
-    """The GFLOP/s that `cmd` (bench/fma_peak.c) prints; 0 if none."""
-    out = subprocess.run(cmd.split(), capture_output=True, text=True).stdout
-    m = re.search(r"([0-9.]+) GFLOP/s", out)
+    """The GFLOP/s that `cmd` (bench/fma_peak.c) prints; 0 (and a warning)
+    if none."""
+    done = subprocess.run(cmd.split(), capture_output=True, text=True)
+    m = re.search(r"([0-9.]+) GFLOP/s", done.stdout)
+    if not m:
+        print(f"model_bench: warning: no peak from '{cmd}': "
+              f"{(done.stdout + done.stderr).strip()}", file=sys.stderr)
     return float(m.group(1)) if m else 0.0
 
 

@@ -19,7 +19,7 @@
 #
 # TFC_BENCH_CPU=NAME compiles tfc's models for that CPU (e.g. x86-64-v3 for
 # the AVX2 kernels on an AVX-512 host); TFC_BENCH_MODELS=0 runs the GEMMs
-# only; TFC_BENCH_BLOCKS (default 21) sets the GEMM blocks per library.
+# only; TFC_BENCH_BLOCKS (default 24) sets the GEMM blocks per library.
 #
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
@@ -29,7 +29,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 threads=${1:-2}
-blocks=${TFC_BENCH_BLOCKS:-21}
+blocks=${TFC_BENCH_BLOCKS:-24}
 out=${2:-}
 build=${TFC_BUILD_DIR:-$root/build}
 bin=$build/bin
