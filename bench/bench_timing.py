@@ -1,5 +1,5 @@
 """Timing helpers the Python benchmarks share (model_bench.py,
-attention_bench.py)."""
+attention_bench.py, gpu_bench.py)."""
 
 import re
 import statistics
@@ -19,13 +19,17 @@ def median_ms(fn, iters):
     return statistics.median(times)
 
 
-def tfc_run_median_ms(cmd, env):
-    """Runs `tfc-run ... --time N` and returns the median it prints (ms);
-    exits with tfc-run's output if it fails or prints none."""
+def tfc_run_median_ms(cmd, env=None, device=False):
+    """Runs `tfc-run ... --time N` and returns the median it prints (ms):
+    of the whole runs ("time: ... median X ms"), or with `device` of the
+    GPU kernels alone ("device time: median X ms"); exits with tfc-run's
+    output if it fails or prints none."""
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.exit(f"tfc-run failed:\n{proc.stdout}\n{proc.stderr}")
-    m = re.search(r"median\s+([0-9.]+)\s*ms", proc.stdout)
+    line = "device time" if device else "time"
+    m = re.search(rf"^{line}:.*?median\s+([0-9.]+)\s*ms", proc.stdout, re.M)
     if not m:
-        sys.exit(f"cannot find the median in tfc-run's output:\n{proc.stdout}")
+        sys.exit(f"cannot find the {line} median in tfc-run's output:\n"
+                 f"{proc.stdout}")
     return float(m.group(1))

@@ -18,7 +18,7 @@
 // The three take turns in blocks (a warm-up call, then `iterations` timed
 // calls; the block's median), `blocks` times: on a VM whose speed drifts
 // by 2x within minutes, each ratio tfc / peer is taken of two blocks run
-// milliseconds apart, and the line reports the median of those per-block
+// well under a second apart, and the line reports the median of those per-block
 // ratios next to each library's best and median block. Between blocks the
 // program sleeps 150 ms, long enough for the previous library's threads to
 // stop spinning (tfc's pool spins 1 ms, libgomp's threads 300000 pauses: 6

@@ -19,7 +19,6 @@ configuration with both times and the ratio.
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_timing  # noqa: E402
 import torch_models  # noqa: E402
 
 ATTENTION = """module attributes {{tfc.model = "attention"}} {{
@@ -44,14 +44,8 @@ ATTENTION = """module attributes {{tfc.model = "attention"}} {{
 
 
 def tfc_device_ms(binary, lib, args, iters):
-    out = subprocess.run([os.path.join(binary, "tfc-run"), lib, "--time", str(iters)] + args,
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"tfc-run failed:\n{out.stdout}\n{out.stderr}")
-    m = re.search(r"device time: median ([0-9.]+) ms", out.stdout)
-    if not m:
-        sys.exit(f"no device time in tfc-run's output:\n{out.stdout}")
-    return float(m.group(1))
+    return bench_timing.tfc_run_median_ms(
+        [os.path.join(binary, "tfc-run"), lib, "--time", str(iters)] + args, device=True)
 
 
 def torch_ms(fn, iters):

@@ -116,7 +116,7 @@ MLIR
   "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" -o "$work/gemm.so"
   # tfc, oneDNN and OpenBLAS take turns in one process, $blocks blocks of
   # 20 calls each (bench/gemm_bench.cpp): each ratio is of two blocks run
-  # milliseconds apart, so the VM's slow phases touch both.
+  # well under a second apart, so the VM's slow phases touch both.
   "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work" "$blocks" 20 | report
 done
 
