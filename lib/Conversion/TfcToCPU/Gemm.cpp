@@ -249,8 +249,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   Value kEnd = entry->getArgument(arg++), step = entry->getArgument(arg++);
   int64_t panelChunks = cfg.chunks(), width = cfg.vectorWidth;
   Value one = indexConst(b, l, 1), zero = indexConst(b, l, 0);
+  // The last panel and k row, bounds of the prefetched slices.
   Value panelCount = memref::DimOp::create(b, l, packed, 0);
   Value lastPanel = arith::SubIOp::create(b, l, panelCount, one);
+  Value lastK = arith::SubIOp::create(b, l, kEnd, one);
   // The tiles of `tilePanels` adjacent panels starting at panel p, over the
   // depth [k0, k1). Later blocks add the partial sums in C to their own (a
   // masked load whose mask is empty in the first block); only the last
@@ -345,8 +347,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                                   cMasks[ch], splatConst(b, l, 0.0, width));
               }};
           if (nextP && rows == cfg.mr) {
-            // Row tile t takes (panel, line) pair t mod lines x panels.
-            int64_t linesPerRow = (cfg.nr + 15) / 16;
+            // Row tile t takes (panel, line) pair t mod lines x panels, a
+            // line being 16 floats (64 bytes).
+            constexpr int64_t kLineFloats = 16;
+            int64_t linesPerRow = (cfg.nr + kLineFloats - 1) / kLineFloats;
             Value t = arith::DivUIOp::create(
                 b, l, arith::SubIOp::create(b, l, m0, mBegin),
                 indexConst(b, l, cfg.mr));
@@ -363,10 +367,8 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                 b, l,
                 arith::RemUIOp::create(b, l, which,
                                        indexConst(b, l, linesPerRow)),
-                indexConst(b, l, 16));
-            Value lastK = arith::SubIOp::create(b, l, kEnd, one);
-            io.prefetch = [&, q, col, lastK](OpBuilder &b, Location l,
-                                             Value kk) {
+                indexConst(b, l, kLineFloats));
+            io.prefetch = [&, q, col](OpBuilder &b, Location l, Value kk) {
               Value row = minIndex(
                   b, l,
                   arith::AddIOp::create(
