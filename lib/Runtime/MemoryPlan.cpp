@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+
 using namespace tfc::rt;
 
 static constexpr uint64_t kQuantum = 64;
@@ -34,6 +36,22 @@ void *tfc::rt::alignedAlloc(uint64_t size, uint64_t align) {
   void *p = nullptr;
   if (posix_memalign(&p, align, size ? size : 1) != 0)
     return nullptr;
+  return p;
+}
+
+void *tfc::rt::alignedAllocLarge(uint64_t size, uint64_t align) {
+  if (size < kHugePageBytes || align > kHugePageBytes)
+    return alignedAlloc(size, align);
+  void *p = nullptr;
+  if (size > (UINT64_C(1) << 62) || posix_memalign(&p, kHugePageBytes, size))
+    return nullptr;
+#ifdef MADV_HUGEPAGE
+  // Only the whole huge pages: the tail may share a page with other memory.
+  // Advice only: a kernel without transparent huge pages refuses it, and the
+  // buffer works the same on small pages.
+  if (p)
+    (void)madvise(p, size & ~(kHugePageBytes - 1), MADV_HUGEPAGE);
+#endif
   return p;
 }
 

@@ -426,7 +426,7 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
   size_t converted = 0;
   // The memory of the slot about to be pushed onto newTable.
   auto allocate = [&](uint64_t bytes, uint64_t align) -> void * {
-    void *p = alignedAlloc(bytes, align);
+    void *p = alignedAllocLarge(bytes, align);
     if (p)
       newBuffers[newTable.size()].reset(p);
     return p;

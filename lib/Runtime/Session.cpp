@@ -154,7 +154,7 @@ tfc_status allocate(tfc_session *s, tfc_session::State &st,
     st.shape = std::move(shape);
     return TFC_OK;
   }
-  void *p = alignedAlloc(bytes ? bytes : 1, 64);
+  void *p = alignedAllocLarge(bytes ? bytes : 1, 64);
   if (!p)
     return setError(TFC_ERR_OUT_OF_MEMORY,
                     "out of memory allocating state '" + st.name + "' (" +

@@ -420,3 +420,24 @@ TEST(MemoryPlanner, HooksWithoutAPlannerUseTheHeap) {
 }
 
 } // namespace
+
+TEST(MemoryPlanner, LargeLongLivedBuffersStartOnAHugePage) {
+  // Below a huge page: alignedAlloc's alignment.
+  void *small = alignedAllocLarge(kHugePageBytes - 1, 128);
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 128, 0u);
+  alignedFree(small);
+  // From one huge page on: a huge-page boundary, whatever was asked, and
+  // every byte usable (the advice covers only the whole huge pages).
+  for (uint64_t size : {kHugePageBytes, 3 * kHugePageBytes + 4096 + 12}) {
+    auto *p = static_cast<unsigned char *>(alignedAllocLarge(size, 64));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePageBytes, 0u);
+    std::memset(p, 0x5a, size);
+    EXPECT_EQ(p[size - 1], 0x5a);
+    alignedFree(p);
+  }
+  EXPECT_EQ(alignedAllocLarge(UINT64_MAX / 2, 64), nullptr);
+  // An alignment beyond a huge page is alignedAlloc's (which refuses it).
+  EXPECT_EQ(alignedAllocLarge(kHugePageBytes, UINT64_C(1) << 40), nullptr);
+}
