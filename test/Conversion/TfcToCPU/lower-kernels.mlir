@@ -374,10 +374,18 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // The accumulators start at zero; C's partial sums are added after the k
 // loop.
 // CHECK: scf.for %{{.*}} = %[[TM0]] to %{{.*}} step %c6
-// CHECK: %[[ACC:.*]]:24 = scf.for %{{.*}} = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
+// The prefetched panel (at most the last), then the window's first k row,
+// clamped once per tile (not per step) so that the window ends within K.
+// CHECK: %[[PFQ:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: %[[DEPTH:.*]] = arith.subi %[[K1]], %[[K0]] : index
+// CHECK-NEXT: %[[ROOM:.*]] = arith.subi %{{.*}}, %[[DEPTH]] : index
+// CHECK-NEXT: %[[PFK0:.*]] = arith.minui %{{.*}}, %[[ROOM]] : index
+// CHECK: %[[ACC:.*]]:24 = scf.for %[[KK:.*]] = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
 // Each k step of a whole register tile prefetches a line of the panel
-// slices the task reads next into L2.
-// CHECK: memref.prefetch %[[TW]][%{{.*}}, %{{.*}}, %{{.*}}], read, locality<2>, data
+// slices the task reads next into L2, at a row linear in k.
+// CHECK-NEXT: %[[DK:.*]] = arith.subi %[[KK]], %[[K0]] : index
+// CHECK-NEXT: %[[PFK:.*]] = arith.addi %[[PFK0]], %[[DK]] : index
+// CHECK-NEXT: memref.prefetch %[[TW]][%[[PFQ]], %[[PFK]], %{{.*}}], read, locality<2>, data
 // CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
