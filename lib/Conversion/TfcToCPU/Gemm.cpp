@@ -372,10 +372,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
             // per step cost AVX2's front-end-bound loop 7 %). The window
             // starts early enough to end within K (a shorter last block
             // re-reads a few rows of the block before it).
-            Value start = minIndex(
-                b, l, nextK0,
-                arith::SubIOp::create(b, l, kEnd,
-                                      arith::SubIOp::create(b, l, k1, k0)));
+            Value start =
+                minIndex(b, l, nextK0,
+                         arith::SubIOp::create(
+                             b, l, kEnd, arith::SubIOp::create(b, l, k1, k0)));
             io.prefetch = [&, q, col, start](OpBuilder &b, Location l,
                                              Value kk) {
               Value row = arith::AddIOp::create(
