@@ -285,6 +285,31 @@ MemoryPlanner::~MemoryPlanner() {
   for (Plan *p : plans)
     delete p;
   releaseArena();
+  for (Scratch &s : scratch)
+    if (s.ptr) {
+      ArenaRegistry::get().remove(s.ptr);
+      alignedFree(s.ptr);
+    }
+}
+
+void *MemoryPlanner::outputScratch(size_t i, uint64_t bytes, uint64_t align) {
+  if (scratch.size() <= i)
+    scratch.resize(i + 1);
+  Scratch &s = scratch[i];
+  if (s.ptr && s.bytes >= bytes && s.align >= align)
+    return s.ptr;
+  void *p = alignedAllocLarge(bytes, align);
+  if (!p)
+    return nullptr;
+  if (s.ptr) {
+    ArenaRegistry::get().remove(s.ptr);
+    alignedFree(s.ptr);
+  }
+  // Registered like an arena: a free of it from a thread without this
+  // planner is ignored, never passed to the heap.
+  ArenaRegistry::get().add(p, bytes);
+  s = {p, bytes, align};
+  return p;
 }
 
 void MemoryPlanner::releaseArena() {
@@ -549,8 +574,11 @@ void MemoryPlanner::setDestinations(
       continue;
     const Lifetime &l = plan->lifetimes[static_cast<size_t>(ordinal)];
     uint64_t needed = plan->outputBytes[i];
-    if (dests[i].second >= needed && l.size <= needed + l.align &&
-        reinterpret_cast<uintptr_t>(ptr) % l.align == 0)
+    if (dests[i].second < needed || l.size > needed + l.align)
+      continue;
+    if (reinterpret_cast<uintptr_t>(ptr) % l.align != 0)
+      ptr = outputScratch(i, l.size, l.align);
+    if (ptr)
       destinations[static_cast<uint32_t>(ordinal)] = ptr;
   }
 }

@@ -14,6 +14,8 @@
 
 #include "Model.h"
 
+#include "tfc/Runtime/Strided.h"
+
 #include <cstdio>
 #include <cstring>
 
@@ -172,31 +174,6 @@ std::string bytesString(int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%.1f %s (%lld bytes)", v, units[unit],
                   static_cast<long long>(bytes));
   return buf;
-}
-
-/// Copies a strided array into contiguous row-major `dst`.
-void copyStrided(uint8_t *dst, const uint8_t *src, const int64_t *sizes,
-                 const int64_t *strides, int rank, size_t elementSize) {
-  if (rank == 0) {
-    std::memcpy(dst, src, elementSize);
-    return;
-  }
-  std::vector<int64_t> index(rank, 0);
-  uint64_t total = 1;
-  for (int k = 0; k < rank; ++k)
-    total *= static_cast<uint64_t>(sizes[k]);
-  for (uint64_t i = 0; i < total; ++i) {
-    int64_t offset = 0;
-    for (int k = 0; k < rank; ++k)
-      offset += index[k] * strides[k];
-    std::memcpy(dst + i * elementSize,
-                src + offset * static_cast<int64_t>(elementSize), elementSize);
-    for (int k = rank - 1; k >= 0; --k) {
-      if (++index[k] < sizes[k])
-        break;
-      index[k] = 0;
-    }
-  }
 }
 
 } // namespace

@@ -136,7 +136,10 @@ public:
   /// In a replayed run, before the entry: the caller's buffer for each
   /// output (null: none). The allocation a recorded run returned as output
   /// i is served with buffer i when it fits (size and alignment), so the
-  /// entry computes straight into it.
+  /// entry computes straight into it; a buffer that does not fit (too
+  /// little aligned for the kernels) gets one kept across runs instead, for
+  /// the caller to copy from, rather than a fresh heap block (and its page
+  /// faults) every run.
   void setDestinations(const std::vector<std::pair<void *, uint64_t>> &dests);
 
   /// Whether an allocation through this planner (in a run or not, from any
@@ -190,6 +193,16 @@ private:
   bool inArena(const void *ptr) const;
   bool ensureArena(uint64_t bytes, uint64_t alignment);
   void releaseArena();
+  /// Output i's kept block of at least `bytes` aligned to `align` (null if
+  /// out of memory or the alignment absurd).
+  void *outputScratch(size_t i, uint64_t bytes, uint64_t align);
+
+  struct Scratch {
+    void *ptr = nullptr;
+    uint64_t bytes = 0, align = 0;
+  };
+  /// Per output index, host planners only: see setDestinations.
+  std::vector<Scratch> scratch;
 
   const size_t maxPlans;
   MemorySource source;
