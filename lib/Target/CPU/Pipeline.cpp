@@ -48,8 +48,11 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
 
 void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
                                    const CpuTargetOptions &options) {
+  // Attention reads split heads through strides (its C micro-kernels and
+  // flash loops take any layout with unit innermost stride): no copies.
   buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
-                                  /*copiesAsLoops=*/false);
+                                  /*copiesAsLoops=*/false,
+                                  kernel::createKernelFoldTransposedOperands());
   pm.addPass(createLowerEntryPoints());
   pm.addPass(createOutlineParallelLoops());
   // Kernels on the host: f32 transcendentals as vectorisable polynomials.

@@ -8,7 +8,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_EARLYDEALLOC
@@ -31,10 +30,10 @@ struct EarlyDeallocPass : tfc::impl::EarlyDeallocBase<EarlyDeallocPass> {
     });
   }
 
-  /// The last op of `block` that uses `buffer`, a view of it, or a value
-  /// computed from its address (memref.extract_aligned_pointer_as_index and
-  /// whatever is computed from that: the pointers the CPU kernels pass to
-  /// their C micro-kernels).
+  /// The last op of `block` that uses `buffer`, a memref made from it (a
+  /// view, cast or transpose), or a value computed from its address
+  /// (memref.extract_aligned_pointer_as_index and whatever is computed from
+  /// that: the pointers the CPU kernels pass to their C micro-kernels).
   static Operation *lastUse(Block &block, Value buffer,
                             memref::DeallocOp dealloc) {
     Operation *last = nullptr;
@@ -50,12 +49,12 @@ struct EarlyDeallocPass : tfc::impl::EarlyDeallocBase<EarlyDeallocPass> {
       for (Operation *user : v.getUsers()) {
         if (user == dealloc)
           continue;
-        if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-          if (view.getViewSource() == v)
-            for (Value r : user->getResults())
-              worklist.push_back(r);
-        if (isa<memref::CastOp>(user))
-          worklist.push_back(user->getResult(0));
+        // A memref an op makes from this one may alias it (views, casts,
+        // memref.transpose, which is not a ViewLikeOpInterface): its uses
+        // are the buffer's. At worst a dealloc stays later than needed.
+        for (Value r : user->getResults())
+          if (isa<BaseMemRefType>(r.getType()))
+            worklist.push_back(r);
         if (isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
             !isa<BaseMemRefType>(v.getType()))
           for (Value r : user->getResults())

@@ -33,7 +33,8 @@ using namespace mlir;
 void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
                                           const CpuTargetOptions &host,
                                           std::unique_ptr<Pass> lowerKernels,
-                                          bool copiesAsLoops) {
+                                          bool copiesAsLoops,
+                                          std::unique_ptr<Pass> onBuffers) {
   LowerModelABIOptions abi;
   abi.cpu = host.cpu;
   abi.features = host.features;
@@ -45,6 +46,8 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(kernel::createKernelOwnDestinations());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (onBuffers)
+    pm.addPass(std::move(onBuffers));
   pm.addPass(std::move(lowerKernels));
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;

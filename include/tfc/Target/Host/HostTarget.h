@@ -76,14 +76,16 @@ std::optional<bool> cpuHasFeatures(const CpuTargetOptions &options,
 void registerHostTargetDialects(DialectRegistry &registry);
 
 /// The model ABI (weights table, init, entries) for `host`, one-shot
-/// bufferisation, `lowerKernels` (the target's tfc-<target>-lower-kernels:
-/// kernel ops on buffers become its kernels), ownership deallocation moved
-/// to last uses, and linalg as parallel loops. With `copiesAsLoops` every
-/// memref.copy becomes a loop (device buffers).
+/// bufferisation, `onBuffers` (if any: the target's rewrites of kernel ops
+/// on buffers, before deallocation exists), `lowerKernels` (the target's
+/// tfc-<target>-lower-kernels: kernel ops on buffers become its kernels),
+/// ownership deallocation moved to last uses, and linalg as parallel loops.
+/// With `copiesAsLoops` every memref.copy becomes a loop (device buffers).
 void buildModelBufferizationPipeline(OpPassManager &pm,
                                      const CpuTargetOptions &host,
                                      std::unique_ptr<Pass> lowerKernels,
-                                     bool copiesAsLoops);
+                                     bool copiesAsLoops,
+                                     std::unique_ptr<Pass> onBuffers = nullptr);
 /// Host code (after the entry points) down to the LLVM dialect.
 void buildHostToLLVMPipeline(OpPassManager &pm);
 

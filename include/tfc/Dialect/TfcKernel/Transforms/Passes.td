@@ -26,4 +26,29 @@ def KernelOwnDestinations : Pass<"tfc-kernel-own-destinations", "mlir::ModuleOp"
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
+def KernelFoldTransposedOperands
+    : Pass<"tfc-kernel-fold-transposed-operands", "mlir::ModuleOp"> {
+  let summary = "Attention reads a transposed view instead of a transposed "
+                "copy (after bufferisation)";
+  let description = [{
+    Splitting the heads of a projection ([B, T, H·D] -> [B, H, T, D]) is a
+    transpose that bufferisation materialises: `linalg.transpose` from a view
+    of the projection's buffer into a fresh allocation, which attention then
+    reads. The attention kernels read their query, key and value through
+    strides (any layout whose innermost stride is 1), so the copy is not
+    needed: this pass gives attention `memref.transpose` of the source view
+    instead and erases the copy (and its allocation when nothing else uses
+    it). It applies when the allocation's only other users are attention
+    operands (query, key, value) in the same block after the copy, the
+    permutation keeps the innermost dimension innermost (and the source's
+    innermost stride is 1), and nothing from the copy to the last of those
+    users may write the source's buffer (writes into other allocations are
+    fine; an unknown effect, or a write through a view of another function
+    argument when the source is one, keeps the copy). Run after one-shot
+    bufferisation and before buffer deallocation, which then keeps the source
+    alive until the attention has read it.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 #endif // TFC_DIALECT_TFCKERNEL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,139 @@
+//===- FoldTransposedOperands.cpp - tfc-kernel-fold-transposed-operands ---===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// A transposed copy that only attention reads becomes a transposed view
+// (Passes.td has the conditions).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
+
+#include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::tfc::kernel {
+#define GEN_PASS_DEF_KERNELFOLDTRANSPOSEDOPERANDS
+#include "tfc/Dialect/TfcKernel/Transforms/Passes.h.inc"
+} // namespace mlir::tfc::kernel
+
+using namespace mlir;
+using namespace mlir::tfc;
+
+namespace {
+
+/// The buffer `v` is a view of: an allocation, a block argument or the
+/// result of an op that is not a view (memref.transpose is one, though not
+/// a ViewLikeOpInterface).
+Value rootOf(Value v) {
+  while (true) {
+    if (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    else if (auto transpose = v.getDefiningOp<memref::TransposeOp>())
+      v = transpose.getIn();
+    else
+      return v;
+  }
+}
+
+/// Whether `op` (with what it nests) may write the buffer `root`.
+bool mayWrite(Operation *op, Value root) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return true;
+  bool rootIsAlloc = bool(root.getDefiningOp<memref::AllocOp>());
+  for (const MemoryEffects::EffectInstance &e : *effects) {
+    if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+      continue;
+    Value target = e.getValue();
+    if (!target)
+      return true;
+    Value r = rootOf(target);
+    if (r == root)
+      return true;
+    // Two buffers that are not both allocations may be the same memory.
+    if (!rootIsAlloc && !r.getDefiningOp<memref::AllocOp>())
+      return true;
+  }
+  return false;
+}
+
+/// Whether `use` is a query, key or value operand of an attention kernel.
+bool isAttentionInput(OpOperand &use) {
+  auto attention = dyn_cast<kernel::AttentionOp>(use.getOwner());
+  return attention && (&use == &attention.getQueryMutable() ||
+                       &use == &attention.getKeyMutable() ||
+                       &use == &attention.getValueMutable());
+}
+
+/// Folds `copy` when it qualifies; returns whether it did.
+bool fold(linalg::TransposeOp copy) {
+  if (!copy.hasPureBufferSemantics())
+    return false;
+  Value src = copy.getInput(), dst = copy.getInit();
+  auto alloc = dst.getDefiningOp<memref::AllocOp>();
+  auto srcType = dyn_cast<MemRefType>(src.getType());
+  ArrayRef<int64_t> perm = copy.getPermutation();
+  if (!alloc || !srcType || perm.empty() ||
+      perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(srcType.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return false;
+  // Every other use: an attention input after the copy, in its block.
+  Block *block = copy->getBlock();
+  Operation *last = copy;
+  for (OpOperand &use : dst.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == copy)
+      continue;
+    if (!isAttentionInput(use) || user->getBlock() != block ||
+        !copy->isBeforeInBlock(user))
+      return false;
+    if (last->isBeforeInBlock(user))
+      last = user;
+  }
+  if (last == copy)
+    return false;
+  // The source's buffer keeps its contents until the last reader is done.
+  Value root = rootOf(src);
+  for (Operation *op = copy->getNextNode(); op; op = op->getNextNode()) {
+    if (mayWrite(op, root))
+      return false;
+    if (op == last)
+      break;
+  }
+  OpBuilder b(copy);
+  auto permutation = AffineMap::getPermutationMap(
+      SmallVector<unsigned>(perm.begin(), perm.end()), b.getContext());
+  Value view = memref::TransposeOp::create(b, copy.getLoc(), src,
+                                           AffineMapAttr::get(permutation));
+  dst.replaceUsesWithIf(view,
+                        [&](OpOperand &use) { return use.getOwner() != copy; });
+  copy->erase();
+  if (alloc->use_empty())
+    alloc->erase();
+  return true;
+}
+
+struct KernelFoldTransposedOperandsPass
+    : tfc::kernel::impl::KernelFoldTransposedOperandsBase<
+          KernelFoldTransposedOperandsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::TransposeOp> copies;
+    getOperation().walk([&](linalg::TransposeOp op) { copies.push_back(op); });
+    for (linalg::TransposeOp copy : copies)
+      fold(copy);
+  }
+};
+
+} // namespace
