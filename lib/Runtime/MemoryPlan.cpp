@@ -298,6 +298,10 @@ void *MemoryPlanner::outputScratch(size_t i, uint64_t bytes, uint64_t align) {
   Scratch &s = scratch[i];
   if (s.ptr && s.bytes >= bytes && s.align >= align)
     return s.ptr;
+  // Grown to serve every request so far: signatures that alternate never
+  // reallocate it.
+  bytes = std::max(bytes, s.bytes);
+  align = std::max(align, s.align);
   void *p = alignedAllocLarge(bytes, align);
   if (!p)
     return nullptr;

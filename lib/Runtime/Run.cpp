@@ -308,6 +308,29 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     if (!checkValues(entry.inputs[i], inputs[i], data[i], elements[i], error))
       return setError(TFC_ERR_INPUT, error);
   }
+  // The caller's output buffers must be memory of their own: the entry
+  // writes them while it reads the inputs (and the other outputs) in place.
+  auto overlaps = [](const void *a, uint64_t an, const void *b, uint64_t bn) {
+    auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+    return an && bn && x < y + bn && y < x + an;
+  };
+  for (size_t o = 0; o < destinations.size(); ++o) {
+    auto [ptr, bytes] = destinations[o];
+    for (size_t i = 0; i < numInputs; ++i)
+      if (!isResident(i) &&
+          overlaps(ptr, bytes, inputs[i].data,
+                   elements[i] * tfc_dtype_size(inputs[i].dtype)))
+        return setError(TFC_ERR_INVALID_ARGUMENT,
+                        "the caller's buffer for output '" +
+                            entry.outputs[o].name + "' overlaps input '" +
+                            entry.inputs[i].name + "'");
+    for (size_t p = 0; p < o; ++p)
+      if (overlaps(ptr, bytes, destinations[p].first, destinations[p].second))
+        return setError(TFC_ERR_INVALID_ARGUMENT,
+                        "the caller's buffers for outputs '" +
+                            entry.outputs[p].name + "' and '" +
+                            entry.outputs[o].name + "' overlap");
+  }
 
   // Descriptors: contiguous row-major inputs; outputs for the entry to fill.
   std::vector<tfc_memref> inDesc(numInputs), outDesc(numOutputs);

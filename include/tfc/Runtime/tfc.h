@@ -257,8 +257,9 @@ TFC_API tfc_status tfc_run(tfc_model *model, const char *entry,
 
 /* tfc_run into the caller's buffers: outputs[i] gives the output's dtype,
  * rank and exact shape and `data`, writable and aligned to the element
- * (owner is ignored and stays the caller's). A wrong dtype, rank or missing
- * data is TFC_ERR_INVALID_ARGUMENT before the run; a shape other than the
+ * (owner is ignored and stays the caller's), memory that overlaps no input
+ * and no other output. A wrong dtype, rank, missing data or an overlap is
+ * TFC_ERR_INVALID_ARGUMENT before the run; a shape other than the
  * one the entry produces is TFC_ERR_INPUT after it. Nothing is allocated for
  * the outputs: a run whose input shapes repeat an earlier run's (a replayed
  * memory plan, e.g. every decode step) computes straight into 64-byte

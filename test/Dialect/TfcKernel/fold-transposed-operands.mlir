@@ -121,3 +121,28 @@ func.func @into_destination(%x: memref<2x8x4x8xf32>, %q: memref<2x4x8x8xf32>) ->
   tfc_kernel.attention %q, %q, %q outs(%o) {scale = 0.125} : (memref<2x4x8x8xf32>, memref<2x4x8x8xf32>, memref<2x4x8x8xf32>, memref<2x4x8x8xf32>) -> ()
   return %o : memref<2x4x8x8xf32>
 }
+
+// -----
+
+// The source is a view of a loop's block argument, which may be the
+// allocation the loop body overwrites: it stays.
+// CHECK-LABEL: func @loop_carried
+// CHECK: scf.for
+// CHECK: linalg.transpose
+// CHECK: linalg.fill
+// CHECK: tfc_kernel.attention
+func.func @loop_carried(%n: index) -> memref<2x8x4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<2x8x4x8xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a) -> (memref<2x8x4x8xf32>) {
+    %q = memref.alloc() : memref<2x4x8x8xf32>
+    linalg.transpose ins(%acc : memref<2x8x4x8xf32>) outs(%q : memref<2x4x8x8xf32>) permutation = [0, 2, 1, 3]
+    linalg.fill ins(%zero : f32) outs(%a : memref<2x8x4x8xf32>)
+    %out = memref.alloc() : memref<2x4x8x8xf32>
+    tfc_kernel.attention %q, %q, %q outs(%out) {scale = 0.125} : (memref<2x4x8x8xf32>, memref<2x4x8x8xf32>, memref<2x4x8x8xf32>, memref<2x4x8x8xf32>) -> ()
+    scf.yield %acc : memref<2x8x4x8xf32>
+  }
+  return %r : memref<2x8x4x8xf32>
+}

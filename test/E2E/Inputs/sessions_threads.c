@@ -339,6 +339,14 @@ static int into(const char *cached, int64_t vocab) {
   if (tfc_run_into(model, "forward", &in, 1, &small, 1) == TFC_OK)
     return 1;
   printf("wrong shape: %s\n", tfc_last_error());
+  /* An output buffer over the input's memory: refused before the run. */
+  int64_t *shared_ids = (int64_t *)(buf + 100);
+  memcpy(shared_ids, ids, sizeof ids);
+  tfc_tensor over_in = {TFC_I64, 2, {1, 4}, shared_ids, NULL};
+  tfc_tensor over = {TFC_F32, 3, {1, 4, vocab}, buf, NULL};
+  if (tfc_run_into(model, "forward", &over_in, 1, &over, 1) == TFC_OK)
+    return 1;
+  printf("overlap: %s\n", tfc_last_error());
   /* A session: decode steps into one buffer. */
   tfc_session *s = NULL;
   if (tfc_session_create(model, cached, 1, 8, &s) != TFC_OK)

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -42,24 +43,40 @@ Value rootOf(Value v) {
   }
 }
 
+bool isAllocation(Value v) {
+  return v.getDefiningOp<memref::AllocOp>() ||
+         v.getDefiningOp<memref::AllocaOp>();
+}
+
+bool isFunctionArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->isEntryBlock() &&
+         isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+}
+
+/// Whether the buffers `a` and `b` (roots) are known to be different
+/// memory: two different allocations, or an allocation and an argument of
+/// the function. Anything else (a region's block argument, the result of a
+/// select, an if or a call) may be either.
+bool distinct(Value a, Value b) {
+  if (a == b)
+    return false;
+  if (isAllocation(a))
+    return isAllocation(b) || isFunctionArgument(b);
+  return isAllocation(b) && isFunctionArgument(a);
+}
+
 /// Whether `op` (with what it nests) may write the buffer `root`.
 bool mayWrite(Operation *op, Value root) {
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
       getEffectsRecursively(op);
   if (!effects)
     return true;
-  bool rootIsAlloc = bool(root.getDefiningOp<memref::AllocOp>());
   for (const MemoryEffects::EffectInstance &e : *effects) {
     if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
       continue;
     Value target = e.getValue();
-    if (!target)
-      return true;
-    Value r = rootOf(target);
-    if (r == root)
-      return true;
-    // Two buffers that are not both allocations may be the same memory.
-    if (!rootIsAlloc && !r.getDefiningOp<memref::AllocOp>())
+    if (!target || !distinct(rootOf(target), root))
       return true;
   }
   return false;

@@ -42,9 +42,12 @@ def KernelFoldTransposedOperands
     operands (query, key, value) in the same block after the copy, the
     permutation keeps the innermost dimension innermost (and the source's
     innermost stride is 1), and nothing from the copy to the last of those
-    users may write the source's buffer (writes into other allocations are
-    fine; an unknown effect, or a write through a view of another function
-    argument when the source is one, keeps the copy). Run after one-shot
+    users may write the source's buffer: a write is known to miss it only
+    when one of the two buffers (seen through views) is an allocation and
+    the other another allocation or an argument of the function; any other
+    write (through a region's block argument, a select, a call's result, a
+    function argument when the source is one) or an unknown effect keeps the
+    copy. Run after one-shot
     bufferisation and before buffer deallocation, which then keeps the source
     alive until the attention has read it.
   }];
