@@ -29,22 +29,25 @@ static uint64_t alignUp(uint64_t v, uint64_t a) {
   return (v + a - 1) & ~(a - 1);
 }
 
-void *tfc::rt::alignedAlloc(uint64_t size, uint64_t align) {
-  align = std::max<uint64_t>(align, kQuantum);
-  if (size > (UINT64_C(1) << 62) || align > kMaxAlign)
-    return nullptr;
+/// Heap memory at `align` (a power of two of at least kQuantum), null for
+/// an absurd size or when memory is exhausted.
+static void *heapAligned(uint64_t size, uint64_t align) {
   void *p = nullptr;
-  if (posix_memalign(&p, align, size ? size : 1) != 0)
+  if (size > (UINT64_C(1) << 62) ||
+      posix_memalign(&p, align, size ? size : 1) != 0)
     return nullptr;
   return p;
+}
+
+void *tfc::rt::alignedAlloc(uint64_t size, uint64_t align) {
+  align = std::max<uint64_t>(align, kQuantum);
+  return align > kMaxAlign ? nullptr : heapAligned(size, align);
 }
 
 void *tfc::rt::alignedAllocLarge(uint64_t size, uint64_t align) {
   if (size < kHugePageBytes || align > kHugePageBytes)
     return alignedAlloc(size, align);
-  void *p = nullptr;
-  if (size > (UINT64_C(1) << 62) || posix_memalign(&p, kHugePageBytes, size))
-    return nullptr;
+  void *p = heapAligned(size, kHugePageBytes);
 #ifdef MADV_HUGEPAGE
   // Only the whole huge pages: the tail may share a page with other memory.
   // Advice only: a kernel without transparent huge pages refuses it, and the
@@ -286,10 +289,15 @@ MemoryPlanner::~MemoryPlanner() {
     delete p;
   releaseArena();
   for (Scratch &s : scratch)
-    if (s.ptr) {
-      ArenaRegistry::get().remove(s.ptr);
-      alignedFree(s.ptr);
-    }
+    releaseScratch(s);
+}
+
+void MemoryPlanner::releaseScratch(Scratch &s) {
+  if (!s.ptr)
+    return;
+  ArenaRegistry::get().remove(s.ptr);
+  alignedFree(s.ptr);
+  s = Scratch();
 }
 
 void *MemoryPlanner::outputScratch(size_t i, uint64_t bytes, uint64_t align) {
@@ -305,10 +313,7 @@ void *MemoryPlanner::outputScratch(size_t i, uint64_t bytes, uint64_t align) {
   void *p = alignedAllocLarge(bytes, align);
   if (!p)
     return nullptr;
-  if (s.ptr) {
-    ArenaRegistry::get().remove(s.ptr);
-    alignedFree(s.ptr);
-  }
+  releaseScratch(s);
   // Registered like an arena: a free of it from a thread without this
   // planner is ignored, never passed to the heap.
   ArenaRegistry::get().add(p, bytes);

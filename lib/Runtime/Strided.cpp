@@ -9,8 +9,9 @@
 #include <cstring>
 #include <vector>
 
-void tfc::rt::copyStrided(uint8_t *dst, const uint8_t *src, const int64_t *sizes,
-                 const int64_t *strides, int rank, size_t elementSize) {
+void tfc::rt::copyStrided(uint8_t *dst, const uint8_t *src,
+                          const int64_t *sizes, const int64_t *strides,
+                          int rank, size_t elementSize) {
   uint64_t total = 1;
   for (int k = 0; k < rank; ++k)
     total *= static_cast<uint64_t>(sizes[k]);
@@ -38,4 +39,3 @@ void tfc::rt::copyStrided(uint8_t *dst, const uint8_t *src, const int64_t *sizes
     }
   }
 }
-

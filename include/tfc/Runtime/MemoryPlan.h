@@ -201,6 +201,7 @@ private:
     void *ptr = nullptr;
     uint64_t bytes = 0, align = 0;
   };
+  static void releaseScratch(Scratch &s);
   /// Per output index, host planners only: see setDestinations.
   std::vector<Scratch> scratch;
 
