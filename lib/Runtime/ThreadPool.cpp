@@ -2,13 +2,28 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// A job is published as one 64-bit ticket: a generation (32 bits), the
-// number of chunks (16 bits) and the next unclaimed chunk (16 bits). Threads
-// claim chunks by compare-and-swap on the ticket, so a thread that read an
-// old ticket can never claim a chunk of a newer job, and the job's fields
-// (written before the ticket is stored) are visible to whoever claims one.
-// The job cannot be replaced while a claimed chunk runs: the caller waits for
-// `remaining` to reach zero before it returns.
+// A job is published as a generation number (`ticket`) and, per thread, the
+// range of chunks it owns: thread i (the caller is thread 0) owns chunks
+// [i K, (i + 1) K) of the T K chunks (K = kChunksPerThread, or ceil(n / T)
+// when that is less), and chunk c is
+// tasks [c n / (T K), (c + 1) n / (T K)), so every thread owns an equal
+// share of the tasks, the same share on every call. A thread claims its
+// own chunks from the front of its range and, once they are gone, steals
+// chunks of the other threads from the back of theirs. A range is one
+// 64-bit word (generation, front, back) changed by compare-and-swap, so a
+// thread that read an old generation can never claim a chunk of a newer
+// job, and the job's fields (written before the ticket is stored) are
+// visible to whoever claims one. The job cannot be replaced while a claimed
+// chunk runs: the caller waits for `remaining` to reach zero before it
+// returns.
+//
+// Owning the same tasks on every call keeps what a task reads in the
+// cache of the core that read it last time, and the tasks of one thread
+// contiguous (a GEMM's column groups: each thread streams its own part of
+// the weight). Measured against first come, first served chunks, 2 threads
+// of an "Intel(R) Xeon(R) Processor" (family 6 model 167, AVX-512), runs
+// alternating: a 128x768x2304 GEMM 1.36 -> 1.26 ms, BERT-base (seq 128)
+// 86.4 -> 83.1 ms, GPT-2 119.7 -> 114.7 ms.
 //
 // Idle workers spin on the ticket for 1 ms, then sleep; the caller wakes
 // them only when some are asleep (a Dekker-style handshake on `sleepers`
@@ -78,12 +93,21 @@ bool spinUntil(std::chrono::microseconds limit, Done done) {
 inline uint32_t generationOf(uint64_t t) {
   return static_cast<uint32_t>(t >> 32);
 }
-inline uint32_t chunksOf(uint64_t t) { return (t >> 16) & 0xFFFF; }
-inline uint32_t nextOf(uint64_t t) { return t & 0xFFFF; }
-inline uint64_t ticketOf(uint32_t gen, uint32_t chunks) {
+
+/// A thread's range of chunks: generation, front (the owner's next) and
+/// back (one past the last unclaimed).
+inline uint64_t rangeOf(uint32_t gen, uint32_t front, uint32_t back) {
   return (static_cast<uint64_t>(gen) << 32) |
-         (static_cast<uint64_t>(chunks) << 16);
+         (static_cast<uint64_t>(front) << 16) | back;
 }
+inline uint32_t frontOf(uint64_t r) { return (r >> 16) & 0xFFFF; }
+inline uint32_t backOf(uint64_t r) { return r & 0xFFFF; }
+
+/// A range on a cache line of its own: the owner claims from it while the
+/// others poll theirs.
+struct alignas(64) Range {
+  std::atomic<uint64_t> word{0};
+};
 
 } // namespace
 
@@ -101,7 +125,13 @@ struct ThreadPool::State {
   void *ctx = nullptr;
   int64_t n = 0;
 
+  /// Chunks per thread of the current job (the job has threads x this).
+  uint32_t chunksPerThread = 0;
+
+  /// The generation of the current job (the upper 32 bits).
   std::atomic<uint64_t> ticket{0};
+  /// Thread i's chunks of the current job.
+  std::unique_ptr<Range[]> ranges;
   std::atomic<int64_t> remaining{0};
   std::atomic<bool> stop{false};
   std::atomic<int> sleepers{0};
@@ -112,35 +142,55 @@ struct ThreadPool::State {
 
   void start(unsigned numThreads);
   void stopWorkers();
-  void workerLoop(uint32_t seen);
-  void runChunks(uint32_t gen);
+  void workerLoop(unsigned self, uint32_t seen);
+  /// Runs chunk c of the current job.
+  void runChunk(int64_t c);
+  /// Claims one chunk of range `r` of job `gen`, from the front (the
+  /// owner) or the back (a thief); -1 when there is none.
+  int64_t claim(unsigned r, uint32_t gen, bool fromFront);
+  /// Runs thread `self`'s chunks of job `gen`, then steals the others'.
+  void runChunks(unsigned self, uint32_t gen);
 };
 
-void ThreadPool::State::runChunks(uint32_t gen) {
-  uint64_t t = ticket.load(std::memory_order_acquire);
-  while (true) {
-    if (generationOf(t) != gen || nextOf(t) >= chunksOf(t))
-      return;
-    if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel,
-                                      std::memory_order_acquire))
-      continue; // t was reloaded
-    int64_t chunks = chunksOf(t), c = nextOf(t);
-    int64_t base = n / chunks, rem = n % chunks;
-    int64_t begin = c * base + std::min(c, rem);
-    int64_t end = begin + base + (c < rem ? 1 : 0);
-    {
-      DepthGuard guard;
-      fn(ctx, begin, end);
-    }
-    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(doneMutex);
-      done.notify_one();
-    }
-    t = ticket.load(std::memory_order_acquire);
+void ThreadPool::State::runChunk(int64_t c) {
+  int64_t chunks = static_cast<int64_t>(threads) * chunksPerThread;
+  int64_t begin = c * n / chunks, end = (c + 1) * n / chunks;
+  if (begin < end) {
+    DepthGuard guard;
+    fn(ctx, begin, end);
+  }
+  if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard<std::mutex> lock(doneMutex);
+    done.notify_one();
   }
 }
 
-void ThreadPool::State::workerLoop(uint32_t seen) {
+int64_t ThreadPool::State::claim(unsigned r, uint32_t gen, bool fromFront) {
+  std::atomic<uint64_t> &word = ranges[r].word;
+  uint64_t w = word.load(std::memory_order_acquire);
+  while (true) {
+    uint32_t front = frontOf(w), back = backOf(w);
+    if (generationOf(w) != gen || front >= back)
+      return -1;
+    uint64_t next = fromFront ? rangeOf(gen, front + 1, back)
+                              : rangeOf(gen, front, back - 1);
+    if (word.compare_exchange_weak(w, next, std::memory_order_acq_rel,
+                                   std::memory_order_acquire))
+      return fromFront ? front : back - 1;
+  }
+}
+
+void ThreadPool::State::runChunks(unsigned self, uint32_t gen) {
+  for (int64_t c; (c = claim(self, gen, /*fromFront=*/true)) >= 0;)
+    runChunk(c);
+  for (unsigned i = 1; i < threads; ++i) {
+    unsigned victim = (self + i) % threads;
+    for (int64_t c; (c = claim(victim, gen, /*fromFront=*/false)) >= 0;)
+      runChunk(c);
+  }
+}
+
+void ThreadPool::State::workerLoop(unsigned self, uint32_t seen) {
   auto published = [&] {
     return generationOf(ticket.load(std::memory_order_acquire)) != seen ||
            stop.load(std::memory_order_relaxed);
@@ -157,7 +207,7 @@ void ThreadPool::State::workerLoop(uint32_t seen) {
     if (stop.load())
       return;
     seen = generationOf(ticket.load(std::memory_order_acquire));
-    runChunks(seen);
+    runChunks(self, seen);
   }
 }
 
@@ -167,9 +217,10 @@ void ThreadPool::State::start(unsigned numThreads) {
                  ? kOversubscribedSpinTime
                  : kSpinTime;
   stop.store(false);
+  ranges.reset(new Range[threads]);
   uint32_t gen = generationOf(ticket.load());
   for (unsigned i = 1; i < threads; ++i)
-    workers.emplace_back([this, gen] { workerLoop(gen); });
+    workers.emplace_back([this, i, gen] { workerLoop(i, gen); });
 }
 
 void ThreadPool::State::stopWorkers() {
@@ -204,19 +255,26 @@ void ThreadPool::parallelFor(int64_t n, Fn fn, void *ctx) {
     return;
   }
   std::lock_guard<std::mutex> lock(s.dispatch);
-  uint32_t chunks = static_cast<uint32_t>(
-      std::min<int64_t>(n, static_cast<int64_t>(s.threads) * kChunksPerThread));
+  // kChunksPerThread chunks per thread, fewer when there are fewer tasks
+  // than that (some chunks are then empty, none larger than a task).
+  uint32_t perThread = static_cast<uint32_t>(
+      std::min<int64_t>(kChunksPerThread, (n + s.threads - 1) / s.threads));
   s.fn = fn;
   s.ctx = ctx;
   s.n = n;
-  s.remaining.store(chunks, std::memory_order_relaxed);
+  s.chunksPerThread = perThread;
+  s.remaining.store(static_cast<int64_t>(s.threads) * perThread,
+                    std::memory_order_relaxed);
   uint32_t gen = generationOf(s.ticket.load()) + 1;
-  s.ticket.store(ticketOf(gen, chunks));
+  for (unsigned i = 0; i < s.threads; ++i)
+    s.ranges[i].word.store(rangeOf(gen, i * perThread, (i + 1) * perThread),
+                           std::memory_order_relaxed);
+  s.ticket.store(static_cast<uint64_t>(gen) << 32);
   if (s.sleepers.load() > 0) {
     { std::lock_guard<std::mutex> sleepLock(s.sleepMutex); }
     s.wake.notify_all();
   }
-  s.runChunks(gen);
+  s.runChunks(0, gen);
   if (spinUntil(s.spinTime,
           [&] { return s.remaining.load(std::memory_order_acquire) == 0; }))
     return;

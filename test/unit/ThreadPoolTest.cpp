@@ -179,6 +179,34 @@ TEST(ThreadPool, UsesItsWorkers) {
   EXPECT_EQ(arrived.load(), 4);
 }
 
+TEST(ThreadPool, EachThreadOwnsItsShare) {
+  // Two threads, four tasks of 5 ms: the caller owns tasks 0 and 1, the
+  // worker 2 and 3, on every call (first come, first served would give
+  // task 1 to the worker). Only a thread that has run out of its own
+  // tasks steals, so a late worker can change that; hence "most calls".
+  ThreadPool pool(2);
+  struct Record {
+    std::thread::id ran[4];
+  } record;
+  auto run = [](void *ctx, int64_t begin, int64_t end) {
+    auto *r = static_cast<Record *>(ctx);
+    for (int64_t i = begin; i < end; ++i) {
+      r->ran[i] = std::this_thread::get_id();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  int callerOwn = 0, workerOwn = 0, calls = 10;
+  for (int call = 0; call < calls; ++call) {
+    pool.parallelFor(4, run, &record);
+    std::thread::id me = std::this_thread::get_id();
+    callerOwn += record.ran[0] == me && record.ran[1] == me;
+    workerOwn += record.ran[2] != me && record.ran[3] != me &&
+                 record.ran[2] == record.ran[3];
+  }
+  EXPECT_GE(callerOwn, calls / 2);
+  EXPECT_GE(workerOwn, calls / 2);
+}
+
 TEST(ThreadPool, Resize) {
   ThreadPool pool(2);
   EXPECT_TRUE(pool.resize(5));

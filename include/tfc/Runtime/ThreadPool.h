@@ -5,9 +5,11 @@
 // What a model's `parallel_for` hook runs on: a fixed set of workers created
 // once. parallelFor(n, fn, ctx) splits [0, n) into up to kChunksPerThread
 // contiguous chunks per thread (the caller's included) and returns when every
-// chunk is done. Chunks are claimed dynamically, so a worker that wakes late
-// or runs slower (a vCPU sharing its core) does not hold the others up: they
-// take more chunks. Idle workers spin for a millisecond (20 us when there
+// chunk is done. Each thread owns an equal share of [0, n), the same on every
+// call (so a task's data stays in the cache of the core that ran it last
+// time); a thread done with its own chunks steals the others' from the back,
+// so a worker that wakes late or runs slower (a vCPU sharing its core) does
+// not hold the others up. Idle workers spin for a millisecond (20 us when there
 // are more threads than hardware threads), then sleep on a condition
 // variable.
 //
@@ -31,7 +33,8 @@ public:
 
   /// The most threads a pool runs.
   static constexpr unsigned kMaxThreads = 1024;
-  /// A parallelFor of n makes min(n, kChunksPerThread x threads) chunks.
+  /// A parallelFor of n makes min(kChunksPerThread, ceil(n / threads))
+  /// chunks per thread.
   static constexpr unsigned kChunksPerThread = 4;
 
   /// A pool of `numThreads` threads in all (the caller is one of them, so
