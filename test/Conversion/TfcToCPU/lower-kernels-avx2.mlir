@@ -32,7 +32,9 @@
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
+// No prefetch of A (the loop is front-end bound; KernelConfig.h).
 // CHECK: scf.for %{{.*}} step %c4
+// CHECK-NOT: memref.prefetch %[[A]]
 // CHECK: %[[ACC:.*]]:12 = scf.for
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<?x?x24xf32, strided<[?, ?, 1], offset: ?>>, vector<8xf32>
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c8{{.*}}] : memref<?x?x24xf32, strided<[?, ?, 1], offset: ?>>, vector<8xf32>

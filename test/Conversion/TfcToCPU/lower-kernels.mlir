@@ -380,6 +380,13 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[DEPTH:.*]] = arith.subi %[[K1]], %[[K0]] : index
 // CHECK-NEXT: %[[ROOM:.*]] = arith.subi %{{.*}}, %[[DEPTH]] : index
 // CHECK-NEXT: %[[PFK0:.*]] = arith.minui %{{.*}}, %[[ROOM]] : index
+// Then the next row tile's six rows of A (at most the block's last row)
+// over the block's depth, a line per 16 k, into L2.
+// CHECK: %[[AROW:.*]] = arith.addi %{{.*}}, %c6{{.*}} : index
+// CHECK-NEXT: arith.minui %[[AROW]], %{{.*}} : index
+// CHECK: scf.for %[[AK:.*]] = %[[K0]] to %[[K1]] step %c16
+// CHECK-NEXT: memref.prefetch %[[TA]][%{{.*}}, %[[AK]]], read, locality<2>, data
+// CHECK-COUNT-5: memref.prefetch %[[TA]][%{{.*}}, %[[AK]]], read, locality<2>, data
 // CHECK: %[[ACC:.*]]:24 = scf.for %[[KK:.*]] = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
 // Each k step of a whole register tile prefetches a line of the panel
 // slices the task reads next into L2, at a row linear in k.
