@@ -514,7 +514,7 @@ MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
                                        kernel::AttentionOp op,
                                        const AttentionSizes &sizes, Value query,
                                        Value key, Value value, Value mask,
-                                       Value relBias, Value splits) {
+                                       Value relBias, Value out, Value splits) {
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   // A static stack slot of the function (its entry block), so that running
@@ -531,8 +531,8 @@ MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
     shape = memref::AllocaOp::create(
         b, loc, MemRefType::get({TFC_UK_ATTENTION_SHAPE}, i64));
   }
-  // Sizes, then the strides of q, k, v and the mask as [B, H, T, D] (0
-  // where the mask broadcasts).
+  // Sizes, then the strides of q, k, v, the mask and the output as
+  // [B, H, T, D] (0 where the mask broadcasts).
   int64_t slot = 0;
   auto put = [&](Value v) {
     if (v.getType().isIndex())
@@ -569,6 +569,9 @@ MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
     for (int64_t k = 0; k < 4; ++k)
       put(zero);
   }
+  for (Value stride :
+       memref::ExtractStridedMetadataOp::create(b, loc, out).getStrides())
+    put(stride);
 
   MicroKernelArgs args;
   args.shape = shape;
@@ -674,8 +677,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       arith::MaxUIOp::create(
           b, loc, ceilDiv(b, loc, sizes.tk, kAttentionKeysPerSplit), one),
       indexConst(b, loc, kAttentionMaxSplits));
-  MicroKernelArgs args = prepareMicroKernelArgs(b, loc, op, sizes, query, key,
-                                                value, mask, relBias, splits);
+  MicroKernelArgs args = prepareMicroKernelArgs(
+      b, loc, op, sizes, query, key, value, mask, relBias, out, splits);
   Value partial = allocFloats(b, loc, partialFloats, args.shape);
   // Without key/value heads no task runs (and no key is read).
   Value splitTasks = arith::MulIOp::create(
@@ -714,7 +717,7 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
 
   MicroKernelArgs args =
       prepareMicroKernelArgs(b, loc, op, sizes, query, key, value, mask,
-                             relBias, /*splits=*/indexConst(b, loc, 1));
+                             relBias, out, /*splits=*/indexConst(b, loc, 1));
   Value kt = allocFloats(b, loc, ktFloats, args.shape);
   parallelCalls(
       b, loc, arith::MulIOp::create(b, loc, sizes.batch, sizes.kvHeads),
@@ -738,6 +741,11 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   });
 }
 
+/// Lowers `op` writing `out`, whose rows are contiguous.
+void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
+                       Value query, Value key, Value value, Value mask,
+                       Value relBias, Value out);
+
 } // namespace
 
 void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
@@ -750,6 +758,36 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
     mask = contiguous(b, loc, mask);
   if (relBias) // dense rows: the decode micro-kernel indexes them itself
     relBias = contiguous(b, loc, relBias, /*identity=*/true);
+  // The output may be a strided view (the heads merged in place,
+  // tfc-kernel-fold-transposed-operands) as long as its rows are
+  // contiguous; otherwise it is computed into a fresh buffer and copied.
+  Value dest = out;
+  {
+    auto outType = cast<MemRefType>(out.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(outType.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1) {
+      SmallVector<Value> dynamic;
+      for (int64_t d = 0; d < outType.getRank(); ++d)
+        if (outType.isDynamicDim(d))
+          dynamic.push_back(memref::DimOp::create(b, loc, out, d));
+      dest = memref::AllocOp::create(
+          b, loc, MemRefType::get(outType.getShape(), outType.getElementType()),
+          dynamic, b.getI64IntegerAttr(64));
+    }
+  }
+  emitAttentionInto(b, loc, op, query, key, value, mask, relBias, dest);
+  if (dest != out) // (tfc-early-dealloc frees dest after the copy)
+    memref::CopyOp::create(b, loc, dest, out);
+}
+
+namespace {
+
+/// emitAttention with an output whose innermost stride is 1.
+void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
+                       Value query, Value key, Value value, Value mask,
+                       Value relBias, Value out) {
   // A few query rows (decode steps): the micro-kernel; else flash attention.
   // The micro-kernel serves the query heads of each key/value head as one
   // group, so it also needs run-time head counts that divide (the verifier
@@ -788,3 +826,5 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   b.setInsertionPointToStart(&prefillChoice.getElseRegion().front());
   emitFlashAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
 }
+
+} // namespace

@@ -121,7 +121,7 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK-LABEL: func @attention_causal
 // CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>, %[[OUT:.*]]: memref<?x4x?x16xf32>)
 // The micro-kernel's shape array is a static stack slot of the function.
-// CHECK-NEXT: memref.alloca() : memref<28xi64>
+// CHECK-NEXT: memref.alloca() : memref<32xi64>
 // The sizes both kernels read, once. Run-time head counts are not trusted:
 // no task without key/value heads.
 // CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
@@ -264,6 +264,48 @@ func.func @attention_causal(%q: memref<?x4x?x16xf32>, %k: memref<?x4x?x16xf32>, 
 // CHECK: vector.maskedstore %[[OUT]][%[[BI]], %[[HI]],
 func.func @attention_gqa_mask(%q: memref<2x8x?x32xf32>, %k: memref<2x2x?x32xf32>, %v: memref<2x2x?x24xf32>, %m: memref<2x1x1x?xf32>, %out: memref<2x8x?x24xf32>) {
   tfc_kernel.attention %q, %k, %v mask(%m) outs(%out) {scale = 0.5} : (memref<2x8x?x32xf32>, memref<2x2x?x32xf32>, memref<2x2x?x24xf32>, memref<2x1x1x?xf32>, memref<2x8x?x24xf32>) -> ()
+  return
+}
+
+// -----
+
+// An output that is a transposed view of [B, T, H, D] (the heads merged in
+// place): its strides go into the shape array's last four slots, and the
+// micro-kernels and flash loops write through them.
+// CHECK-LABEL: func @attention_strided_output
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<?x4x?x16xf32, strided<[?, 16, 64, 1]>>)
+// CHECK-NOT: memref.copy
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[OS:.*]]:4 = memref.extract_strided_metadata %[[OUT]]
+// CHECK: %[[S0:.*]] = arith.index_cast %[[OS]]#0 : index to i64
+// CHECK: memref.store %[[S0]], %{{.*}}[%c28{{.*}}]
+// CHECK: %[[S1:.*]] = arith.index_cast %[[OS]]#1 : index to i64
+// CHECK: memref.store %[[S1]], %{{.*}}[%c29{{.*}}]
+// CHECK: %[[S2:.*]] = arith.index_cast %[[OS]]#2 : index to i64
+// CHECK: memref.store %[[S2]], %{{.*}}[%c30{{.*}}]
+// CHECK: %[[S3:.*]] = arith.index_cast %[[OS]]#3 : index to i64
+// CHECK: memref.store %[[S3]], %{{.*}}[%c31{{.*}}]
+// CHECK: llvm.call @tfc_uk_attention_combine
+// CHECK: llvm.call @tfc_uk_attention_prefill
+// CHECK: vector.maskedstore %[[OUT]][
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @attention_strided_output(%q: memref<?x4x?x16xf32>, %k: memref<?x4x?x16xf32>, %v: memref<?x4x?x16xf32>, %out: memref<?x4x?x16xf32, strided<[?, 16, 64, 1]>>) {
+  tfc_kernel.attention %q, %k, %v outs(%out) {causal, scale = 0.25} : (memref<?x4x?x16xf32>, memref<?x4x?x16xf32>, memref<?x4x?x16xf32>, memref<?x4x?x16xf32, strided<[?, 16, 64, 1]>>) -> ()
+  return
+}
+
+// -----
+
+// An output whose rows are not contiguous: computed into a fresh buffer,
+// then copied.
+// CHECK-LABEL: func @attention_column_output
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<2x4x8x16xf32, strided<[512, 128, 1, 8]>>)
+// CHECK: %[[TMP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x8x16xf32>
+// CHECK: llvm.call @tfc_uk_attention_prefill
+// CHECK: memref.copy %[[TMP]], %[[OUT]]
+// CHECK-NEXT: return
+func.func @attention_column_output(%q: memref<2x4x8x16xf32>, %k: memref<2x4x8x16xf32>, %v: memref<2x4x8x16xf32>, %out: memref<2x4x8x16xf32, strided<[512, 128, 1, 8]>>) {
+  tfc_kernel.attention %q, %k, %v outs(%out) {scale = 0.25} : (memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32, strided<[512, 128, 1, 8]>>) -> ()
   return
 }
 

@@ -146,3 +146,70 @@ func.func @loop_carried(%n: index) -> memref<2x8x4x8xf32> {
   }
   return %r : memref<2x8x4x8xf32>
 }
+
+// -----
+
+// The head merge after attention ([B, H, T, D] -> [B, T, H, D], then
+// [B, T, H·D]): attention writes the merged buffer through a transposed
+// view, allocated before it (with its run-time sizes); copy and the
+// attention's own output buffer are gone.
+// CHECK-LABEL: func @merge_heads
+// CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x8xf32>, %[[B:.*]]: index, %[[T:.*]]: index)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[Y:.*]] = memref.alloc(%[[B]], %[[T]]) {alignment = 64 : i64} : memref<?x?x4x8xf32>
+// CHECK-NEXT: %[[V:.*]] = memref.transpose %[[Y]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x4x8xf32> to memref<?x4x?x8xf32, strided<[?, 8, 32, 1]>>
+// CHECK-NEXT: tfc_kernel.attention %[[Q]], %[[Q]], %[[Q]] outs(%[[V]])
+// CHECK-NOT: linalg.transpose
+// CHECK: memref.collapse_shape %[[Y]]
+func.func @merge_heads(%q: memref<?x4x?x8xf32>, %b: index, %t: index) -> memref<?x?x32xf32> {
+  %x = memref.alloc(%b, %t) {alignment = 64 : i64} : memref<?x4x?x8xf32>
+  tfc_kernel.attention %q, %q, %q outs(%x) {scale = 0.125} : (memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>) -> ()
+  %y = memref.alloc(%b, %t) {alignment = 64 : i64} : memref<?x?x4x8xf32>
+  linalg.transpose ins(%x : memref<?x4x?x8xf32>) outs(%y : memref<?x?x4x8xf32>) permutation = [0, 2, 1, 3]
+  %m = memref.collapse_shape %y [[0], [1], [2, 3]] : memref<?x?x4x8xf32> into memref<?x?x32xf32>
+  return %m : memref<?x?x32xf32>
+}
+
+// -----
+
+// A permutation that is not its own inverse: the view undoes it (X dim 0
+// is Y dim 2, stride 8; X dim 1 is Y dim 0, stride 128; X dim 2 is Y dim 1).
+// CHECK-LABEL: func @merge_rotated
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<4x8x2x8xf32>
+// CHECK-NEXT: memref.transpose %[[Y]] (d0, d1, d2, d3) -> (d2, d0, d1, d3) : memref<4x8x2x8xf32> to memref<2x4x8x8xf32, strided<[8, 128, 16, 1]>>
+// CHECK-NOT: linalg.transpose
+func.func @merge_rotated(%q: memref<2x4x8x8xf32>) -> memref<4x8x2x8xf32> {
+  %x = memref.alloc() : memref<2x4x8x8xf32>
+  tfc_kernel.attention %q, %q, %q outs(%x) {scale = 0.125} : (memref<2x4x8x8xf32>, memref<2x4x8x8xf32>, memref<2x4x8x8xf32>, memref<2x4x8x8xf32>) -> ()
+  %y = memref.alloc() : memref<4x8x2x8xf32>
+  linalg.transpose ins(%x : memref<2x4x8x8xf32>) outs(%y : memref<4x8x2x8xf32>) permutation = [1, 2, 0, 3]
+  return %y : memref<4x8x2x8xf32>
+}
+
+// -----
+
+// The attention's output is read by something else too, the destination is
+// used before the copy, or its size is known only after attention: each
+// copy stays.
+// CHECK-LABEL: func @merge_kept
+// CHECK-COUNT-3: linalg.transpose
+func.func @merge_kept(%q: memref<?x4x?x8xf32>, %b: index, %t: index, %keep: memref<?x4x?x8xf32>, %w: memref<?x?x4x8xf32>) -> (memref<?x?x4x8xf32>, memref<?x?x4x8xf32>, memref<?x?x4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %x1 = memref.alloc(%b, %t) : memref<?x4x?x8xf32>
+  tfc_kernel.attention %q, %q, %q outs(%x1) {scale = 0.125} : (memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>) -> ()
+  %y1 = memref.alloc(%b, %t) : memref<?x?x4x8xf32>
+  linalg.transpose ins(%x1 : memref<?x4x?x8xf32>) outs(%y1 : memref<?x?x4x8xf32>) permutation = [0, 2, 1, 3]
+  memref.copy %x1, %keep : memref<?x4x?x8xf32> to memref<?x4x?x8xf32>
+  %x2 = memref.alloc(%b, %t) : memref<?x4x?x8xf32>
+  %y2 = memref.alloc(%b, %t) : memref<?x?x4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y2 : memref<?x?x4x8xf32>)
+  tfc_kernel.attention %q, %q, %q outs(%x2) {scale = 0.125} : (memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>) -> ()
+  linalg.transpose ins(%x2 : memref<?x4x?x8xf32>) outs(%y2 : memref<?x?x4x8xf32>) permutation = [0, 2, 1, 3]
+  %x3 = memref.alloc(%b, %t) : memref<?x4x?x8xf32>
+  tfc_kernel.attention %q, %q, %q outs(%x3) {scale = 0.125} : (memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>) -> ()
+  %t3 = memref.dim %w, %c1 : memref<?x?x4x8xf32>
+  %y3 = memref.alloc(%b, %t3) : memref<?x?x4x8xf32>
+  linalg.transpose ins(%x3 : memref<?x4x?x8xf32>) outs(%y3 : memref<?x?x4x8xf32>) permutation = [0, 2, 1, 3]
+  return %y1, %y2, %y3 : memref<?x?x4x8xf32>, memref<?x?x4x8xf32>, memref<?x?x4x8xf32>
+}

@@ -87,13 +87,15 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
  * int64: batch, heads, kvHeads, tq, tk, d, dv, splits, causal (0/1),
  * window (0: none; else row i sees keys j > i + tk - tq - window), R of the
  * relative bias (0: none) and its rows, then the strides in elements of q,
- * k, v and the mask as [B, H|Hkv, T, D] (4 each; 0 where the mask
- * broadcasts; the innermost of q, k, v is 1). Position biases of the distance
+ * k, v, the mask and the output as [B, H|Hkv, T, D] (4 each; 0 where the
+ * mask broadcasts; the innermost of q, k, v and the output is 1: the
+ * output [B, H, Tq, Dv] may be a transposed view of [B, Tq, H, Dv], the
+ * heads merged in place). Position biases of the distance
  * r = j - (i + tk - tq) from query i to key j (tfc.attention): relBias
  * (or null) is a dense [rows, 2R + 1] and adds relBias[min(h, rows - 1),
  * clamp(r, -R, R) + R];
  * slopes (or null) holds one ALiBi slope per head and adds slopes[h] * r. */
-#define TFC_UK_ATTENTION_SHAPE 28
+#define TFC_UK_ATTENTION_SHAPE 32
 /* Floats of the partial results (max, sum, output per split and row). */
 int64_t tfc_uk_attention_partial_floats(const int64_t *shape);
 /* Task in [0, batch * kvHeads * splits). */

@@ -2,8 +2,9 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// A transposed copy that only attention reads becomes a transposed view
-// (Passes.td has the conditions).
+// A transposed copy that only attention reads becomes a transposed view,
+// and so does one that only copies attention's output elsewhere (Passes.td
+// has the conditions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +143,74 @@ bool fold(linalg::TransposeOp copy) {
   return true;
 }
 
+/// Whether `use` is the output of an attention kernel.
+bool isAttentionOutput(OpOperand &use) {
+  auto attention = dyn_cast<kernel::AttentionOp>(use.getOwner());
+  return attention && &use == &attention.getInitMutable();
+}
+
+/// Whether `v`, an operand of an op in `op`'s block, is available before
+/// `op`: defined in an enclosing block (it dominates the whole block), as
+/// a block argument, or by an op before `op`.
+bool availableBefore(Value v, Operation *op) {
+  Operation *def = v.getDefiningOp();
+  return !def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op);
+}
+
+/// Folds `copy` when it copies attention's output (an allocation only that
+/// attention writes and only the copy reads) into another allocation that
+/// nothing uses before the copy: attention then writes that allocation
+/// through a transposed view. Returns whether it did.
+bool foldResult(linalg::TransposeOp copy) {
+  Value src = copy.getInput(), dst = copy.getInit();
+  auto srcAlloc = src.getDefiningOp<memref::AllocOp>();
+  auto dstAlloc = dst.getDefiningOp<memref::AllocOp>();
+  ArrayRef<int64_t> perm = copy.getPermutation();
+  if (!srcAlloc || !dstAlloc || perm.empty() ||
+      perm.back() != static_cast<int64_t>(perm.size()) - 1 ||
+      !cast<MemRefType>(dst.getType()).getLayout().isIdentity())
+    return false;
+  Block *block = copy->getBlock();
+  kernel::AttentionOp attention;
+  for (OpOperand &use : src.getUses()) {
+    if (use.getOwner() == copy)
+      continue;
+    if (attention || !isAttentionOutput(use))
+      return false;
+    attention = cast<kernel::AttentionOp>(use.getOwner());
+  }
+  if (!attention || attention->getBlock() != block ||
+      !attention->isBeforeInBlock(copy))
+    return false;
+  // Nothing reads or writes the destination before the copy.
+  for (OpOperand &use : dst.getUses()) {
+    if (use.getOwner() == copy)
+      continue;
+    Operation *at = block->findAncestorOpInBlock(*use.getOwner());
+    if (!at || !copy->isBeforeInBlock(at))
+      return false;
+  }
+  // The destination exists before attention writes it.
+  if (dstAlloc->getBlock() == block && attention->isBeforeInBlock(dstAlloc)) {
+    if (!llvm::all_of(dstAlloc->getOperands(),
+                      [&](Value v) { return availableBefore(v, attention); }))
+      return false;
+    dstAlloc->moveBefore(attention);
+  }
+  SmallVector<unsigned> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  OpBuilder b(attention);
+  Value view = memref::TransposeOp::create(
+      b, copy.getLoc(), dst,
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(inverse, b.getContext())));
+  attention.getInitMutable().assign(view);
+  copy->erase();
+  srcAlloc->erase();
+  return true;
+}
+
 struct KernelFoldTransposedOperandsPass
     : tfc::kernel::impl::KernelFoldTransposedOperandsBase<
           KernelFoldTransposedOperandsPass> {
@@ -149,7 +218,8 @@ struct KernelFoldTransposedOperandsPass
     SmallVector<linalg::TransposeOp> copies;
     getOperation().walk([&](linalg::TransposeOp op) { copies.push_back(op); });
     for (linalg::TransposeOp copy : copies)
-      fold(copy);
+      if (copy.hasPureBufferSemantics() && !fold(copy))
+        foldResult(copy);
   }
 };
 

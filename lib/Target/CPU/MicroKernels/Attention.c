@@ -142,12 +142,12 @@ INLINE float dot(const float *a, const float *b, int64_t n) {
 typedef struct {
   int64_t batch, heads, kvHeads, tq, tk, d, dv, splits, causal, window,
       relative, relativeRows;
-  const int64_t *qs, *ks, *vs, *ms;
+  const int64_t *qs, *ks, *vs, *ms, *os;
 } shape_t;
 
 INLINE shape_t read_shape(const int64_t *p) {
-  shape_t s = {p[0], p[1],  p[2],  p[3],   p[4],   p[5],   p[6],   p[7],
-               p[8], p[9],  p[10], p[11],  p + 12, p + 16, p + 20, p + 24};
+  shape_t s = {p[0], p[1],  p[2],  p[3],   p[4],   p[5],   p[6],   p[7],  p[8],
+               p[9], p[10], p[11], p + 12, p + 16, p + 20, p + 24, p + 28};
   return s;
 }
 
@@ -344,7 +344,7 @@ void tfc_uk_attention_combine(const float *partial, float *out,
     g = group - 1;
   for (int64_t i = 0; i < s.tq; ++i) {
     int64_t row = g * s.tq + i;
-    float *dst = out + ((b * s.heads + h) * s.tq + i) * s.dv;
+    float *dst = out + b * s.os[0] + h * s.os[1] + i * s.os[2];
     float mmax = -__builtin_inff();
     for (int64_t sp = 0; sp < s.splits; ++sp) {
       const float *p = partial + (((b * s.kvHeads + kvh) * s.splits + sp) *
@@ -515,7 +515,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
     for (int r = 0; r < RT; ++r) {
       int64_t rc = r < rr ? r : rr - 1;
       pr[r] = sc + rc * width;
-      dst[r] = out + ((b * s.heads + h) * s.tq + i0 + r0 + rc) * dv;
+      dst[r] = out + b * s.os[0] + h * s.os[1] + (i0 + r0 + rc) * s.os[2];
     }
     int64_t c0 = 0;
     for (; c0 + KV * VL <= dv; c0 += KV * VL) {

@@ -28,8 +28,8 @@ def KernelOwnDestinations : Pass<"tfc-kernel-own-destinations", "mlir::ModuleOp"
 
 def KernelFoldTransposedOperands
     : Pass<"tfc-kernel-fold-transposed-operands", "mlir::ModuleOp"> {
-  let summary = "Attention reads a transposed view instead of a transposed "
-                "copy (after bufferisation)";
+  let summary = "Attention reads (and writes) a transposed view instead of "
+                "a transposed copy (after bufferisation)";
   let description = [{
     Splitting the heads of a projection ([B, T, H·D] -> [B, H, T, D]) is a
     transpose that bufferisation materialises: `linalg.transpose` from a view
@@ -47,9 +47,20 @@ def KernelFoldTransposedOperands
     the other another allocation or an argument of the function; any other
     write (through a region's block argument, a select, a call's result, a
     function argument when the source is one) or an unknown effect keeps the
-    copy. Run after one-shot
-    bufferisation and before buffer deallocation, which then keeps the source
-    alive until the attention has read it.
+    copy.
+
+    The head merge after attention ([B, H, T, D] -> [B, T, H, D]) is folded
+    the other way: when a copy's source is an allocation that one attention
+    writes (its output) and nothing but the copy reads, and its destination
+    is an identity-layout allocation that nothing uses before the copy (and
+    whose sizes are known before the attention, where it is then
+    allocated), attention writes the destination through `memref.transpose`
+    (the inverse permutation, innermost dimension kept) and the copy and the
+    source's allocation are erased. The attention kernels write any output
+    whose innermost stride is 1.
+
+    Run after one-shot bufferisation and before buffer deallocation, which
+    then keeps the source alive until the attention has read it.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
