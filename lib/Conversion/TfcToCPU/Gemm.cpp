@@ -566,8 +566,25 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
         one, indexConst(b, loc, cfg.tilePanels));
   Value panelsPerTask = arith::SelectOp::create(
       b, loc, oneBlock, blockPanels, indexConst(b, loc, cfg.panelsPerTask));
+  // Column groups as equal as whole tiles allow (the pool gives each thread
+  // an equal share of the tasks: AVX2's 32 panels of N = 768 in groups of
+  // 6 left a last group of 2, one thread 36 panel-rows to the other's 28).
+  // The unit is a register tile's panels when a task holds whole tiles,
+  // else a panel.
+  Value unit = one;
+  if (cfg.tilePanels > 1)
+    unit = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, panelsPerTask,
+                                   indexConst(b, loc, cfg.tilePanels)),
+            zero),
+        indexConst(b, loc, cfg.tilePanels), one);
+  Value units =
+      arith::CeilDivUIOp::create(b, loc, indexConst(b, loc, panels), unit);
   Value pGroups = arith::CeilDivUIOp::create(
-      b, loc, indexConst(b, loc, panels), panelsPerTask);
+      b, loc, units, arith::DivUIOp::create(b, loc, panelsPerTask, unit));
   // The depth split into blocks of at most cfg.kc, as equal as possible.
   int64_t kBlocks = std::max<int64_t>(1, (kSize + cfg.kc - 1) / cfg.kc);
   int64_t kBlock = std::max<int64_t>(1, (kSize + kBlocks - 1) / kBlocks);
@@ -581,10 +598,14 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
         Value mBegin = arith::MulIOp::create(b, l, ivs[1], blockRows);
         Value mEnd =
             minIndex(b, l, arith::AddIOp::create(b, l, mBegin, blockRows), m);
-        Value pBegin = arith::MulIOp::create(b, l, ivs[0], panelsPerTask);
-        Value pEnd = minIndex(
-            b, l, arith::AddIOp::create(b, l, pBegin, panelsPerTask),
-            indexConst(b, l, panels));
+        auto groupStart = [&](Value g) {
+          Value u = arith::DivUIOp::create(
+              b, l, arith::MulIOp::create(b, l, g, units), pGroups);
+          return minIndex(b, l, arith::MulIOp::create(b, l, u, unit),
+                          indexConst(b, l, panels));
+        };
+        Value pBegin = groupStart(ivs[0]);
+        Value pEnd = groupStart(arith::AddIOp::create(b, l, ivs[0], one));
         SmallVector<Value> args(operands);
         args.append({indexConst(b, l, n), mBegin, mEnd, pBegin, pEnd,
                      indexConst(b, l, kSize), indexConst(b, l, kBlock)});

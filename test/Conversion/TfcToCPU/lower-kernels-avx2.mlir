@@ -17,7 +17,10 @@
 // CHECK: %[[ROWS:.*]] = arith.muli %[[TILES]], %c4 : index
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[MB]], %c1{{.*}} : index
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %c1{{.*}}, %c6{{.*}} : index
-// CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
+// One panel per tile: groups in units of a panel.
+// CHECK: %[[UNITS:.*]] = arith.ceildivui %c3{{.*}}, %c1{{.*}} : index
+// CHECK: %[[UPT:.*]] = arith.divui %[[PPT]], %c1{{.*}} : index
+// CHECK: %[[PG:.*]] = arith.ceildivui %[[UNITS]], %[[UPT]] : index
 // Column groups outermost: each thread a contiguous slice of the weight.
 // CHECK: scf.parallel (%{{.*}}, %[[BI:.*]]) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
 // CHECK: %[[MBEGIN:.*]] = arith.muli %[[BI]], %[[ROWS]] : index

@@ -373,13 +373,28 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[M]], %c6 : index
 // CHECK: %[[BP:.*]] = arith.select %[[FEW]], %c1, %c2 : index
 // CHECK: %[[PPT:.*]] = arith.select %[[ONE]], %[[BP]], %c4{{.*}} : index
-// CHECK: %[[PG:.*]] = arith.ceildivui %c3{{.*}}, %[[PPT]] : index
+// Column groups as equal as whole tiles allow: in units of a tile's two
+// panels when a task holds whole tiles, else of a panel.
+// CHECK: %[[ODD:.*]] = arith.remui %[[PPT]], %c2{{.*}} : index
+// CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[ODD]], %c0{{.*}} : index
+// CHECK: %[[UNIT:.*]] = arith.select %[[WHOLE]], %c2{{.*}}, %c1 : index
+// CHECK: %[[UNITS:.*]] = arith.ceildivui %c3{{.*}}, %[[UNIT]] : index
+// CHECK: %[[UPT:.*]] = arith.divui %[[PPT]], %[[UNIT]] : index
+// CHECK: %[[PG:.*]] = arith.ceildivui %[[UNITS]], %[[UPT]] : index
 // Column groups outermost: each thread a contiguous slice of the weight.
 // CHECK: scf.parallel (%[[GI:.*]], %[[BI:.*]]) = (%{{.*}}, %{{.*}}) to (%[[PG]], %[[MB]])
 // CHECK: %[[MBEGIN:.*]] = arith.muli %[[BI]], %[[ROWS]] : index
 // CHECK: %[[MEND:.*]] = arith.minui %{{.*}}, %[[M]] : index
-// CHECK: %[[PBEGIN:.*]] = arith.muli %[[GI]], %[[PPT]] : index
-// CHECK: %[[PEND:.*]] = arith.minui %{{.*}}, %c3{{.*}} : index
+// Group g: units [g U / G, (g + 1) U / G), in panels at most 3.
+// CHECK: %[[GU:.*]] = arith.muli %[[GI]], %[[UNITS]] : index
+// CHECK: %[[U0:.*]] = arith.divui %[[GU]], %[[PG]] : index
+// CHECK: %[[P0:.*]] = arith.muli %[[U0]], %[[UNIT]] : index
+// CHECK: %[[PBEGIN:.*]] = arith.minui %[[P0]], %c3{{.*}} : index
+// CHECK: %[[GI1:.*]] = arith.addi %[[GI]], %c1{{.*}} : index
+// CHECK: %[[GU1:.*]] = arith.muli %[[GI1]], %[[UNITS]] : index
+// CHECK: %[[U1:.*]] = arith.divui %[[GU1]], %[[PG]] : index
+// CHECK: %[[P1:.*]] = arith.muli %[[U1]], %[[UNIT]] : index
+// CHECK: %[[PEND:.*]] = arith.minui %[[P1]], %c3{{.*}} : index
 // The task: N = 80, its rows and panels, K = 64 in one block of 64.
 // CHECK: func.call @[[TASK:__tfc_cpu_gemm_6x2x32_v16_relu_bias]](%[[AV]], %[[WV]], %[[BV]], %[[CV]], %c80, %[[MBEGIN]], %[[MEND]], %[[PBEGIN]], %[[PEND]], %c64{{.*}}, %c64{{.*}})
 // The second GEMM calls the same function.
