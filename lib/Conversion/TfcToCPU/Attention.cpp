@@ -761,22 +761,9 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   // The output may be a strided view (the heads merged in place,
   // tfc-kernel-fold-transposed-operands) as long as its rows are
   // contiguous; otherwise it is computed into a fresh buffer and copied.
-  Value dest = out;
-  {
-    auto outType = cast<MemRefType>(out.getType());
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(outType.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1) {
-      SmallVector<Value> dynamic;
-      for (int64_t d = 0; d < outType.getRank(); ++d)
-        if (outType.isDynamicDim(d))
-          dynamic.push_back(memref::DimOp::create(b, loc, out, d));
-      dest = memref::AllocOp::create(
-          b, loc, MemRefType::get(outType.getShape(), outType.getElementType()),
-          dynamic, b.getI64IntegerAttr(64));
-    }
-  }
+  Value dest = hasUnitInnerStride(cast<MemRefType>(out.getType()))
+                   ? out
+                   : allocContiguousLike(b, loc, out);
   emitAttentionInto(b, loc, op, query, key, value, mask, relBias, dest);
   if (dest != out) // (tfc-early-dealloc frees dest after the copy)
     memref::CopyOp::create(b, loc, dest, out);

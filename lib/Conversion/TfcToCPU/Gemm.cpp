@@ -51,6 +51,9 @@ using namespace mlir::tfc::cpu;
 
 namespace {
 
+/// Floats in a 64-byte cache line: the unit of the software prefetches.
+constexpr int64_t kLineFloats = 16;
+
 /// How a micro-kernel instance reads its operands and writes its tile.
 struct MicroKernelIO {
   /// A[row r of the tile, k] as a scalar.
@@ -349,7 +352,6 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
           if (nextP && rows == cfg.mr) {
             // Row tile t takes (panel, line) pair t mod lines x panels, a
             // line being 16 floats (64 bytes).
-            constexpr int64_t kLineFloats = 16;
             int64_t linesPerRow = (cfg.nr + kLineFloats - 1) / kLineFloats;
             Value t = arith::DivUIOp::create(
                 b, l, arith::SubIOp::create(b, l, m0, mBegin),
@@ -392,10 +394,8 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
           // over this block's depth into L2, a line of each row per 16 k:
           // with many rows (M = 512: 1.5 MB of A, every column group
           // re-reading it) A comes from L3 and its first loads stalled
-          // the FMAs (measured 512x768x768: 4.5 % on 1 thread, 2.3 % on
-          // 2; M = 128, whose A stays in L2, unchanged; KernelConfig.h).
+          // the FMAs (KernelConfig.h has the measurements, per ISA).
           if (rows == cfg.mr && cfg.prefetchA) {
-            constexpr int64_t kLineFloats = 16;
             Value lastRow = arith::SubIOp::create(b, l, mEnd, one);
             SmallVector<Value> nextRows;
             for (int64_t r = 0; r < cfg.mr; ++r)

@@ -111,25 +111,31 @@ void tfc::cpu::parallelOverLeading(
                           });
 }
 
-Value tfc::cpu::contiguous(OpBuilder &b, Location loc, Value memref,
-                           bool identity) {
+bool tfc::cpu::hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+Value tfc::cpu::allocContiguousLike(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
-  if (type.getLayout().isIdentity())
-    return memref;
-  if (!identity && type.getRank() > 0) {
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (succeeded(type.getStridesAndOffset(strides, offset)) &&
-        strides.back() == 1)
-      return memref;
-  }
   SmallVector<Value> dynamic;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       dynamic.push_back(memref::DimOp::create(b, loc, memref, d));
-  auto fresh = MemRefType::get(type.getShape(), type.getElementType());
-  Value copy = memref::AllocOp::create(b, loc, fresh, dynamic,
-                                       b.getI64IntegerAttr(64));
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic,
+      b.getI64IntegerAttr(64));
+}
+
+Value tfc::cpu::contiguous(OpBuilder &b, Location loc, Value memref,
+                           bool identity) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getLayout().isIdentity() || (!identity && hasUnitInnerStride(type)))
+    return memref;
+  Value copy = allocContiguousLike(b, loc, memref);
   memref::CopyOp::create(b, loc, memref, copy);
   return copy;
 }

@@ -56,6 +56,11 @@ void parallelOverLeading(OpBuilder &b, Location loc, Value memref,
                          function_ref<void(OpBuilder &, Location, ValueRange)>
                              fn);
 
+/// Whether `type` has a known innermost stride of 1 (rank > 0).
+bool hasUnitInnerStride(MemRefType type);
+/// A fresh 64-byte-aligned buffer of `memref`'s shape and element type with
+/// the identity layout (its dynamic sizes read from `memref`), uninitialised.
+Value allocContiguousLike(OpBuilder &b, Location loc, Value memref);
 /// `memref` itself when its innermost stride is 1 (and, with `identity`, when
 /// its layout is the identity), else a fresh contiguous copy.
 Value contiguous(OpBuilder &b, Location loc, Value memref,
