@@ -61,7 +61,7 @@ constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 96, 4, 128, true};
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
 /// columns; k blocks of 256 (24 KiB of B). No prefetch of A: its loop is
 /// front-end bound (the same prefetch made 128 and 512 rows x 768 x 768 4 %
-/// slower).
+/// slower on the Xeon family 6 model 167).
 constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
