@@ -47,13 +47,18 @@ void *tfc::rt::alignedAlloc(uint64_t size, uint64_t align) {
 void *tfc::rt::alignedAllocLarge(uint64_t size, uint64_t align) {
   if (size < kHugePageBytes || align > kHugePageBytes)
     return alignedAlloc(size, align);
+  // Whole huge pages: a tail left on 4 KiB pages (advice must not reach
+  // memory the heap may give to others) was read slower than the rest, and
+  // whichever thread's share of a GEMM's panels lay there finished last.
+  if (size > (UINT64_C(1) << 62))
+    return nullptr;
+  size = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
   void *p = heapAligned(size, kHugePageBytes);
 #ifdef MADV_HUGEPAGE
-  // Only the whole huge pages: the tail may share a page with other memory.
   // Advice only: a kernel without transparent huge pages refuses it, and the
   // buffer works the same on small pages.
   if (p)
-    (void)madvise(p, size & ~(kHugePageBytes - 1), MADV_HUGEPAGE);
+    (void)madvise(p, size, MADV_HUGEPAGE);
 #endif
   return p;
 }

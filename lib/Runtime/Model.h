@@ -101,6 +101,10 @@ struct tfc_model {
   std::unique_ptr<tfc::rt::WeightSource> weightsFile;
   std::unique_ptr<tfc::rt::PackedWeightsFile> packedFile;
   std::vector<tfc::rt::AlignedBuffer> buffers;
+  /// The derived constants' memory: one allocation for all of them, so
+  /// that they lie on whole huge pages with one partly used page in all
+  /// (alignedAllocLarge).
+  tfc::rt::AlignedBuffer constantPool;
   std::vector<void *> table;
   bool ready = false;
   std::string notes;

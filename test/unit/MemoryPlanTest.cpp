@@ -14,8 +14,11 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
+#include <string>
 
 using namespace tfc::rt;
 
@@ -428,7 +431,7 @@ TEST(MemoryPlanner, LargeLongLivedBuffersStartOnAHugePage) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 128, 0u);
   alignedFree(small);
   // From one huge page on: a huge-page boundary, whatever was asked, and
-  // every byte usable (the advice covers only the whole huge pages).
+  // every byte usable.
   for (uint64_t size : {kHugePageBytes, 3 * kHugePageBytes + 4096 + 12}) {
     auto *p = static_cast<unsigned char *>(alignedAllocLarge(size, 64));
     ASSERT_NE(p, nullptr);
@@ -440,6 +443,48 @@ TEST(MemoryPlanner, LargeLongLivedBuffersStartOnAHugePage) {
   EXPECT_EQ(alignedAllocLarge(UINT64_MAX / 2, 64), nullptr);
   // An alignment beyond a huge page is alignedAlloc's (which refuses it).
   EXPECT_EQ(alignedAllocLarge(kHugePageBytes, UINT64_C(1) << 40), nullptr);
+}
+
+namespace {
+
+/// The VmFlags of the mapping of /proc/self/smaps that holds `p`; empty if
+/// none does or smaps cannot be read.
+std::string vmFlagsOf(const void *p) {
+  std::ifstream smaps("/proc/self/smaps");
+  auto at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long long begin, end;
+    char dash;
+    std::istringstream head(line);
+    if (line.find(':') == std::string::npos ||
+        line.find('-') < line.find(' ')) {
+      if (head >> std::hex >> begin >> dash >> end && dash == '-')
+        inside = begin <= at && at < end;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line.substr(8) + " ";
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(MemoryPlanner, LargeBuffersAreAdvisedToTheirLastByte) {
+  // The last partial huge page too: left on 4 KiB pages, the packed GEMM
+  // columns there were read ~10 % slower (docs/runtime.md, "Binding").
+  uint64_t size = 3 * kHugePageBytes + 4096 + 12;
+  auto *p = static_cast<unsigned char *>(alignedAllocLarge(size, 64));
+  ASSERT_NE(p, nullptr);
+  std::string first = vmFlagsOf(p), last = vmFlagsOf(p + size - 1);
+  if (first.find(" hg ") == std::string::npos) {
+    alignedFree(p);
+    GTEST_SKIP() << "no MADV_HUGEPAGE here (kernel or /proc): '" << first
+                 << "'";
+  }
+  EXPECT_NE(last.find(" hg "), std::string::npos) << last;
+  alignedFree(p);
 }
 
 TEST(MemoryPlanner, AMisalignedDestinationIsServedWithAKeptBlock) {

@@ -17,11 +17,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/Float16.h"
+#include "tfc/Runtime/MemoryPlan.h"
+#include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/Tokenizer.h"
 #include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/WeightInit.h"
-#include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/tfc.h"
 
 #include <algorithm>
@@ -1092,15 +1093,18 @@ int run(int argc, char **argv) {
     // The timed runs write into buffers of the caller reused from run to
     // run (tfc_run_into), as a serving loop would: a fresh allocation per
     // run would time the page faults of the outputs too (GPT-2's logits at
-    // seq 128: 25 MB).
+    // seq 128: 25 MB). They are allocated as the runtime allocates the
+    // outputs of tfc_run (large ones on transparent huge pages: GPT-2's LM
+    // head GEMM writes rows 200 KB apart, and on 4 KiB pages its
+    // 128 x 768 x 50257 GEMM ran 5 % slower, 1 thread, Xeon family 6
+    // model 167).
     std::vector<std::unique_ptr<void, void (*)(void *)>> buffers;
     for (tfc_tensor &t : reused) {
       size_t bytes = tfc_dtype_size(t.dtype) * elementsOf(t);
-      void *p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) /
-                                           64 * 64);
+      void *p = tfc::rt::alignedAllocLarge(std::max<size_t>(bytes, 1), 64);
       if (!p)
         fail("out of memory allocating the outputs of the timed runs");
-      buffers.emplace_back(p, std::free);
+      buffers.emplace_back(p, tfc::rt::alignedFree);
       t.data = p;
       t.owner = nullptr;
     }
