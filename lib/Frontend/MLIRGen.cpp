@@ -1129,6 +1129,22 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
       if (ret)
         if (auto *n = llvm::dyn_cast<NameExpr>(ret->values[i].get()))
           name = n->name;
+      // Inputs and outputs are named apart (the runtime, tfc-run's --input
+      // and --output and the C API find them by name): an output named
+      // after an input or an earlier output (`x = f(x)`, `return x`) takes
+      // `_out`, then `_out2`, ... (docs/language.md).
+      auto taken = [&](const std::string &candidate) {
+        return llvm::any_of(
+                   func.params,
+                   [&](const Param &p) { return p.name.name == candidate; }) ||
+               llvm::is_contained(resultNames, candidate);
+      };
+      if (taken(name)) {
+        std::string base = name + "_out";
+        name = base;
+        for (int n = 2; taken(name); ++n)
+          name = base + std::to_string(n);
+      }
       resultNames.push_back(name);
     }
   }

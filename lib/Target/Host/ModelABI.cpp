@@ -123,6 +123,8 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
               << t;
           return signalPassFailure();
         }
+      if (failed(checkNames(entry)))
+        return signalPassFailure();
       entryJson.push_back(describeEntry(module, entry));
       lowerStates(entry);
       // The names and dims now live in the metadata; `tfc.host` stays for
@@ -418,6 +420,41 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
     });
   }
 
+  /// The name of input `i` / output `i` in the metadata.
+  static std::string inputName(func::FuncOp entry, unsigned i) {
+    auto name = entry.getArgAttrOfType<StringAttr>(i, "tfc.name");
+    return name ? name.getValue().str() : "input" + std::to_string(i);
+  }
+  static std::string outputName(func::FuncOp entry, unsigned i) {
+    auto name = entry.getResultAttrOfType<StringAttr>(i, "tfc.name");
+    return name ? name.getValue().str() : "output" + std::to_string(i);
+  }
+
+  /// The runtime, tfc-run and the C API find inputs and outputs by name:
+  /// two with the same name are an error here rather than a library that
+  /// every load refuses.
+  LogicalResult checkNames(func::FuncOp entry) {
+    llvm::StringMap<std::string> seen;
+    auto add = [&](std::string name, std::string what) -> LogicalResult {
+      auto [it, fresh] = seen.try_emplace(name, what);
+      if (fresh)
+        return success();
+      return entry.emitError("entry '")
+             << entry.getName() << "': " << what << " and " << it->second
+             << " are both named '" << name
+             << "' (tfc.name); an entry's inputs and outputs need distinct "
+                "names";
+    };
+    for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+      if (failed(add(inputName(entry, i), "input " + std::to_string(i))))
+        return failure();
+    for (unsigned i = 0; i < entry.getNumResults(); ++i)
+      if (!entry.getResultAttr(i, "tfc.state_for") &&
+          failed(add(outputName(entry, i), "output " + std::to_string(i))))
+        return failure();
+    return success();
+  }
+
   llvm::json::Object describeEntry(ModuleOp module, func::FuncOp entry) {
     auto dimsOf = [](RankedTensorType type, ArrayAttr names) {
       llvm::json::Array shape;
@@ -434,9 +471,8 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
     llvm::json::Array inputs, outputs;
     for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
       auto type = cast<RankedTensorType>(entry.getArgumentTypes()[i]);
-      auto name = entry.getArgAttrOfType<StringAttr>(i, "tfc.name");
       llvm::json::Object in{
-          {"name", name ? name.getValue().str() : "input" + std::to_string(i)},
+          {"name", inputName(entry, i)},
           {"dtype", dtypeName(type.getElementType())},
           {"shape",
            dimsOf(type, entry.getArgAttrOfType<ArrayAttr>(i, "tfc.dims"))}};
@@ -454,11 +490,10 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
       if (entry.getResultAttr(i, "tfc.state_for"))
         continue; // written into its state input, not returned
       auto type = cast<RankedTensorType>(entry.getResultTypes()[i]);
-      auto name = entry.getResultAttrOfType<StringAttr>(i, "tfc.name");
-      outputs.push_back(llvm::json::Object{
-          {"name", name ? name.getValue().str() : "output" + std::to_string(i)},
-          {"dtype", dtypeName(type.getElementType())},
-          {"shape", dimsOf(type, nullptr)}});
+      outputs.push_back(
+          llvm::json::Object{{"name", outputName(entry, i)},
+                             {"dtype", dtypeName(type.getElementType())},
+                             {"shape", dimsOf(type, nullptr)}});
     }
     return llvm::json::Object{
         {"name", entry.getName().str()},

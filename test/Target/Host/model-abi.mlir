@@ -174,6 +174,22 @@ func.func @mismatched_weight(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Inputs and outputs are found by name: two with one name are an error, not
+// a library every load refuses (an unnamed one is named by its position).
+// expected-error @+1 {{entry 'same_name': output 0 and input 0 are both named 'x' (tfc.name); an entry's inputs and outputs need distinct names}}
+func.func @same_name(%x: tensor<4xf32> {tfc.name = "x"}) -> (tensor<4xf32> {tfc.name = "x"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{entry 'default_names': input 1 and input 0 are both named 'input1' (tfc.name)}}
+func.func @default_names(%x: tensor<4xf32> {tfc.name = "input1"}, %y: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{the module has no entry point (a public function)}}
 module {
   func.func private @f() {
