@@ -103,6 +103,14 @@ inline uint64_t rangeOf(uint32_t gen, uint32_t front, uint32_t back) {
 inline uint32_t frontOf(uint64_t r) { return (r >> 16) & 0xFFFF; }
 inline uint32_t backOf(uint64_t r) { return r & 0xFFFF; }
 
+/// Nanoseconds from `start` to now.
+uint64_t nanosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - start)
+          .count());
+}
+
 /// A range on a cache line of its own: the owner claims from it while the
 /// others poll theirs.
 struct alignas(64) Range {
@@ -133,6 +141,9 @@ struct ThreadPool::State {
   /// Thread i's chunks of the current job.
   std::unique_ptr<Range[]> ranges;
   std::atomic<int64_t> remaining{0};
+  /// Stats: whether counting, and the counts (ThreadPool::Stats).
+  std::atomic<bool> counting{false};
+  std::atomic<uint64_t> regions{0}, threadNs{0}, busyNs{0};
   std::atomic<bool> stop{false};
   std::atomic<int> sleepers{0};
   std::mutex sleepMutex;
@@ -157,7 +168,13 @@ void ThreadPool::State::runChunk(int64_t c) {
   int64_t begin = c * n / chunks, end = (c + 1) * n / chunks;
   if (begin < end) {
     DepthGuard guard;
-    fn(ctx, begin, end);
+    if (counting.load(std::memory_order_relaxed)) {
+      auto start = std::chrono::steady_clock::now();
+      fn(ctx, begin, end);
+      busyNs.fetch_add(nanosSince(start), std::memory_order_relaxed);
+    } else {
+      fn(ctx, begin, end);
+    }
   }
   if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     std::lock_guard<std::mutex> lock(doneMutex);
@@ -269,18 +286,40 @@ void ThreadPool::parallelFor(int64_t n, Fn fn, void *ctx) {
   for (unsigned i = 0; i < s.threads; ++i)
     s.ranges[i].word.store(rangeOf(gen, i * perThread, (i + 1) * perThread),
                            std::memory_order_relaxed);
+  bool counting = s.counting.load(std::memory_order_relaxed);
+  auto start = counting ? std::chrono::steady_clock::now()
+                        : std::chrono::steady_clock::time_point();
   s.ticket.store(static_cast<uint64_t>(gen) << 32);
   if (s.sleepers.load() > 0) {
     { std::lock_guard<std::mutex> sleepLock(s.sleepMutex); }
     s.wake.notify_all();
   }
   s.runChunks(0, gen);
-  if (spinUntil(s.spinTime,
-          [&] { return s.remaining.load(std::memory_order_acquire) == 0; }))
-    return;
-  std::unique_lock<std::mutex> doneLock(s.doneMutex);
-  s.done.wait(doneLock,
-              [&] { return s.remaining.load(std::memory_order_acquire) == 0; });
+  auto allDone = [&] {
+    return s.remaining.load(std::memory_order_acquire) == 0;
+  };
+  if (!spinUntil(s.spinTime, allDone)) {
+    std::unique_lock<std::mutex> doneLock(s.doneMutex);
+    s.done.wait(doneLock, allDone);
+  }
+  if (counting) {
+    s.regions.fetch_add(1, std::memory_order_relaxed);
+    s.threadNs.fetch_add(nanosSince(start) * s.threads,
+                         std::memory_order_relaxed);
+  }
+}
+
+void ThreadPool::setStatsEnabled(bool enabled) {
+  std::lock_guard<std::mutex> lock(state->dispatch);
+  state->regions.store(0);
+  state->threadNs.store(0);
+  state->busyNs.store(0);
+  state->counting.store(enabled);
+}
+
+ThreadPool::Stats ThreadPool::stats() const {
+  std::lock_guard<std::mutex> lock(state->dispatch);
+  return {state->regions.load(), state->threadNs.load(), state->busyNs.load()};
 }
 
 bool ThreadPool::resize(unsigned numThreads) {

@@ -207,6 +207,41 @@ TEST(ThreadPool, EachThreadOwnsItsShare) {
   EXPECT_GE(workerOwn, calls / 2);
 }
 
+TEST(ThreadPool, StatsCountTheRegionsAndTheTimeInTasks) {
+  ThreadPool pool(2);
+  auto sleepy = [](void *, int64_t begin, int64_t end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2) * (end - begin));
+  };
+  // Off: nothing is counted.
+  pool.parallelFor(4, sleepy, nullptr);
+  EXPECT_EQ(pool.stats().regions, 0u);
+  pool.setStatsEnabled(true);
+  // Counted: calls that ran on the workers; not a single task, not n <= 0.
+  pool.parallelFor(1, sleepy, nullptr);
+  pool.parallelFor(0, sleepy, nullptr);
+  EXPECT_EQ(pool.stats().regions, 0u);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i)
+    pool.parallelFor(8, sleepy, nullptr);
+  double wallNs = std::chrono::duration<double, std::nano>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  ThreadPool::Stats s = pool.stats();
+  EXPECT_EQ(s.regions, 3u);
+  // 24 tasks of at least 2 ms ran inside chunks; no thread is busier than
+  // its share of the regions' wall time, which is within the loop's.
+  EXPECT_GE(s.busyNs, 24u * 2000000u);
+  EXPECT_LE(s.busyNs, s.threadNs);
+  EXPECT_LE(s.threadNs, 2 * wallNs);
+  // Enabling again starts from zero; disabling stops counting.
+  pool.setStatsEnabled(true);
+  EXPECT_EQ(pool.stats().regions, 0u);
+  EXPECT_EQ(pool.stats().busyNs, 0u);
+  pool.setStatsEnabled(false);
+  pool.parallelFor(8, sleepy, nullptr);
+  EXPECT_EQ(pool.stats().regions, 0u);
+}
+
 TEST(ThreadPool, Resize) {
   ThreadPool pool(2);
   EXPECT_TRUE(pool.resize(5));

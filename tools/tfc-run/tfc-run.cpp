@@ -20,6 +20,7 @@
 #include "tfc/Runtime/MemoryPlan.h"
 #include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/Npy.h"
+#include "tfc/Runtime/ThreadPool.h"
 #include "tfc/Runtime/Tokenizer.h"
 #include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/WeightInit.h"
@@ -84,7 +85,8 @@ options:
       --threads N         threads to run on (default: TFC_NUM_THREADS, else
                           all hardware threads)
       --seed N            seed of @random inputs (default 0)
-      --stats             print the memory plan of the last run
+      --stats             print the memory plan of the last run (and, with
+                          --time, how busy the threads were in the timed runs)
       --info              print the model's metadata (entries, inputs,
                           outputs, weights) and exit; with --weights, also
                           check the weights file
@@ -1110,6 +1112,10 @@ int run(int argc, char **argv) {
     }
     std::vector<double> ms, deviceMs;
     bool onDevice = std::string(info.device) == "cuda";
+    // --stats: how busy the pool's threads were in the timed runs.
+    tfc::rt::ThreadPool &pool = tfc::rt::ThreadPool::global();
+    if (o.stats)
+      pool.setStatsEnabled(true);
     for (int64_t r = 0; r < o.timeRuns; ++r) {
       auto start = std::chrono::steady_clock::now();
       tfc_status status = tfc_run_into(model, entryName, in.data(), in.size(),
@@ -1130,6 +1136,19 @@ int run(int argc, char **argv) {
     std::printf("time: %lld runs on %d threads: median %.3f ms, min %.3f ms\n",
                 static_cast<long long>(o.timeRuns), tfc_num_threads(), median,
                 ms.front());
+    if (o.stats) {
+      tfc::rt::ThreadPool::Stats ps = pool.stats();
+      pool.setStatsEnabled(false);
+      if (ps.regions)
+        std::printf(
+            "thread pool: %llu parallel regions in the timed runs, %.3f ms "
+            "each on average; the %u threads ran tasks %.1f %% of their "
+            "time in them (the rest: waiting for the last task, waking, "
+            "dispatch)\n",
+            static_cast<unsigned long long>(ps.regions),
+            ps.threadNs / 1e6 / pool.numThreads() / ps.regions,
+            pool.numThreads(), 100.0 * ps.busyNs / ps.threadNs);
+    }
     if (!deviceMs.empty()) {
       // GPU time of the kernels alone (no input/output copies).
       std::sort(deviceMs.begin(), deviceMs.end());

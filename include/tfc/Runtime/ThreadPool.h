@@ -59,6 +59,24 @@ public:
   /// Whether the calling thread is running a chunk of some parallelFor.
   static bool inParallelRegion();
 
+  /// Where the threads' time goes while parallelFors run on more than one
+  /// thread, counted while enabled: a thread that finishes its share last
+  /// on every call shows up as busyNs well below threadNs (found that way:
+  /// GEMM panels on 4 KiB pages, docs/runtime.md).
+  struct Stats {
+    /// parallelFor calls that ran on the workers too.
+    uint64_t regions = 0;
+    /// Their wall time (from publishing the job to its last chunk's end)
+    /// times the pool's threads, in ns.
+    uint64_t threadNs = 0;
+    /// The time threads spent running chunks in them, in ns.
+    uint64_t busyNs = 0;
+  };
+  /// Starts (from zero) or stops counting. Off by default: counting reads
+  /// the clock twice per chunk.
+  void setStatsEnabled(bool enabled);
+  Stats stats() const;
+
   /// The pool models run on, created on first use with defaultThreads().
   static ThreadPool &global();
 
