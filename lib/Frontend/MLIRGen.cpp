@@ -1071,7 +1071,13 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
     funcOp.setArgAttr(i, "tfc.dims", builder.getArrayAttr(dimAttrs));
   }
   if (cached) {
-    // `past`: the tokens already in the cache (a scalar i64 input).
+    // `past`: the tokens already in the cache (a scalar i64 input), a name
+    // the entry's own inputs cannot have then.
+    for (const Param &p : func.params)
+      if (p.name.name == "past")
+        fail(p.name.loc, "the cached form of entry '" + func.name.name +
+                             "' (--kv-cache) has an input named 'past' (the "
+                             "tokens already cached); rename this parameter");
     auto pastType = mlir::RankedTensorType::get({}, builder.getI64Type());
     unsigned pastIndex = funcOp.getNumArguments();
     (void)funcOp.insertArgument(pastIndex, pastType, {}, loc(func.name.loc));
@@ -1132,9 +1138,12 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
       // Inputs and outputs are named apart (the runtime, tfc-run's --input
       // and --output and the C API find them by name): an output named
       // after an input or an earlier output (`x = f(x)`, `return x`) takes
-      // `_out`, then `_out2`, ... (docs/language.md).
+      // `_out`, then `_out2`, ... (docs/language.md). `past` is the cached
+      // form's input (--kv-cache): taken in both forms, so that an entry's
+      // outputs have the same names in each.
       auto taken = [&](const std::string &candidate) {
-        return llvm::any_of(
+        return candidate == "past" ||
+               llvm::any_of(
                    func.params,
                    [&](const Param &p) { return p.name.name == candidate; }) ||
                llvm::is_contained(resultNames, candidate);

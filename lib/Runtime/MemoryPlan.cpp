@@ -47,18 +47,23 @@ void *tfc::rt::alignedAlloc(uint64_t size, uint64_t align) {
 void *tfc::rt::alignedAllocLarge(uint64_t size, uint64_t align) {
   if (size < kHugePageBytes || align > kHugePageBytes)
     return alignedAlloc(size, align);
+  if (size > (UINT64_C(1) << 62))
+    return nullptr;
   // Whole huge pages: a tail left on 4 KiB pages (advice must not reach
   // memory the heap may give to others) was read slower than the rest, and
   // whichever thread's share of a GEMM's panels lay there finished last.
-  if (size > (UINT64_C(1) << 62))
-    return nullptr;
-  size = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  void *p = heapAligned(size, kHugePageBytes);
+  // Unless that wastes more than an eighth of the buffer (a 2.25 MiB one
+  // would take 4 MiB once its last page is touched): then only its whole
+  // huge pages are advised.
+  uint64_t rounded = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  uint64_t advised =
+      rounded - size <= size / 8 ? rounded : size & ~(kHugePageBytes - 1);
+  void *p = heapAligned(std::max(size, advised), kHugePageBytes);
 #ifdef MADV_HUGEPAGE
   // Advice only: a kernel without transparent huge pages refuses it, and the
   // buffer works the same on small pages.
   if (p)
-    (void)madvise(p, size, MADV_HUGEPAGE);
+    (void)madvise(p, advised, MADV_HUGEPAGE);
 #endif
   return p;
 }
@@ -267,8 +272,10 @@ struct MemoryPlanner::Plan {
 };
 
 MemorySource tfc::rt::hostMemory() {
+  // Large buffers (an output such as GPT-2's 25 MB of logits, the arena) on
+  // huge pages: alignedAllocLarge.
   return {[](uint64_t size, uint64_t align, void *) {
-            return alignedAlloc(size, align);
+            return alignedAllocLarge(size, align);
           },
           [](void *ptr, void *) { alignedFree(ptr); }, nullptr};
 }

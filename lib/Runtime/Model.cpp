@@ -351,7 +351,9 @@ void dropMappedPages(const void *p, uint64_t bytes) {
 } // namespace
 
 /// The table entry of a weight with no elements: never read, but not null.
-alignas(64) static char emptyTensor[64];
+// Aligned as the most any tensor asks (metadata: 4096), for the empty
+// derived constants too.
+alignas(4096) static char emptyTensor[64];
 
 static std::string fileShape(const TensorView &v) {
   return shapeString(v.shape.data(), v.shape.size());
@@ -492,8 +494,10 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     offsets.push_back(poolBytes);
     poolBytes += c.bytes;
   }
+  // A CUDA model's constants live on the device (initCudaModel allocates
+  // them): no host copy.
   AlignedBuffer newPool;
-  if (poolBytes) {
+  if (poolBytes && !cuda) {
     newPool.reset(alignedAllocLarge(poolBytes, poolAlign));
     if (!newPool)
       return setError(TFC_ERR_OUT_OF_MEMORY,
@@ -502,7 +506,8 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     std::memset(newPool.get(), 0, poolBytes);
   }
   for (size_t i = 0; i < spec.constants.size(); ++i) {
-    newTable.push_back(spec.constants[i].bytes
+    newTable.push_back(cuda ? nullptr
+                       : spec.constants[i].bytes
                            ? static_cast<char *>(newPool.get()) + offsets[i]
                            : emptyTensor);
     constants += spec.constants[i].bytes;

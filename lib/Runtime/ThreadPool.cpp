@@ -309,16 +309,19 @@ void ThreadPool::parallelFor(int64_t n, Fn fn, void *ctx) {
   }
 }
 
-void ThreadPool::setStatsEnabled(bool enabled) {
+bool ThreadPool::setStatsEnabled(bool enabled) {
+  // From inside a chunk the dispatch lock is held by this job's caller.
+  if (parallelDepth > 0)
+    return false;
   std::lock_guard<std::mutex> lock(state->dispatch);
   state->regions.store(0);
   state->threadNs.store(0);
   state->busyNs.store(0);
   state->counting.store(enabled);
+  return true;
 }
 
 ThreadPool::Stats ThreadPool::stats() const {
-  std::lock_guard<std::mutex> lock(state->dispatch);
   return {state->regions.load(), state->threadNs.load(), state->busyNs.load()};
 }
 

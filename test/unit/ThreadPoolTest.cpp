@@ -233,8 +233,25 @@ TEST(ThreadPool, StatsCountTheRegionsAndTheTimeInTasks) {
   EXPECT_GE(s.busyNs, 24u * 2000000u);
   EXPECT_LE(s.busyNs, s.threadNs);
   EXPECT_LE(s.threadNs, 2 * wallNs);
+  // Not from inside a chunk (the caller holds the pool): refused, no
+  // deadlock, the counts kept.
+  struct Inside {
+    ThreadPool *pool;
+    std::atomic<int> refused{0};
+  } inside{&pool};
+  pool.parallelFor(
+      2,
+      [](void *p, int64_t, int64_t) {
+        auto *c = static_cast<Inside *>(p);
+        if (!c->pool->setStatsEnabled(false))
+          c->refused.fetch_add(1);
+        (void)c->pool->stats();
+      },
+      &inside);
+  EXPECT_EQ(inside.refused.load(), 2);
+  EXPECT_EQ(pool.stats().regions, 4u);
   // Enabling again starts from zero; disabling stops counting.
-  pool.setStatsEnabled(true);
+  EXPECT_TRUE(pool.setStatsEnabled(true));
   EXPECT_EQ(pool.stats().regions, 0u);
   EXPECT_EQ(pool.stats().busyNs, 0u);
   pool.setStatsEnabled(false);

@@ -50,14 +50,15 @@ namespace tfc::rt {
 void *alignedAlloc(uint64_t size, uint64_t align);
 void alignedFree(void *ptr);
 /// alignedAlloc for a buffer that lives as long as a model or a session
-/// (weights, derived constants, state): one of kHugePageBytes or more is
-/// rounded up to whole huge pages, starts on a kHugePageBytes boundary and
-/// is advised as transparent huge pages (Linux MADV_HUGEPAGE; ignored where
-/// unsupported or disabled), so that streaming hundreds of MiB of packed
-/// weights takes one TLB entry per 2 MiB instead of per 4 KiB, the last
-/// partial page included (less than kHugePageBytes more per buffer: callers
-/// with many buffers pool them, as the derived constants are). Released
-/// with alignedFree.
+/// (weights, derived constants, state, large outputs): one of
+/// kHugePageBytes or more starts on a kHugePageBytes boundary and is advised
+/// as transparent huge pages (Linux MADV_HUGEPAGE; ignored where unsupported
+/// or disabled), so that streaming hundreds of MiB of packed weights takes
+/// one TLB entry per 2 MiB instead of per 4 KiB. The last partial huge page
+/// is advised too (the buffer rounded up to whole ones) when that adds at
+/// most an eighth of its size; else it stays on 4 KiB pages. Callers with
+/// many buffers that are read in full pool them (the derived constants).
+/// Released with alignedFree.
 void *alignedAllocLarge(uint64_t size, uint64_t align);
 inline constexpr uint64_t kHugePageBytes = UINT64_C(2) << 20;
 

@@ -66,15 +66,17 @@ public:
   struct Stats {
     /// parallelFor calls that ran on the workers too.
     uint64_t regions = 0;
-    /// Their wall time (from publishing the job to its last chunk's end)
-    /// times the pool's threads, in ns.
+    /// Their wall time (from publishing the job until the caller sees it
+    /// done) times the pool's threads, in ns.
     uint64_t threadNs = 0;
     /// The time threads spent running chunks in them, in ns.
     uint64_t busyNs = 0;
   };
   /// Starts (from zero) or stops counting. Off by default: counting reads
-  /// the clock twice per chunk.
-  void setStatsEnabled(bool enabled);
+  /// the clock twice per chunk. False (and nothing changes) when called
+  /// from inside a chunk, like resize.
+  bool setStatsEnabled(bool enabled);
+  /// The counts so far (read without waiting for a running parallelFor).
   Stats stats() const;
 
   /// The pool models run on, created on first use with defaultThreads().
