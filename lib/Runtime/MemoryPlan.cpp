@@ -25,10 +25,6 @@ static constexpr uint64_t kMaxAlign = 1u << 20;
 /// quadratic); the signature's runs then use the heap.
 static constexpr size_t kMaxPlannedAllocs = 20000;
 
-static uint64_t alignUp(uint64_t v, uint64_t a) {
-  return (v + a - 1) & ~(a - 1);
-}
-
 /// Heap memory at `align` (a power of two of at least kQuantum), null for
 /// an absurd size or when memory is exhausted.
 static void *heapAligned(uint64_t size, uint64_t align) {
@@ -55,7 +51,7 @@ void *tfc::rt::alignedAllocLarge(uint64_t size, uint64_t align) {
   // Unless that wastes more than an eighth of the buffer (a 2.25 MiB one
   // would take 4 MiB once its last page is touched): then only its whole
   // huge pages are advised.
-  uint64_t rounded = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  uint64_t rounded = alignUp(size, kHugePageBytes);
   uint64_t advised =
       rounded - size <= size / 8 ? rounded : size & ~(kHugePageBytes - 1);
   void *p = heapAligned(std::max(size, advised), kHugePageBytes);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/PackedWeights.h"
+#include "tfc/Runtime/MemoryPlan.h"
 
 #include "Files.h"
 
@@ -47,8 +48,6 @@ void appendU64(std::string &out, uint64_t v) {
 void appendU32(std::string &out, uint32_t v) {
   out.append(reinterpret_cast<const char *>(&v), 4);
 }
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 } // namespace
 

@@ -61,6 +61,10 @@ void alignedFree(void *ptr);
 /// Released with alignedFree.
 void *alignedAllocLarge(uint64_t size, uint64_t align);
 inline constexpr uint64_t kHugePageBytes = UINT64_C(2) << 20;
+/// `v` rounded up to a multiple of `a` (a power of two).
+inline constexpr uint64_t alignUp(uint64_t v, uint64_t a) {
+  return (v + a - 1) & ~(a - 1);
+}
 
 /// One allocation of a recorded run. Times are positions in the run's
 /// sequence of allocation and free events.
