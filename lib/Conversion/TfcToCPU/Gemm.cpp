@@ -18,8 +18,8 @@
 // the blocks, the first and last known at run time, so that each
 // micro-kernel is emitted once). Rows left over after the mr-row tiles go
 // in 2-row tiles, then a single row. Whole tiles prefetch the slices the
-// task reads next into L2 while they compute (and, per ISA, the next row
-// tile's A). A task calls a function
+// task reads next into L2 while they compute, each row tile a part of
+// them (and, per ISA, the next row tile's A). A task calls a function
 // shared by every GEMM of the module with the same tile, activation and
 // bias/no bias, so that a model compiles its micro-kernels once per
 // configuration rather than once per op. tfc.matmul (activations
@@ -220,8 +220,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   Type f32 = Float32Type::get(ctx), index = IndexType::get(ctx);
   auto matrix = MemRefType::get({dyn, dyn}, f32,
                                 StridedLayoutAttr::get(ctx, dyn, {dyn, 1}));
-  auto panelsType = MemRefType::get(
-      {dyn, dyn, cfg.nr}, f32, StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, 1}));
+  // Each panel's K x NR floats contiguous (what tfc_cpu.pack makes).
+  auto panelsType =
+      MemRefType::get({dyn, dyn, cfg.nr}, f32,
+                      StridedLayoutAttr::get(ctx, dyn, {dyn, cfg.nr, 1}));
   auto vectorType =
       MemRefType::get({dyn}, f32, StridedLayoutAttr::get(ctx, dyn, {1}));
   SmallVector<Type> args{matrix, panelsType};
@@ -256,6 +258,43 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   // The last panel, a bound of the prefetched slices.
   Value panelCount = memref::DimOp::create(b, l, packed, 0);
   Value lastPanel = arith::SubIOp::create(b, l, panelCount, one);
+  // The packed panels as one vector of floats (each panel's K x NR floats
+  // contiguous: the task's type says so), for the prefetches, which walk a
+  // panel's slice line by line.
+  auto meta = memref::ExtractStridedMetadataOp::create(b, l, packed);
+  Value panelStride = meta.getStrides()[0];
+  Value flat = memref::ReinterpretCastOp::create(
+      b, l, MemRefType::get({dyn}, f32, StridedLayoutAttr::get(ctx, dyn, {1})),
+      packed, OpFoldResult(meta.getOffset()),
+      ArrayRef<OpFoldResult>{
+          arith::MulIOp::create(b, l, panelCount, panelStride).getResult()},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  // How far apart (in floats) a whole tile's successive prefetches are.
+  // Every slice read next is prefetched once, line by line, spread over as
+  // many of the task's row tiles as it has: a prefetch that misses to DRAM
+  // holds one of the core's few L1 miss buffers for the whole latency, and
+  // four row tiles each prefetching a line per k step stalled their FMAs
+  // (timed per row tile: those four took up to 1.7x as long as the others).
+  // Each step then moves 16 floats (a line), 8 (a line per 2 steps),
+  // 4, ...: the smallest of these dividing NR whose parts (NR / s per
+  // panel) do not outnumber the row tiles.
+  SmallVector<int64_t, 4> prefetchSteps;
+  for (int64_t s : {kLineFloats, kLineFloats / 2, kLineFloats / 4,
+                    kLineFloats / 8, int64_t(1)})
+    if (cfg.nr % s == 0)
+      prefetchSteps.push_back(s);
+  Value rowTiles =
+      arith::DivUIOp::create(b, l, arith::SubIOp::create(b, l, mEnd, mBegin),
+                             indexConst(b, l, cfg.mr));
+  Value prefetchStep = indexConst(b, l, prefetchSteps.front());
+  for (int64_t s : ArrayRef(prefetchSteps).drop_front())
+    prefetchStep = arith::SelectOp::create(
+        b, l,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, rowTiles,
+                              indexConst(b, l, cfg.tilePanels * (cfg.nr / s))),
+        indexConst(b, l, s), prefetchStep);
+  Value partsPerPanel =
+      arith::DivUIOp::create(b, l, indexConst(b, l, cfg.nr), prefetchStep);
   // The tiles of `tilePanels` adjacent panels starting at panel p, over the
   // depth [k0, k1). Later blocks add the partial sums in C to their own (a
   // masked load whose mask is empty in the first block); only the last
@@ -263,10 +302,10 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   // run-time values, so the micro-kernels are emitted once for every block.
   //
   // The register tiles of whole tiles' panels also prefetch the panel slices
-  // the task reads next (`nextP`, from `nextK0`) into L2, a line per k step,
-  // the first row tiles one (panel, line of a k row) each: in a model the
-  // weights come from L3 or DRAM, and a slice the first row tile had to wait
-  // for stalled the FMAs for longer than that tile computes.
+  // the task reads next (`nextP`, from `nextK0`) into L2, spread over the
+  // row tiles (prefetchStep above): in a model the weights come from L3 or
+  // DRAM, and a slice the first row tile had to wait for stalled the FMAs
+  // for longer than that tile computes.
   auto tiles = [&](OpBuilder &b, Location l, Value p, int64_t tilePanels,
                    Value k0, Value k1, Value first, Value last, Value nextP,
                    Value nextK0) {
@@ -350,41 +389,47 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                                   cMasks[ch], splatConst(b, l, 0.0, width));
               }};
           if (nextP && rows == cfg.mr) {
-            // Row tile t takes (panel, line) pair t mod lines x panels, a
-            // line being 16 floats (64 bytes).
-            int64_t linesPerRow = (cfg.nr + kLineFloats - 1) / kLineFloats;
+            // Row tile t takes part t mod (tilePanels x partsPerPanel) of
+            // the slices: panel nextP + u / partsPerPanel, floats
+            // [part x len x step, (part + 1) x len x step) of its window of
+            // len k rows, one prefetch per k step.
             Value t = arith::DivUIOp::create(
                 b, l, arith::SubIOp::create(b, l, m0, mBegin),
                 indexConst(b, l, cfg.mr));
-            Value which = arith::RemUIOp::create(
-                b, l, t, indexConst(b, l, linesPerRow * tilePanels));
-            Value q = minIndex(
+            Value u = arith::RemUIOp::create(
+                b, l, t,
+                arith::MulIOp::create(b, l, partsPerPanel,
+                                      indexConst(b, l, tilePanels)));
+            Value q =
+                minIndex(b, l,
+                         arith::AddIOp::create(
+                             b, l, nextP,
+                             arith::DivUIOp::create(b, l, u, partsPerPanel)),
+                         lastPanel);
+            Value part = arith::RemUIOp::create(b, l, u, partsPerPanel);
+            // The window of the slice read next starts early enough to end
+            // within K (a shorter last block re-reads a few rows of the
+            // block before it).
+            Value len = arith::SubIOp::create(b, l, k1, k0);
+            Value start =
+                minIndex(b, l, nextK0, arith::SubIOp::create(b, l, kEnd, len));
+            Value nr = indexConst(b, l, cfg.nr);
+            Value from = arith::AddIOp::create(
                 b, l,
                 arith::AddIOp::create(
-                    b, l, nextP,
-                    arith::DivUIOp::create(b, l, which,
-                                           indexConst(b, l, linesPerRow))),
-                lastPanel);
-            Value col = arith::MulIOp::create(
-                b, l,
-                arith::RemUIOp::create(b, l, which,
-                                       indexConst(b, l, linesPerRow)),
-                indexConst(b, l, kLineFloats));
-            // Step kk prefetches k row start + (kk - k0): linear in kk, so
-            // that the address is one pointer increment per step (a clamp
-            // per step cost AVX2's front-end-bound loop 7 %). The window
-            // starts early enough to end within K (a shorter last block
-            // re-reads a few rows of the block before it).
-            Value start =
-                minIndex(b, l, nextK0,
-                         arith::SubIOp::create(
-                             b, l, kEnd, arith::SubIOp::create(b, l, k1, k0)));
-            io.prefetch = [&, q, col, start](OpBuilder &b, Location l,
-                                             Value kk) {
-              Value row = arith::AddIOp::create(
-                  b, l, start, arith::SubIOp::create(b, l, kk, k0));
-              memref::PrefetchOp::create(b, l, packed,
-                                         ValueRange{q, row, col},
+                    b, l, arith::MulIOp::create(b, l, q, panelStride),
+                    arith::MulIOp::create(b, l, start, nr)),
+                arith::MulIOp::create(b, l,
+                                      arith::MulIOp::create(b, l, part, len),
+                                      prefetchStep));
+            // Linear in kk: one pointer increment per step (a clamp per
+            // step cost AVX2's front-end-bound loop 7 %).
+            io.prefetch = [&, from](OpBuilder &b, Location l, Value kk) {
+              Value at = arith::AddIOp::create(
+                  b, l, from,
+                  arith::MulIOp::create(
+                      b, l, arith::SubIOp::create(b, l, kk, k0), prefetchStep));
+              memref::PrefetchOp::create(b, l, flat, ValueRange{at},
                                          /*isWrite=*/false,
                                          /*localityHint=*/2,
                                          /*isDataCache=*/true);

@@ -28,10 +28,10 @@
 // 1 x 24, 8 lanes, no activation, no bias); K = 64 is one k block (of at
 // most 256).
 // CHECK: func.call @[[TASK:__tfc_cpu_gemm_4x1x24_v8_none]](%{{.*}}, %{{.*}}, %{{.*}}, %c60{{.*}}, %[[MBEGIN]], %{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %c64{{.*}})
-// CHECK: func.func private @[[TASK]](%[[A:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[W:.*]]: memref<?x?x24xf32, strided<[?, ?, 1], offset: ?>>, %[[C:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK: func.func private @[[TASK]](%[[A:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[W:.*]]: memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, %[[C:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
 // CHECK-SAME: passthrough = ["noinline"]
-// CHECK: %[[N0:.*]] = arith.muli %{{.*}}, %c24 : index
+// CHECK: %[[N0:.*]] = arith.muli %{{.*}}, %c24{{.*}} : index
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: vector.create_mask %{{.*}} : vector<8xi1>
@@ -39,9 +39,9 @@
 // CHECK: scf.for %{{.*}} step %c4
 // CHECK-NOT: memref.prefetch %[[A]]
 // CHECK: %[[ACC:.*]]:12 = scf.for
-// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<?x?x24xf32, strided<[?, ?, 1], offset: ?>>, vector<8xf32>
-// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c8{{.*}}] : memref<?x?x24xf32, strided<[?, ?, 1], offset: ?>>, vector<8xf32>
-// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c16{{.*}}] : memref<?x?x24xf32, strided<[?, ?, 1], offset: ?>>, vector<8xf32>
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, vector<8xf32>
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c8{{.*}}] : memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, vector<8xf32>
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c16{{.*}}] : memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, vector<8xf32>
 // CHECK-COUNT-12: math.fma %{{.*}} : vector<8xf32>
 // CHECK-COUNT-12: vector.maskedstore %[[C]]{{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8xi1>, vector<8xf32>
 // The remainder rows, one at a time: 3 accumulators.

@@ -360,7 +360,7 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[A:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
 // CHECK: %[[C:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<?x?x80xf32> into memref<?x80xf32>
 // CHECK: %[[AV:.*]] = memref.cast %[[A]] : memref<?x64xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-// CHECK: %[[WV:.*]] = memref.cast %[[W]] : memref<3x64x32xf32> to memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[WV:.*]] = memref.cast %[[W]] : memref<3x64x32xf32> to memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>
 // CHECK: %[[BV:.*]] = memref.cast %[[B]] : memref<80xf32> to memref<?xf32, strided<[1], offset: ?>>
 // CHECK: %[[CV:.*]] = memref.cast %[[C]] : memref<?x80xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
@@ -400,9 +400,23 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // The second GEMM calls the same function.
 // CHECK: func.call @[[TASK]](
 // CHECK-NOT: func.func private @__tfc_cpu_gemm_6x2x32_v16_relu_bias(
-// CHECK: func.func private @[[TASK]](%[[TA:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TW:.*]]: memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, %[[TB:.*]]: memref<?xf32, strided<[1], offset: ?>>, %[[TC:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TN:.*]]: index, %[[TM0:.*]]: index, %[[TM1:.*]]: index, %[[TP0:.*]]: index, %[[TP1:.*]]: index, %[[TK:.*]]: index, %[[TKB:.*]]: index)
+// CHECK: func.func private @[[TASK]](%[[TA:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TW:.*]]: memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, %[[TB:.*]]: memref<?xf32, strided<[1], offset: ?>>, %[[TC:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[TN:.*]]: index, %[[TM0:.*]]: index, %[[TM1:.*]]: index, %[[TP0:.*]]: index, %[[TP1:.*]]: index, %[[TK:.*]]: index, %[[TKB:.*]]: index)
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
 // CHECK-SAME: passthrough = ["noinline"]
+// The panels as one vector of floats, for the prefetches.
+// CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %[[TW]]
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[TW]] to offset: [%[[OFF]]], sizes: [%{{.*}}], strides: [1]
+// Successive prefetches of a whole tile are 16 floats (a line) apart, 8
+// once the task has 8 row tiles (2 panels x 32 / 8 = 8 parts of the
+// slices, one per row tile), 4 from 16 row tiles, ...
+// CHECK: %[[NTILES:.*]] = arith.divui %{{.*}}, %c6 : index
+// CHECK: %[[GE8:.*]] = arith.cmpi uge, %[[NTILES]], %c8
+// CHECK: %[[S8:.*]] = arith.select %[[GE8]], %c8{{.*}}, %c16 : index
+// CHECK: %[[GE16:.*]] = arith.cmpi uge, %[[NTILES]], %c16
+// CHECK: %[[S4:.*]] = arith.select %[[GE16]], %c4, %[[S8]] : index
+// CHECK: %[[GE64:.*]] = arith.cmpi uge, %[[NTILES]], %c64
+// CHECK: %[[STEP:.*]] = arith.select %[[GE64]], %c1{{.*}}, %{{.*}} : index
+// CHECK: %[[PARTS:.*]] = arith.divui %c32{{.*}}, %[[STEP]] : index
 // The k blocks: the first and the last known at run time; K = 0 is one
 // empty block (C still gets the epilogue).
 // CHECK: %[[KUB:.*]] = arith.maxui %[[TK]], %c1
@@ -412,7 +426,7 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[K1]], %[[TK]]
 // Pairs of panels: four chunks, the masks cut at N.
 // CHECK: scf.for %[[P:.*]] = %[[TP0]] to %{{.*}} step %c2
-// CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32 : index
+// CHECK: %[[N0:.*]] = arith.muli %[[P]], %c32{{.*}} : index
 // CHECK: %[[VALID:.*]] = arith.subi %[[TN]], %[[N0]] : index
 // CHECK: %[[R0:.*]] = arith.subi %[[VALID]], %c0{{.*}} : index
 // CHECK-NEXT: %[[M0:.*]] = vector.create_mask %[[R0]] : vector<16xi1>
@@ -420,9 +434,9 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // C's mask is empty in the first block: the accumulators start at zero.
 // CHECK: %[[NONE:.*]] = vector.create_mask %c0{{.*}} : vector<16xi1>
 // CHECK: %[[CM0:.*]] = arith.select %[[FIRST]], %[[NONE]], %[[M0]] : vector<16xi1>
-// CHECK: %[[R1:.*]] = arith.subi %[[VALID]], %c16 : index
+// CHECK: %[[R1:.*]] = arith.subi %[[VALID]], %c16{{.*}} : index
 // CHECK-NEXT: %[[M1:.*]] = vector.create_mask %[[R1]] : vector<16xi1>
-// CHECK-NEXT: %[[COL1:.*]] = arith.addi %[[N0]], %c16 : index
+// CHECK-NEXT: %[[COL1:.*]] = arith.addi %[[N0]], %c16{{.*}} : index
 // CHECK: %[[P1:.*]] = arith.addi %[[P]], %c1{{.*}} : index
 // CHECK: %[[B0:.*]] = vector.maskedload %[[TB]][%[[COL0]]], %[[M0]]
 // CHECK: %[[B1:.*]] = vector.maskedload %[[TB]][%[[COL1]]], %[[M1]]
@@ -431,12 +445,24 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // The accumulators start at zero; C's partial sums are added after the k
 // loop.
 // CHECK: scf.for %{{.*}} = %[[TM0]] to %{{.*}} step %c6
-// The prefetched panel (at most the last), then the window's first k row,
+// Row tile t prefetches part t mod (2 x parts): a panel (at most the last)
+// and a part of its window of the block's depth, whose first k row is
 // clamped once per tile (not per step) so that the window ends within K.
-// CHECK: %[[PFQ:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: %[[UNITS2:.*]] = arith.muli %[[PARTS]], %c2{{.*}} : index
+// CHECK: %[[U:.*]] = arith.remui %{{.*}}, %[[UNITS2]] : index
+// CHECK: %[[PQ:.*]] = arith.divui %[[U]], %[[PARTS]] : index
+// CHECK: %[[PQ1:.*]] = arith.addi %{{.*}}, %[[PQ]] : index
+// CHECK: %[[PFQ:.*]] = arith.minui %[[PQ1]], %{{.*}} : index
+// CHECK: %[[PART:.*]] = arith.remui %[[U]], %[[PARTS]] : index
 // CHECK: %[[DEPTH:.*]] = arith.subi %[[K1]], %[[K0]] : index
-// CHECK-NEXT: %[[ROOM:.*]] = arith.subi %{{.*}}, %[[DEPTH]] : index
-// CHECK-NEXT: %[[PFK0:.*]] = arith.minui %{{.*}}, %[[ROOM]] : index
+// CHECK: %[[ROOM:.*]] = arith.subi %{{.*}}, %[[DEPTH]] : index
+// CHECK: %[[PFK0:.*]] = arith.minui %{{.*}}, %[[ROOM]] : index
+// CHECK: %[[QOFF:.*]] = arith.muli %[[PFQ]], %[[STRIDES]]#0 : index
+// CHECK: %[[KOFF:.*]] = arith.muli %[[PFK0]], %c32{{.*}} : index
+// CHECK: %[[WOFF:.*]] = arith.addi %[[QOFF]], %[[KOFF]] : index
+// CHECK: %[[POFF:.*]] = arith.muli %[[PART]], %[[DEPTH]] : index
+// CHECK: %[[POFF1:.*]] = arith.muli %[[POFF]], %[[STEP]] : index
+// CHECK: %[[PF0:.*]] = arith.addi %[[WOFF]], %[[POFF1]] : index
 // Then the next row tile's six rows of A (at most the block's last row)
 // over the block's depth, a line per 16 k, into L2.
 // CHECK: %[[AROW:.*]] = arith.addi %{{.*}}, %c6{{.*}} : index
@@ -445,15 +471,16 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK-NEXT: memref.prefetch %[[TA]][%{{.*}}, %[[AK]]], read, locality<2>, data
 // CHECK-COUNT-5: memref.prefetch %[[TA]][%{{.*}}, %[[AK]]], read, locality<2>, data
 // CHECK: %[[ACC:.*]]:24 = scf.for %[[KK:.*]] = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
-// Each k step of a whole register tile prefetches a line of the panel
-// slices the task reads next into L2, at a row linear in k.
+// Each k step of a whole register tile prefetches the slices the task reads
+// next into L2, at an address linear in k: STEP floats further each step.
 // CHECK-NEXT: %[[DK:.*]] = arith.subi %[[KK]], %[[K0]] : index
-// CHECK-NEXT: %[[PFK:.*]] = arith.addi %[[PFK0]], %[[DK]] : index
-// CHECK-NEXT: memref.prefetch %[[TW]][%[[PFQ]], %[[PFK]], %{{.*}}], read, locality<2>, data
-// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
-// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
-// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
-// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, ?, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[DOFF:.*]] = arith.muli %[[DK]], %[[STEP]] : index
+// CHECK: %[[PFAT:.*]] = arith.addi %[[PF0]], %[[DOFF]] : index
+// CHECK: memref.prefetch %[[FLAT]][%[[PFAT]]], read, locality<2>, data
+// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
 // CHECK: memref.load %[[TA]]
 // CHECK-COUNT-4: math.fma
 // CHECK: memref.load %[[TA]]
