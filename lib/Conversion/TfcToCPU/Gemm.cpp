@@ -680,8 +680,11 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value
     ubs.push_back(memref::DimOp::create(b, loc, out, d));
     steps.push_back(one);
   }
+  // Rows in blocks of at most 16 row tiles: tfc.matmul has no column split,
+  // and a 128-row matrix still makes two tasks.
+  int64_t mc = std::min(cfg.mc, 16 * cfg.mr);
   lbs.push_back(zero);
-  ubs.push_back(ceilDiv(b, loc, m, cfg.mc));
+  ubs.push_back(ceilDiv(b, loc, m, mc));
   steps.push_back(one);
   scf::ParallelOp::create(
       b, loc, lbs, ubs, steps, [&](OpBuilder &b, Location l, ValueRange ivs) {
@@ -689,10 +692,9 @@ void tfc::cpu::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value
         SmallVector<Value> lb = operandBatchIndices(b, l, lType, outType, batch);
         SmallVector<Value> rb = operandBatchIndices(b, l, rType, outType, batch);
         Value mBegin =
-            arith::MulIOp::create(b, l, ivs.back(), indexConst(b, l, cfg.mc));
+            arith::MulIOp::create(b, l, ivs.back(), indexConst(b, l, mc));
         Value mEnd = minIndex(
-            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, cfg.mc)),
-            m);
+            b, l, arith::AddIOp::create(b, l, mBegin, indexConst(b, l, mc)), m);
         scf::ForOp::create(
             b, l, zero, n, indexConst(b, l, kChunks * width), ValueRange{},
             [&](OpBuilder &b, Location l, Value n0, ValueRange) {

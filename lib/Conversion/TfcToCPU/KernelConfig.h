@@ -52,11 +52,18 @@ struct GemmConfig {
 
 /// AVX-512 (32 zmm): 6 x 64 (two panels of 32), 24 accumulators + 4 B
 /// vectors + 1 broadcast, 10 loads per 24 FMAs (an 8 x 32 tile needs 10 per
-/// 16: measured 5-12 % slower on an Emerald Rapids); tasks of up to 96 rows
-/// x 128 columns; k blocks of 128 (32 KiB of B). The next row tile's A is
-/// prefetched (512x768x768, 2 threads, Xeon family 6 model 167: 3.7 %
-/// faster; 128 rows, whose A stays in L2, unchanged).
-constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 96, 4, 128, true};
+/// 16: measured 5-12 % slower on an Emerald Rapids); tasks of up to 132 rows
+/// x 128 columns, so that a 128-row A (a sequence of 128) is one block of
+/// rows: each slice of the weight is then fetched once and used by 21 row
+/// tiles that share its prefetch (with two blocks of 66 and 62 rows, the
+/// first block's tasks streamed the weight over 8 tiles and ran 5-8 %
+/// slower than with warm weights; Xeon family 6 model 167, 2 threads,
+/// paired: BERT-base 0.95x the time, GPT-2 0.96x, 128x768x768 0.96x,
+/// 512x768x768 the same; with AVX2's tile the same change was 6 % slower);
+/// k blocks of 128 (32 KiB of B). The next row tile's A is prefetched
+/// (512x768x768, 2 threads, Xeon family 6 model 167: 3.7 % faster; 128
+/// rows, whose A stays in L2, unchanged).
+constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true};
 /// AVX2 (16 ymm): 4 x 24, 12 accumulators + 3 B vectors + 1 broadcast (7
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
 /// columns; k blocks of 256 (24 KiB of B). No prefetch of A: its loop is

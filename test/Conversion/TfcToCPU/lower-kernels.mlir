@@ -346,7 +346,7 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // -----
 
 // The GEMM over packed panels: [?, ?, 64] is viewed as [M, 64]. Rows go in
-// blocks of at most 96, as equal as 6-row tiles allow; tasks are (row
+// blocks of at most 132, as equal as 6-row tiles allow; tasks are (row
 // block, group of 4 panels), or, with one block of rows, a register tile's 2
 // panels (one panel when decoding: 6 rows or fewer). Each task calls the
 // module's one task function of its configuration (tile, activation,
@@ -364,7 +364,7 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[BV:.*]] = memref.cast %[[B]] : memref<80xf32> to memref<?xf32, strided<[1], offset: ?>>
 // CHECK: %[[CV:.*]] = memref.cast %[[C]] : memref<?x80xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK: %[[M:.*]] = memref.dim %[[A]], %c0
-// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c96 : index
+// CHECK: %[[MB:.*]] = arith.ceildivui %[[M]], %c132 : index
 // CHECK: %[[MB1:.*]] = arith.maxui %[[MB]], %c1 : index
 // CHECK: %[[PER:.*]] = arith.ceildivui %[[M]], %[[MB1]] : index
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[PER]], %c6 : index
