@@ -57,8 +57,8 @@ struct GemmConfig {
 /// rows: each slice of the weight is then fetched once and used by 21 row
 /// tiles that share its prefetch (with two blocks of 66 and 62 rows, the
 /// first block's tasks streamed the weight over 8 tiles and ran 5-8 %
-/// slower than with warm weights; Xeon family 6 model 167, 2 threads,
-/// paired: BERT-base 0.95x the time, GPT-2 0.96x, 128x768x768 0.96x,
+/// slower than with warm weights; Xeon family 6 model 167, these AVX-512
+/// kernels, 2 threads, paired: BERT-base 0.95x the time, GPT-2 0.96x, 128x768x768 0.96x,
 /// 512x768x768 the same; with AVX2's tile the same change was 6 % slower);
 /// k blocks of 128 (32 KiB of B). The next row tile's A is prefetched
 /// (512x768x768, 2 threads, Xeon family 6 model 167: 3.7 % faster; 128
