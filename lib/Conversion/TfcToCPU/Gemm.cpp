@@ -24,8 +24,8 @@
 // bias/no bias, so that a model compiles its micro-kernels once per
 // configuration rather than once per op. tfc.matmul (activations
 // times activations, e.g. unfused attention) uses the same micro-kernel
-// reading B in place with masked loads. (Unrolling the k loop made LLVM
-// hoist the loads and spill.)
+// reading B in place with masked loads. The k loop is unrolled per ISA
+// (GemmConfig::kUnroll), its one prefetch per iteration first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +53,15 @@ namespace {
 
 /// Floats in a 64-byte cache line: the unit of the software prefetches.
 constexpr int64_t kLineFloats = 16;
+/// Lines of each row of the next row tile's A that a whole tile prefetches
+/// per k block. All of them (8 at k blocks of 128), prefetched at once
+/// before the tile's k loop, cost a hot 128 x 768 x 384 GEMM (A already in
+/// L2) 2.7 % against none, 4 lines 1.2 %, 2 lines 0.6 %; BERT-base needs
+/// 4: 60.2 ms against 60.3 with 8, 61.6 with 2 and 64-65 with 1 or none
+/// (Xeon family 6 model 167, AVX-512; GEMM 1 thread, BERT 2). Spread over
+/// the k loop instead, a line on 6 of every 16 steps, they cost the hot
+/// GEMM 8 %: the per-step row selection and branch issue on the FMA ports.
+constexpr int64_t kAPrefetchLines = 4;
 
 /// How a micro-kernel instance reads its operands and writes its tile.
 struct MicroKernelIO {
@@ -65,8 +74,15 @@ struct MicroKernelIO {
   /// The partial sums of earlier k blocks for row r, chunk c, added to the
   /// block's own after its k loop. Null when there are none.
   std::function<Value(OpBuilder &, Location, int64_t r, int64_t c)> loadC;
-  /// Called at the start of each k step (optional): a software prefetch.
-  std::function<void(OpBuilder &, Location, Value k)> prefetch = nullptr;
+  /// A software prefetch at each k step (optional): `prefetch(at)`, where
+  /// `at` starts at prefetchFrom and grows by prefetchStep per step. The
+  /// index is carried through the loop, so that the address costs an add
+  /// rather than a multiply or shift by the run-time step (a shift issues
+  /// only on the ports of the AVX-512 FMAs, and takes an FMA's slot when it
+  /// does: 0.2 % of a 128 x 768 x 384 GEMM, 1 thread, Xeon family 6 model
+  /// 167).
+  std::function<void(OpBuilder &, Location, Value at)> prefetch = nullptr;
+  Value prefetchFrom = nullptr, prefetchStep = nullptr;
 };
 
 /// One rows x (kChunks x vectorWidth) tile over k in [kBegin, kEnd): the k
@@ -80,23 +96,80 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
   // registers), and the first FMAs need not wait for C's loads.
   SmallVector<Value> init(rows * kChunks,
                           splatConst(b, loc, 0.0, cfg.vectorWidth));
-  auto loop = scf::ForOp::create(
-      b, loc, kBegin, kEnd, indexConst(b, loc, 1), init,
-      [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
-        if (io.prefetch)
-          io.prefetch(b, l, k);
-        SmallVector<Value> bv;
+  int64_t accumulators = init.size();
+  if (io.prefetch)
+    init.push_back(io.prefetchFrom);
+  // `steps` k steps from k: the loads of B, then per row a broadcast of A
+  // and its FMAs. One prefetch per iteration, first, the stream's index
+  // then moving `steps` x prefetchStep floats (a line at most: the caller
+  // unrolls only then). More prefetches per iteration cost the unrolled
+  // loop 2.5 % even where they were of lines already requested, and
+  // prefetches between the steps (or at offsets computed from the run-time
+  // step) made LLVM schedule the broadcasts early and spill them.
+  auto body = [&](OpBuilder &b, Location l, Value k, ValueRange acc,
+                  int64_t steps) {
+    SmallVector<Value> sums(acc.take_front(accumulators));
+    Value at;
+    if (io.prefetch) {
+      at = acc[accumulators];
+      io.prefetch(b, l, at);
+      at = arith::AddIOp::create(
+          b, l, at,
+          steps > 1 ? arith::MulIOp::create(b, l, io.prefetchStep,
+                                            indexConst(b, l, steps))
+                          .getResult()
+                    : io.prefetchStep);
+    }
+    for (int64_t u = 0; u < steps; ++u) {
+      Value ku =
+          u ? arith::AddIOp::create(b, l, k, indexConst(b, l, u)).getResult()
+            : k;
+      SmallVector<Value> bv;
+      for (int64_t c = 0; c < kChunks; ++c)
+        bv.push_back(io.loadB(b, l, ku, c));
+      for (int64_t r = 0; r < rows; ++r) {
+        Value a = splat(b, l, io.loadA(b, l, r, ku), cfg.vectorWidth);
         for (int64_t c = 0; c < kChunks; ++c)
-          bv.push_back(io.loadB(b, l, k, c));
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < rows; ++r) {
-          Value a = splat(b, l, io.loadA(b, l, r, k), cfg.vectorWidth);
-          for (int64_t c = 0; c < kChunks; ++c)
-            next.push_back(
-                math::FmaOp::create(b, l, a, bv[c], acc[r * kChunks + c]));
-        }
-        scf::YieldOp::create(b, l, next);
-      });
+          sums[r * kChunks + c] =
+              math::FmaOp::create(b, l, a, bv[c], sums[r * kChunks + c]);
+      }
+    }
+    if (io.prefetch)
+      sums.push_back(at);
+    scf::YieldOp::create(b, l, sums);
+  };
+  ValueRange state = init;
+  scf::ForOp loop;
+  Value from = kBegin;
+  if (int64_t unroll = cfg.kUnroll; unroll > 1) {
+    // The whole groups of `unroll` steps, then the steps left one by one
+    // (all of them where the prefetches move more than a line per group).
+    Value u = indexConst(b, loc, unroll);
+    Value whole = arith::AddIOp::create(
+        b, loc, kBegin,
+        arith::MulIOp::create(
+            b, loc,
+            arith::DivUIOp::create(
+                b, loc, arith::SubIOp::create(b, loc, kEnd, kBegin), u),
+            u));
+    if (io.prefetch)
+      whole = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ule,
+              arith::MulIOp::create(b, loc, io.prefetchStep, u),
+              indexConst(b, loc, kLineFloats)),
+          whole, kBegin);
+    loop =
+        scf::ForOp::create(b, loc, kBegin, whole, u, state,
+                           [&](OpBuilder &b, Location l, Value k,
+                               ValueRange acc) { body(b, l, k, acc, unroll); });
+    state = loop.getResults();
+    from = whole;
+  }
+  loop = scf::ForOp::create(b, loc, from, kEnd, indexConst(b, loc, 1), state,
+                            [&](OpBuilder &b, Location l, Value k,
+                                ValueRange acc) { body(b, l, k, acc, 1); });
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < kChunks; ++c) {
       Value v = loop.getResult(r * kChunks + c);
@@ -424,24 +497,23 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                 arith::MulIOp::create(b, l,
                                       arith::MulIOp::create(b, l, part, len),
                                       prefetchStep));
-            // Linear in kk: one pointer increment per step (a clamp per
-            // step cost AVX2's front-end-bound loop 7 %).
-            io.prefetch = [&, from](OpBuilder &b, Location l, Value kk) {
-              Value at = arith::AddIOp::create(
-                  b, l, from,
-                  arith::MulIOp::create(
-                      b, l, arith::SubIOp::create(b, l, kk, k0), prefetchStep));
+            // Linear in k: one increment per step (a clamp per step cost
+            // AVX2's front-end-bound loop 7 %).
+            io.prefetchFrom = from;
+            io.prefetchStep = prefetchStep;
+            io.prefetch = [&](OpBuilder &b, Location l, Value at) {
               memref::PrefetchOp::create(b, l, flat, ValueRange{at},
                                          /*isWrite=*/false,
                                          /*localityHint=*/2,
                                          /*isDataCache=*/true);
             };
           }
-          // Whole row tiles also prefetch the next row tile's rows of A
-          // over this block's depth into L2, a line of each row per 16 k:
-          // with many rows (M = 512: 1.5 MB of A, every column group
-          // re-reading it) A comes from L3 and its first loads stalled
-          // the FMAs (KernelConfig.h has the measurements, per ISA).
+          // Whole row tiles also prefetch the first kAPrefetchLines lines
+          // of the next row tile's rows of A in this block into L2 (the
+          // hardware's streams take over from there): in a model, where A
+          // was just written (much of it by another core), BERT-base takes
+          // 0.94x the time (kAPrefetchLines; KernelConfig.h says per ISA
+          // whether).
           if (rows == cfg.mr && cfg.prefetchA) {
             Value lastRow = arith::SubIOp::create(b, l, mEnd, one);
             SmallVector<Value> nextRows;
@@ -450,8 +522,13 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                   b, l,
                   arith::AddIOp::create(b, l, m0, indexConst(b, l, cfg.mr + r)),
                   lastRow));
+            Value prefetchEnd = minIndex(
+                b, l, k1,
+                arith::AddIOp::create(
+                    b, l, k0, indexConst(b, l, kAPrefetchLines * kLineFloats)));
             scf::ForOp::create(
-                b, l, k0, k1, indexConst(b, l, kLineFloats), ValueRange{},
+                b, l, k0, prefetchEnd, indexConst(b, l, kLineFloats),
+                ValueRange{},
                 [&](OpBuilder &b, Location l, Value kk, ValueRange) {
                   for (Value row : nextRows)
                     memref::PrefetchOp::create(b, l, a, ValueRange{row, kk},

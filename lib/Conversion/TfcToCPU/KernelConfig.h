@@ -41,10 +41,16 @@ struct GemmConfig {
   /// between blocks. The value here is for a 48 KiB L1 (where it was
   /// measured); gemmConfigFor derives it from the target's L1 (kcForL1d).
   int64_t kc;
-  /// Whether whole row tiles prefetch the next row tile's rows of A into L2
-  /// (Gemm.cpp): worth it where A comes from L3 (many rows) and the loop has
-  /// issue slots to spare.
+  /// Whether whole row tiles prefetch the first lines of the next row
+  /// tile's rows of A into L2 (Gemm.cpp): worth it where A comes from L3 or
+  /// another core (a model's activations) and the loop has issue slots to
+  /// spare.
   bool prefetchA;
+  /// k steps per iteration of the micro-kernel's loop (the rest in a loop of
+  /// single steps). Unrolled, the loads of A and B address with constant
+  /// displacements, and the loop's increments, compare and branch come once
+  /// per kUnroll steps: scalar ops that would otherwise take FMA slots.
+  int64_t kUnroll;
 
   /// Vectors of one panel's row.
   int64_t chunks() const { return nr / vectorWidth; }
@@ -58,18 +64,21 @@ struct GemmConfig {
 /// tiles that share its prefetch (with two blocks of 66 and 62 rows, the
 /// first block's tasks streamed the weight over 8 tiles and ran 5-8 %
 /// slower than with warm weights; Xeon family 6 model 167, these AVX-512
-/// kernels, 2 threads, paired: BERT-base 0.95x the time, GPT-2 0.96x, 128x768x768 0.96x,
-/// 512x768x768 the same; with AVX2's tile the same change was 6 % slower);
-/// k blocks of 128 (32 KiB of B). The next row tile's A is prefetched
-/// (512x768x768, 2 threads, Xeon family 6 model 167: 3.7 % faster; 128
-/// rows, whose A stays in L2, unchanged).
-constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true};
+/// kernels, 2 threads, paired: BERT-base 0.95x the time, GPT-2 0.96x,
+/// 128x768x768 0.96x, 512x768x768 the same; with AVX2's tile the same change
+/// was 6 % slower); k blocks of 128 (32 KiB of B). The first lines of the next
+/// row tile's A are prefetched (BERT-base 0.94x the time; Gemm.cpp's
+/// kAPrefetchLines has the measurements). The k loop unrolled 4 times (hot
+/// 128x768x384, 1 thread: 0.95-0.97x the time; BERT-base and GPT-2 0.95x, 2
+/// threads; Xeon family 6 model 167).
+constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4};
 /// AVX2 (16 ymm): 4 x 24, 12 accumulators + 3 B vectors + 1 broadcast (7
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
 /// columns; k blocks of 256 (24 KiB of B). No prefetch of A: its loop is
 /// front-end bound (the same prefetch made 128 and 512 rows x 768 x 768 4 %
-/// slower on the Xeon family 6 model 167).
-constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false};
+/// slower on the Xeon family 6 model 167). Not unrolled: 4 times, the same
+/// time (x86-64-v3 code, same machine), and LLVM spilled 14 ymm.
+constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 1};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules

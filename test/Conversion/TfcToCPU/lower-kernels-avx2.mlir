@@ -38,7 +38,7 @@
 // No prefetch of A (the loop is front-end bound; KernelConfig.h).
 // CHECK: scf.for %{{.*}} step %c4
 // CHECK-NOT: memref.prefetch %[[A]]
-// CHECK: %[[ACC:.*]]:12 = scf.for
+// CHECK: %[[ACC:.*]]:13 = scf.for
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, vector<8xf32>
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c8{{.*}}] : memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, vector<8xf32>
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}, %c16{{.*}}] : memref<?x?x24xf32, strided<[?, 24, 1], offset: ?>>, vector<8xf32>

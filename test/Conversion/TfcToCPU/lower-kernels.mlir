@@ -463,29 +463,57 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[POFF:.*]] = arith.muli %[[PART]], %[[DEPTH]] : index
 // CHECK: %[[POFF1:.*]] = arith.muli %[[POFF]], %[[STEP]] : index
 // CHECK: %[[PF0:.*]] = arith.addi %[[WOFF]], %[[POFF1]] : index
-// Then the next row tile's six rows of A (at most the block's last row)
-// over the block's depth, a line per 16 k, into L2.
+// Then the next row tile's six rows of A (at most the block's last row),
+// their first 4 lines in the block (64 k, at most the block's end), into
+// L2.
 // CHECK: %[[AROW:.*]] = arith.addi %{{.*}}, %c6{{.*}} : index
 // CHECK-NEXT: arith.minui %[[AROW]], %{{.*}} : index
-// CHECK: scf.for %[[AK:.*]] = %[[K0]] to %[[K1]] step %c16
+// CHECK: %[[AK64:.*]] = arith.addi %[[K0]], %c64{{.*}} : index
+// CHECK-NEXT: %[[AKEND:.*]] = arith.minui %[[K1]], %[[AK64]] : index
+// CHECK: scf.for %[[AK:.*]] = %[[K0]] to %[[AKEND]] step %c16
 // CHECK-NEXT: memref.prefetch %[[TA]][%{{.*}}, %[[AK]]], read, locality<2>, data
 // CHECK-COUNT-5: memref.prefetch %[[TA]][%{{.*}}, %[[AK]]], read, locality<2>, data
-// CHECK: %[[ACC:.*]]:24 = scf.for %[[KK:.*]] = %[[K0]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]]
 // Each k step of a whole register tile prefetches the slices the task reads
-// next into L2, at an address linear in k: STEP floats further each step.
-// CHECK-NEXT: %[[DK:.*]] = arith.subi %[[KK]], %[[K0]] : index
-// CHECK: %[[DOFF:.*]] = arith.muli %[[DK]], %[[STEP]] : index
-// CHECK: %[[PFAT:.*]] = arith.addi %[[PF0]], %[[DOFF]] : index
-// CHECK: memref.prefetch %[[FLAT]][%[[PFAT]]], read, locality<2>, data
-// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
-// CHECK: vector.load %[[TW]][%[[P]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
-// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c0{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
-// CHECK: vector.load %[[TW]][%[[P1]], %{{.*}}, %c16{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
-// CHECK: memref.load %[[TA]]
+// next into L2, at an index carried through the loop: PF0 first, STEP
+// floats further each step.
+// The k loop in groups of 4 steps (AVX-512's kUnroll) while the block has
+// them and the prefetches move at most a line (16 floats) per group, then
+// the steps left one at a time.
+// CHECK: %[[KSPAN:.*]] = arith.subi %[[K1]], %[[K0]] : index
+// CHECK: %[[KGROUPS:.*]] = arith.divui %[[KSPAN]], %c4{{.*}} : index
+// CHECK: %[[KWHOLE:.*]] = arith.muli %[[KGROUPS]], %c4{{.*}} : index
+// CHECK: %[[KUNR:.*]] = arith.addi %[[K0]], %[[KWHOLE]] : index
+// CHECK: %[[GROUPMOVE:.*]] = arith.muli %[[STEP]], %c4{{.*}} : index
+// CHECK: %[[ONELINE:.*]] = arith.cmpi ule, %[[GROUPMOVE]], %c16{{.*}} : index
+// CHECK: %[[KMID:.*]] = arith.select %[[ONELINE]], %[[KUNR]], %[[K0]] : index
+// CHECK: %[[GROUPS:.*]]:25 = scf.for %[[KK:.*]] = %[[K0]] to %[[KMID]] step %c4{{.*}} iter_args(%{{.*}} = %[[ZERO:[a-z0-9_]+]], {{.*}}, %[[PFAT:.*]] = %[[PF0]])
+// Each group of k steps of a whole register tile first prefetches a line of
+// the slices the task reads next into L2, at an index carried through the
+// loop (PF0 first), then moving 4 x STEP floats.
+// CHECK-NEXT: memref.prefetch %[[FLAT]][%[[PFAT]]], read, locality<2>, data
+// CHECK: %[[PFMOVE:.*]] = arith.muli %[[STEP]], %c4{{.*}} : index
+// CHECK: %[[PFNEXT:.*]] = arith.addi %[[PFAT]], %[[PFMOVE]] : index
+// CHECK: vector.load %[[TW]][%[[P]], %[[KK]], %c0{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P]], %[[KK]], %c16{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P1]], %[[KK]], %c0{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[TW]][%[[P1]], %[[KK]], %c16{{.*}}] : memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK: memref.load %[[TA]][%{{.*}}, %[[KK]]]
 // CHECK-COUNT-4: math.fma
 // CHECK: memref.load %[[TA]]
 // CHECK-COUNT-4: math.fma
-// CHECK: scf.yield
+// The group's next steps: k + 1, k + 2, k + 3.
+// CHECK: %[[KK1:.*]] = arith.addi %[[KK]], %c1{{.*}} : index
+// CHECK: vector.load %[[TW]][%[[P]], %[[KK1]], %c0{{.*}}]
+// CHECK: %[[KK3:.*]] = arith.addi %[[KK]], %c3{{.*}} : index
+// CHECK: vector.load %[[TW]][%[[P1]], %[[KK3]], %c16{{.*}}]
+// CHECK-COUNT-4: math.fma
+// CHECK: scf.yield {{.*}}, %[[PFNEXT]] : {{.*}}, index
+// CHECK: %[[ACC:.*]]:25 = scf.for %[[KR:.*]] = %[[KMID]] to %[[K1]] step %c1{{.*}} iter_args(%{{.*}} = %[[GROUPS]]#0, {{.*}}, %[[PFAT1:.*]] = %[[GROUPS]]#24)
+// CHECK-NEXT: memref.prefetch %[[FLAT]][%[[PFAT1]]], read, locality<2>, data
+// CHECK: %[[PFNEXT1:.*]] = arith.addi %[[PFAT1]], %[[STEP]] : index
+// CHECK: vector.load %[[TW]][%[[P]], %[[KR]], %c0{{.*}}]
+// CHECK-COUNT-24: math.fma
+// CHECK: scf.yield {{.*}}, %[[PFNEXT1]] : {{.*}}, index
 // Bias and activation only in the last block; other blocks store the
 // partial sums.
 // CHECK: %[[C0:.*]] = vector.maskedload %[[TC]][%{{.*}}, %[[COL0]]], %[[CM0]]
@@ -503,16 +531,20 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: vector.maskedstore %[[TC]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
 // The rows left over: tiles of 2 rows (8 accumulators, enough to hide the
 // FMA latency), then a last single row (4).
+// No prefetches there; their k loops are unrolled too.
 // CHECK: scf.for %{{.*}} step %c2
-// CHECK: %{{.*}}:8 = scf.for
+// CHECK: %{{.*}}:8 = scf.for %{{.*}} step %c4
 // CHECK-NOT: memref.prefetch
-// CHECK-COUNT-8: math.fma
+// CHECK-COUNT-32: math.fma
+// CHECK: %{{.*}}:8 = scf.for %{{.*}} step %c1
 // CHECK: scf.for %{{.*}} step %c1
-// CHECK: %{{.*}}:4 = scf.for
+// CHECK: %{{.*}}:4 = scf.for %{{.*}} step %c4
+// CHECK: %{{.*}}:4 = scf.for %{{.*}} step %c1
 // The panel left over: a 6 x 32 tile, 12 accumulators.
 // CHECK: scf.for %{{.*}} step %c1
-// CHECK: %{{.*}}:12 = scf.for
-// CHECK-COUNT-12: math.fma
+// CHECK: %{{.*}}:12 = scf.for %{{.*}} step %c4
+// CHECK-COUNT-48: math.fma
+// CHECK: %{{.*}}:12 = scf.for %{{.*}} step %c1
 // CHECK: %{{.*}}:4 = scf.for
 // CHECK: %{{.*}}:2 = scf.for
 // CHECK: return
