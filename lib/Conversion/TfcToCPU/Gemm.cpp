@@ -85,6 +85,19 @@ struct MicroKernelIO {
   Value prefetchFrom = nullptr, prefetchStep = nullptr;
 };
 
+/// The end of the whole steps of `step` from `begin` toward `end`: begin +
+/// floor((end - begin) / step) x step.
+Value wholeStepsEnd(OpBuilder &b, Location loc, Value begin, Value end,
+                    Value step) {
+  return arith::AddIOp::create(
+      b, loc, begin,
+      arith::MulIOp::create(
+          b, loc,
+          arith::DivUIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, end, begin), step),
+          step));
+}
+
 /// One rows x (kChunks x vectorWidth) tile over k in [kBegin, kEnd): the k
 /// loop with the accumulators in registers, then the store.
 void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
@@ -145,13 +158,7 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
     // The whole groups of `unroll` steps, then the steps left one by one
     // (all of them where the prefetches move more than a line per group).
     Value u = indexConst(b, loc, unroll);
-    Value whole = arith::AddIOp::create(
-        b, loc, kBegin,
-        arith::MulIOp::create(
-            b, loc,
-            arith::DivUIOp::create(
-                b, loc, arith::SubIOp::create(b, loc, kEnd, kBegin), u),
-            u));
+    Value whole = wholeStepsEnd(b, loc, kBegin, kEnd, u);
     if (io.prefetch)
       whole = arith::SelectOp::create(
           b, loc,
@@ -195,15 +202,7 @@ void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
   Value from = begin;
   for (int64_t h : heights) {
     Value step = indexConst(b, loc, h);
-    Value count = arith::SubIOp::create(b, loc, end, from);
-    Value to = h == 1
-                   ? end
-                   : arith::AddIOp::create(
-                         b, loc, from,
-                         arith::MulIOp::create(
-                             b, loc,
-                             arith::DivUIOp::create(b, loc, count, step), step))
-                         .getResult();
+    Value to = h == 1 ? end : wholeStepsEnd(b, loc, from, end, step);
     scf::ForOp::create(b, loc, from, to, step, ValueRange{},
                        [&](OpBuilder &b, Location l, Value m0, ValueRange) {
                          body(b, l, m0, h);
@@ -548,13 +547,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
     Value tp = indexConst(b, l, cfg.tilePanels);
     Value whole = pEnd;
     if (cfg.tilePanels > 1)
-      whole = arith::AddIOp::create(
-          b, l, pBegin,
-          arith::MulIOp::create(
-              b, l,
-              arith::DivUIOp::create(
-                  b, l, arith::SubIOp::create(b, l, pEnd, pBegin), tp),
-              tp));
+      whole = wholeStepsEnd(b, l, pBegin, pEnd, tp);
     scf::ForOp::create(
         b, l, pBegin, whole, tp, ValueRange{},
         [&](OpBuilder &b, Location l, Value p, ValueRange) {
