@@ -56,11 +56,14 @@ clang++-22 -O2 -std=c++17 -I"$root/include" "$root/bench/gemm_bench.cpp" \
 clang-22 -O2 "$root/bench/fma_peak.c" -lpthread -o "$work/fma_peak"
 compile_flags=()
 # Another CPU's kernels measured on this host: with this host's L1 data
-# cache (a generic name such as x86-64-v3 would get 32 KiB's blocking).
+# and L2 caches (a generic name such as x86-64-v3 would get 32 KiB's and
+# 256 KiB's blocking).
 if [[ -n ${TFC_BENCH_CPU:-} ]]; then
   compile_flags+=(--cpu="$TFC_BENCH_CPU")
   l1d=$(getconf LEVEL1_DCACHE_SIZE 2>/dev/null || echo 0)
   if (( l1d >= 4096 )); then compile_flags+=(--cpu-l1d-kib=$((l1d / 1024))); fi
+  l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || echo 0)
+  if (( l2 >= 16384 )); then compile_flags+=(--cpu-l2-kib=$((l2 / 1024))); fi
 fi
 # The ISA tfc's kernels are tiled for: the module attribute of a tiny model.
 echo 'module { func.func @f(%x: tensor<1x8xf32>) -> tensor<1x8xf32> { return %x : tensor<1x8xf32> } }' > "$work/isa.mlir"

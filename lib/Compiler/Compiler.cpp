@@ -80,12 +80,16 @@ std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
       (o.cpuL1dKib > 0 && o.cpuL1dKib < 4))
     return "--cpu-l1d-kib=" + std::to_string(o.cpuL1dKib) +
            ": expected an L1 data cache size in KiB (4 to 65536)";
+  if (o.cpuL2Kib < 0 || o.cpuL2Kib > 1048576 ||
+      (o.cpuL2Kib > 0 && o.cpuL2Kib < 16))
+    return "--cpu-l2-kib=" + std::to_string(o.cpuL2Kib) +
+           ": expected an L2 cache size in KiB (16 to 1048576)";
   if (!o.cpuVariants.empty()) {
     if (!o.cpu.empty() || !o.features.empty() || !o.cpuKernels.empty() ||
-        o.cpuL1dKib != 0)
+        o.cpuL1dKib != 0 || o.cpuL2Kib != 0)
       return "--cpu-variants makes a CPU library with one build per CPU; it "
              "does not combine with --target=cuda, --cpu, --features, "
-             "--cpu-kernels or --cpu-l1d-kib";
+             "--cpu-kernels, --cpu-l1d-kib or --cpu-l2-kib";
     if (stage != Stage::Library)
       return "--cpu-variants makes a model library: write -o NAME.so (or "
              "--emit=lib)";
@@ -320,7 +324,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     mlir::tfc::buildFusionPipeline(pm, fusion);
     addQuantizePass(pm, options_);
     mlir::tfc::buildCpuTensorPipeline(pm, mlir::tfc::cpuKernelIsa(target),
-                                      target.l1dBytes);
+                                      target.l1dBytes, target.l2Bytes);
     mlir::tfc::buildCpuLoweringPipeline(pm, target);
     if (mlir::failed(pm.run(*variant)))
       return fail(""); // reported where it was found

@@ -37,6 +37,7 @@ public:
     t.cpu = o.cpu;
     t.features = o.features;
     t.l1dBytes = o.cpuL1dKib * 1024;
+    t.l2Bytes = o.cpuL2Kib * 1024;
     host_ = mlir::tfc::resolveCpuTarget(t);
     isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
                                 : o.cpuKernels;
@@ -44,7 +45,7 @@ public:
   }
 
   void buildTensorPipeline(mlir::OpPassManager &pm) const override {
-    mlir::tfc::buildCpuTensorPipeline(pm, isa_, host_.l1dBytes);
+    mlir::tfc::buildCpuTensorPipeline(pm, isa_, host_.l1dBytes, host_.l2Bytes);
   }
 
   void buildLoweringPipeline(mlir::OpPassManager &pm, Stage) const override {
@@ -81,10 +82,10 @@ public:
     if (!o.cpuVariants.empty())
       return "--cpu-variants makes a CPU library with one build per CPU; it "
              "does not combine with --target=cuda, --cpu, --features, "
-             "--cpu-kernels or --cpu-l1d-kib";
-    if (o.cpuL1dKib != 0)
-      return "--cpu-l1d-kib sizes the CPU kernels' cache blocking; a CUDA "
-             "model has none";
+             "--cpu-kernels, --cpu-l1d-kib or --cpu-l2-kib";
+    if (o.cpuL1dKib != 0 || o.cpuL2Kib != 0)
+      return std::string(o.cpuL1dKib ? "--cpu-l1d-kib" : "--cpu-l2-kib") +
+             " sizes the CPU kernels' cache blocking; a CUDA model has none";
     return "";
   }
 

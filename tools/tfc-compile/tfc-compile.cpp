@@ -114,6 +114,12 @@ cl::opt<int64_t> cpuL1dKib(
              "blocking is for (default: the host's when compiling for it, "
              "else the named CPU's, else 32)"),
     cl::value_desc("KiB"), cl::init(0));
+cl::opt<int64_t> cpuL2Kib(
+    "cpu-l2-kib",
+    cl::desc("The L2 cache per core in KiB that the CPU kernels' cache "
+             "blocking is for (default: the host's when compiling for it, "
+             "else the named CPU's, else 256)"),
+    cl::value_desc("KiB"), cl::init(0));
 cl::opt<std::string> entry("entry", cl::desc("Only compile this entry point"),
                            cl::value_desc("name"));
 cl::list<std::string> defines("D", cl::Prefix,
@@ -200,6 +206,7 @@ int main(int argc, char **argv) {
   options.features = features;
   options.cpuKernels = cpuKernels;
   options.cpuL1dKib = cpuL1dKib;
+  options.cpuL2Kib = cpuL2Kib;
   SmallVector<StringRef> variants;
   StringRef(cpuVariants).split(variants, ',', -1, /*KeepEmpty=*/false);
   for (StringRef v : variants)

@@ -75,6 +75,9 @@ struct CompileOptions {
   /// CPU: the L1 data cache per core in KiB the kernels' cache blocking is
   /// for (0: the target's: the host's, else its CPU's, else 32).
   int64_t cpuL1dKib = 0;
+  /// CPU: the L2 cache per core in KiB (0: the target's, likewise; else
+  /// 256).
+  int64_t cpuL2Kib = 0;
   /// Frontend: only this entry; `name=value` overrides; --kv-cache entries.
   std::string entry;
   std::vector<std::string> defines;

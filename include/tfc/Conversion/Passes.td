@@ -103,9 +103,9 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
     The panels' width NR is that of the kernels' instruction set: `isa`
     (avx512 or avx2) when given, which is also recorded as the module's
     `tfc.cpu_isa` attribute for the kernel emitters, else the module's
-    attribute, else avx512. `l1d-bytes` likewise becomes
-    `tfc.cpu_l1d_bytes`, from which the GEMM takes the depth of its k blocks
-    (KernelConfig.h, kcForL1d).
+    attribute, else avx512. `l1d-bytes` and `l2-bytes` likewise become
+    `tfc.cpu_l1d_bytes` and `tfc.cpu_l2_bytes`, from which the GEMM takes
+    the depth of its k blocks (KernelConfig.h, kcForCaches).
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"\"",
@@ -115,6 +115,11 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
            "The target's L1 data cache per core in bytes, recorded as the "
            "module's tfc.cpu_l1d_bytes for the GEMM's k blocks (default: "
            "the module's attribute, else each ISA's kc for 48 KiB)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
+           "The target's L2 cache per core in bytes, recorded as the "
+           "module's tfc.cpu_l2_bytes, which deepens the k blocks of the "
+           "ISAs that stream them from L2 (default: the module's attribute, "
+           "else none)">,
   ];
   let dependentDialects = ["mlir::tfc::cpu::TfcCpuDialect",
                            "mlir::linalg::LinalgDialect",

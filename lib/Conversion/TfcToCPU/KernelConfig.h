@@ -51,6 +51,10 @@ struct GemmConfig {
   /// displacements, and the loop's increments, compare and branch come once
   /// per kUnroll steps: scalar ops that would otherwise take FMA slots.
   int64_t kUnroll;
+  /// Whether the k block may outgrow L1 up to what the target's L2 holds
+  /// (kcForL2): the tile's panels' slices then stream from L2 through L1,
+  /// and C's partial sums go through memory fewer times.
+  bool kcFromL2;
 
   /// Vectors of one panel's row.
   int64_t chunks() const { return nr / vectorWidth; }
@@ -70,15 +74,21 @@ struct GemmConfig {
 /// row tile's A are prefetched (BERT-base 0.94x the time; Gemm.cpp's
 /// kAPrefetchLines has the measurements). The k loop unrolled 4 times (hot
 /// 128x768x384, 1 thread: 0.95-0.97x the time; BERT-base and GPT-2 0.95x, 2
-/// threads; Xeon family 6 model 167).
-constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4};
+/// threads; Xeon family 6 model 167). The k block grows with the L2
+/// (kcForL2: 512 for 2 MiB, K = 768 in two blocks of 384): the B slices
+/// streaming from L2 cost less than the C round trips and tile switches
+/// they save (same machine, 2 threads, alternating with 128-deep blocks:
+/// BERT-base and GPT-2 0.97x the time, GEMMs 1-3 % more GFLOP/s).
+constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4, true};
 /// AVX2 (16 ymm): 4 x 24, 12 accumulators + 3 B vectors + 1 broadcast (7
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
 /// columns; k blocks of 256 (24 KiB of B). No prefetch of A: its loop is
 /// front-end bound (the same prefetch made 128 and 512 rows x 768 x 768 4 %
 /// slower on the Xeon family 6 model 167). Not unrolled: 4 times, the same
-/// time (x86-64-v3 code, same machine), and LLVM spilled 14 ymm.
-constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 1};
+/// time (x86-64-v3 code, same machine), and LLVM spilled 14 ymm. The k
+/// block stays within L1: slices streaming from L2 (kc 512) made 128 x
+/// 3072 x 768 6 % slower on the same machine.
+constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 1, false};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules
@@ -88,17 +98,37 @@ constexpr const char *kCpuIsaAttr = "tfc.cpu_isa";
 /// bytes (i64), set by the same pass; modules without it keep each
 /// configuration's kc (a 48 KiB L1's).
 constexpr const char *kCpuL1dAttr = "tfc.cpu_l1d_bytes";
+/// The module attribute holding the target's L2 cache per core in bytes
+/// (i64), set by the same pass; modules without it keep the k block of the
+/// L1 (or the configuration's).
+constexpr const char *kCpuL2Attr = "tfc.cpu_l2_bytes";
 
 /// The k block for an L1 data cache of `l1dBytes`: the largest power of two
 /// (16 to 1024) whose slices of the tile's panels take at most two thirds
 /// of it, the rest left to the rows of A and the tile of C passing through
 /// (48 KiB: AVX-512 128, AVX2 256, the measured best; 32 KiB: 64 and 128).
 int64_t kcForL1d(const GemmConfig &config, int64_t l1dBytes);
+/// The k block for an L2 of `l2Bytes`: the largest power of two (16 to
+/// 1024) for which a task's block of A (mc rows) and its tile's slice of B
+/// take at most a quarter of it, the rest left to C, the slices being
+/// prefetched and the other operands of a model; 0 if not even 16 fits.
+/// (2 MiB: 512; 1 MiB: 256; 512 KiB: 128. Measured on a 2 MiB L2, Xeon
+/// family 6 model 167, AVX-512, 2 threads: half of it, kc 1024, made
+/// BERT-base 1-2 % slower than a quarter, hot 768-deep GEMMs 0-1 % faster.)
+int64_t kcForL2(const GemmConfig &config, int64_t l2Bytes);
+/// The k block for a target's caches (0: unknown): the L1's (else the
+/// configuration's kc), or the L2's where the configuration streams slices
+/// from L2 (kcFromL2) and that is deeper.
+int64_t kcForCaches(const GemmConfig &config, int64_t l1dBytes,
+                    int64_t l2Bytes);
 /// The L1 data cache of the module that holds `op` (kCpuL1dAttr); 0 if it
 /// does not say.
 int64_t l1dBytesFor(Operation *op);
+/// The L2 cache per core of the module that holds `op` (kCpuL2Attr); 0 if it
+/// does not say.
+int64_t l2BytesFor(Operation *op);
 /// The GEMM configuration of the module that holds `op`: its ISA's, with kc
-/// for its L1 data cache.
+/// for its caches (kcForCaches).
 GemmConfig gemmConfigFor(Operation *op);
 /// The configuration of an instruction set name; null if unknown.
 const GemmConfig *gemmConfigForIsa(StringRef isa);

@@ -194,14 +194,45 @@ int64_t tfc::cpu::kcForL1d(const GemmConfig &config, int64_t l1dBytes) {
   return kc;
 }
 
-int64_t tfc::cpu::l1dBytesFor(Operation *op) {
+int64_t tfc::cpu::kcForL2(const GemmConfig &config, int64_t l2Bytes) {
+  int64_t bytesPerK = (config.mc + config.tilePanels * config.nr) * 4;
+  int64_t budget = l2Bytes / 4;
+  if (16 * bytesPerK > budget)
+    return 0;
+  int64_t kc = 16;
+  while (kc < 1024 && 2 * kc * bytesPerK <= budget)
+    kc *= 2;
+  return kc;
+}
+
+int64_t tfc::cpu::kcForCaches(const GemmConfig &config, int64_t l1dBytes,
+                              int64_t l2Bytes) {
+  int64_t kc = l1dBytes > 0 ? kcForL1d(config, l1dBytes) : config.kc;
+  if (config.kcFromL2 && l2Bytes > 0)
+    kc = std::max(kc, kcForL2(config, l2Bytes));
+  return kc;
+}
+
+namespace {
+/// The non-negative integer attribute `name` of the module that holds `op`;
+/// 0 if it has none.
+int64_t moduleBytes(Operation *op, StringRef name) {
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     module = op->getParentOfType<ModuleOp>();
   if (module)
-    if (auto l1d = module->getAttrOfType<IntegerAttr>(kCpuL1dAttr))
-      return std::max<int64_t>(l1d.getInt(), 0);
+    if (auto bytes = module->getAttrOfType<IntegerAttr>(name))
+      return std::max<int64_t>(bytes.getInt(), 0);
   return 0;
+}
+} // namespace
+
+int64_t tfc::cpu::l1dBytesFor(Operation *op) {
+  return moduleBytes(op, kCpuL1dAttr);
+}
+
+int64_t tfc::cpu::l2BytesFor(Operation *op) {
+  return moduleBytes(op, kCpuL2Attr);
 }
 
 tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
@@ -214,7 +245,6 @@ tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
   if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
     if (const GemmConfig *named = gemmConfigForIsa(isa.getValue()))
       config = *named;
-  if (int64_t l1d = l1dBytesFor(module))
-    config.kc = kcForL1d(config, l1d);
+  config.kc = kcForCaches(config, l1dBytesFor(module), l2BytesFor(module));
   return config;
 }

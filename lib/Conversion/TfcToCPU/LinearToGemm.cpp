@@ -257,15 +257,18 @@ struct ConvertLinearToGemmPass
       }
       module->setAttr(cpu::kCpuIsaAttr, StringAttr::get(&getContext(), isa));
     }
-    int64_t l1d = l1dBytes;
-    if (l1d < 0 || l1d > (int64_t(1) << 30)) {
-      module.emitError("l1d-bytes: ") << l1d << " is not a cache size";
-      return signalPassFailure();
+    for (auto [option, bytes, attr] :
+         {std::tuple<const char *, int64_t, const char *>{"l1d-bytes", l1dBytes,
+                                                          cpu::kCpuL1dAttr},
+          {"l2-bytes", l2Bytes, cpu::kCpuL2Attr}}) {
+      if (bytes < 0 || bytes > (int64_t(1) << 30)) {
+        module.emitError(option) << ": " << bytes << " is not a cache size";
+        return signalPassFailure();
+      }
+      if (bytes > 0)
+        module->setAttr(
+            attr, IntegerAttr::get(IntegerType::get(&getContext(), 64), bytes));
     }
-    if (l1d > 0)
-      module->setAttr(
-          cpu::kCpuL1dAttr,
-          IntegerAttr::get(IntegerType::get(&getContext(), 64), l1d));
     lowerQuantizedWeights(module);
     RewritePatternSet patterns(&getContext());
     patterns.add<LinearToGemm>(&getContext(), cpu::gemmConfigFor(module).nr);

@@ -34,10 +34,11 @@
 using namespace mlir;
 
 void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
-                                 int64_t l1dBytes) {
+                                 int64_t l1dBytes, int64_t l2Bytes) {
   ConvertLinearToGemmOptions gemm;
   gemm.isa = isa.str();
   gemm.l1dBytes = l1dBytes;
+  gemm.l2Bytes = l2Bytes;
   pm.addPass(createConvertLinearToGemm(gemm));
   pm.addPass(createConvertTfcToLinalg());
   pm.addPass(createConvertTfcToKernels());

@@ -113,14 +113,9 @@ std::string impliedCpuFeatures(const std::string &cpu) {
   return out;
 }
 
-} // namespace
-
-int64_t tfc::hostL1dBytes() {
-#ifdef _SC_LEVEL1_DCACHE_SIZE // glibc
-  long bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  if (bytes > 0)
-    return bytes;
-#endif
+/// The size in bytes of cpu0's data (or unified) cache of `level` as sysfs
+/// describes it; 0 if it does not.
+int64_t sysfsCacheBytes(const std::string &level) {
   // index0..: level, type (Data, Instruction, Unified) and size ("48K").
   for (int index = 0; index < 8; ++index) {
     std::string dir =
@@ -131,10 +126,10 @@ int64_t tfc::hostL1dBytes() {
       std::getline(in, value);
       return value;
     };
-    std::string level = read("level"), type = read("type"), size = read("size");
-    if (level.empty())
+    std::string at = read("level"), type = read("type"), size = read("size");
+    if (at.empty())
       break;
-    if (level != "1" || type == "Instruction" || size.empty())
+    if (at != level || type == "Instruction" || size.empty())
       continue;
     int64_t value = 0;
     size_t digits = 0;
@@ -144,6 +139,26 @@ int64_t tfc::hostL1dBytes() {
     return unit == 'K' ? value * 1024 : unit == 'M' ? value << 20 : value;
   }
   return 0;
+}
+
+} // namespace
+
+int64_t tfc::hostL1dBytes() {
+#ifdef _SC_LEVEL1_DCACHE_SIZE // glibc
+  long bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (bytes > 0)
+    return bytes;
+#endif
+  return sysfsCacheBytes("1");
+}
+
+int64_t tfc::hostL2Bytes() {
+#ifdef _SC_LEVEL2_CACHE_SIZE // glibc
+  long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (bytes > 0)
+    return bytes;
+#endif
+  return sysfsCacheBytes("2");
 }
 
 int64_t tfc::knownL1dBytes(llvm::StringRef cpu) {
@@ -162,6 +177,23 @@ int64_t tfc::knownL1dBytes(llvm::StringRef cpu) {
       .Default(0);
 }
 
+int64_t tfc::knownL2Bytes(llvm::StringRef cpu) {
+  // Per core (the P-cores' of hybrid parts), from the vendors' manuals.
+  constexpr int64_t k256 = 256 * 1024, k512 = 512 * 1024, m1 = 1 << 20,
+                    m1_25 = 1280 * 1024, m2 = 2 << 20;
+  return llvm::StringSwitch<int64_t>(cpu)
+      .Cases({"haswell", "broadwell", "skylake", "cannonlake"}, k256)
+      .Cases({"icelake-client", "rocketlake"}, k512)
+      .Cases({"skylake-avx512", "cascadelake", "cooperlake"}, m1)
+      .Cases({"icelake-server", "tigerlake", "alderlake"}, m1_25)
+      .Cases({"raptorlake", "meteorlake", "sapphirerapids", "emeraldrapids",
+              "graniterapids", "graniterapids-d"},
+             m2)
+      .Cases({"znver1", "znver2", "znver3"}, k512)
+      .Cases({"znver4", "znver5"}, m1)
+      .Default(0);
+}
+
 tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
   bool host = options.cpu.empty() || options.cpu == hostCpuName();
   if (options.cpu.empty()) {
@@ -176,6 +208,12 @@ tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
     if (bytes <= 0)
       bytes = knownL1dBytes(options.cpu);
     options.l1dBytes = bytes > 0 ? bytes : kDefaultL1dBytes;
+  }
+  if (options.l2Bytes <= 0) {
+    int64_t bytes = host ? hostL2Bytes() : 0;
+    if (bytes <= 0)
+      bytes = knownL2Bytes(options.cpu);
+    options.l2Bytes = bytes > 0 ? bytes : kDefaultL2Bytes;
   }
   return options;
 }

@@ -12,6 +12,9 @@
 // likewise (tfc.cpu_l1d_bytes); a negative or absurd size is an error.
 // RUN: tfc-opt %s --convert-tfc-linear-to-cpu-gemm="l1d-bytes=32768" | FileCheck %s --check-prefix=L1D
 // RUN: not tfc-opt %s --convert-tfc-linear-to-cpu-gemm="l1d-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BADL1D
+// The L2 (l2-bytes) likewise (tfc.cpu_l2_bytes).
+// RUN: tfc-opt %s --convert-tfc-linear-to-cpu-gemm="l1d-bytes=32768 l2-bytes=1048576" | FileCheck %s --check-prefix=L2
+// RUN: not tfc-opt %s --convert-tfc-linear-to-cpu-gemm="l2-bytes=-4" 2>&1 | FileCheck %s --check-prefix=BADL2
 
 // AVX2: module attributes {tfc.cpu_isa = "avx2"}
 // AVX2: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<100x64xf32>, tensor<5x64x24xf32>) -> tensor<5x64x24xf32>
@@ -20,6 +23,8 @@
 // BAD: error: unknown CPU kernel instruction set 'sse' (expected avx512 or avx2)
 // L1D: module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 32768 : i64}
 // BADL1D: error: l1d-bytes: -1 is not a cache size
+// L2: module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 32768 : i64, tfc.cpu_l2_bytes = 1048576 : i64}
+// BADL2: error: l2-bytes: -4 is not a cache size
 module attributes {tfc.cpu_isa = "avx512"} {
   func.func @linear(%x: tensor<?x64xf32>, %w: tensor<100x64xf32>) -> tensor<?x100xf32> {
     %0 = tfc.linear %x, %w : (tensor<?x64xf32>, tensor<100x64xf32>) -> tensor<?x100xf32>

@@ -601,6 +601,58 @@ module attributes {tfc.cpu_l1d_bytes = 98304 : i64} {
 
 // -----
 
+// AVX-512 streams the slices from L2 (GemmConfig::kcFromL2, kcForL2): a
+// 2 MiB L2 (tfc.cpu_l2_bytes) deepens the block to 512, where a task's
+// block of A and its tile's slice, (132 rows + 64 columns) x 512 x 4 bytes =
+// 392 KiB, take at most a quarter of it, so K = 1000 is two blocks of 500;
+// 1 MiB gives 256 (four blocks of 250); 512 KiB would give 128, no deeper
+// than the 48 KiB L1's, which stays (eight blocks of 125).
+// CHECK-LABEL: func @gemm_k_blocks_l2_2m
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000{{.*}}, %c500{{.*}})
+module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 49152 : i64, tfc.cpu_l2_bytes = 2097152 : i64} {
+  func.func @gemm_k_blocks_l2_2m(%x: memref<?x1000xf32>, %w: memref<2x1000x32xf32>, %out: memref<?x64xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x1000xf32>, memref<2x1000x32xf32>, memref<?x64xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @gemm_k_blocks_l2_1m
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000{{.*}}, %c250{{.*}})
+module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 49152 : i64, tfc.cpu_l2_bytes = 1048576 : i64} {
+  func.func @gemm_k_blocks_l2_1m(%x: memref<?x1000xf32>, %w: memref<2x1000x32xf32>, %out: memref<?x64xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x1000xf32>, memref<2x1000x32xf32>, memref<?x64xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @gemm_k_blocks_l2_512k
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000{{.*}}, %c125{{.*}})
+module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 49152 : i64, tfc.cpu_l2_bytes = 524288 : i64} {
+  func.func @gemm_k_blocks_l2_512k(%x: memref<?x1000xf32>, %w: memref<2x1000x32xf32>, %out: memref<?x64xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x1000xf32>, memref<2x1000x32xf32>, memref<?x64xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// AVX2 keeps its block within L1 whatever the L2 (48 KiB: 256, so K = 300 is
+// two blocks of 150).
+// CHECK-LABEL: func @gemm_k_blocks_l2_avx2
+// CHECK: func.call @__tfc_cpu_gemm_4x1x24_v8_none(%{{.*}}, %{{.*}}, %{{.*}}, %c72{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c300{{.*}}, %c150{{.*}})
+module attributes {tfc.cpu_isa = "avx2", tfc.cpu_l1d_bytes = 49152 : i64, tfc.cpu_l2_bytes = 2097152 : i64} {
+  func.func @gemm_k_blocks_l2_avx2(%x: memref<?x300xf32>, %w: memref<3x300x24xf32>, %out: memref<?x72xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x300xf32>, memref<3x300x24xf32>, memref<?x72xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
 // The GEMM needs an identity-layout input to view it as [M, K]: a strided
 // slice is copied into a contiguous buffer first.
 // CHECK-LABEL: func @gemm_strided_input

@@ -38,10 +38,10 @@ void registerCpuTargetDialects(DialectRegistry &registry);
 /// Stage 1: fused tfc -> linalg/tensor + CPU kernel ops (`--emit=linalg`),
 /// the kernels tiled for `isa` (cpuKernelIsa; empty: the module's
 /// tfc.cpu_isa attribute, else avx512).
-/// `l1dBytes` (0: leave the module's) sets the L1 data cache the GEMM's k
-/// blocks are chosen for.
+/// `l1dBytes` and `l2Bytes` (0: leave the module's) set the L1 data and L2
+/// caches the GEMM's k blocks are chosen for.
 void buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa = "",
-                            int64_t l1dBytes = 0);
+                            int64_t l1dBytes = 0, int64_t l2Bytes = 0);
 /// Stage 2: model ABI, bufferisation, kernels, threads, LLVM dialect
 /// (HostTarget.h's pipelines around tfc-cpu-lower-kernels).
 void buildCpuLoweringPipeline(OpPassManager &pm,

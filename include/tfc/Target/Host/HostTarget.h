@@ -45,6 +45,10 @@ struct CpuTargetOptions {
   /// The CPU's L1 data cache per core in bytes, which the kernels' cache
   /// blocking follows (KernelConfig.h); 0: resolveCpuTarget fills it in.
   int64_t l1dBytes = 0;
+  /// The CPU's L2 cache per core in bytes, which deepens the k blocks of
+  /// the kernels that stream from L2 (KernelConfig.h, kcForL2); 0:
+  /// resolveCpuTarget fills it in.
+  int64_t l2Bytes = 0;
 };
 
 /// The host CPU and its features as LLVM spells them.
@@ -53,17 +57,28 @@ std::string hostCpuFeatures();
 /// The L1 data cache of one core of the host in bytes (sysconf, else
 /// /sys/devices/system/cpu); 0 if neither says.
 int64_t hostL1dBytes();
+/// The L2 cache of one core of the host in bytes, likewise; 0 if neither
+/// says.
+int64_t hostL2Bytes();
 /// The L1 data cache per core of an LLVM CPU name (Intel and AMD server and
 /// desktop cores since Haswell and Zen); 0 for names not in the table,
 /// generic ones (x86-64-v3, ...) included.
 int64_t knownL1dBytes(llvm::StringRef cpu);
+/// The L2 cache per core of an LLVM CPU name (the same CPUs; the P-cores'
+/// of hybrid parts); 0 for names not in the table.
+int64_t knownL2Bytes(llvm::StringRef cpu);
 /// The L1 data cache tfc assumes where neither the host nor the table says:
 /// the smallest of the x86-64 cores it targets (32 KiB: Haswell to Skylake,
 /// Zen 1-4).
 constexpr int64_t kDefaultL1dBytes = 32 * 1024;
+/// The L2 tfc assumes likewise: the smallest of those cores' (256 KiB:
+/// Haswell to Skylake client), which leaves every kernel's k block at its
+/// L1's.
+constexpr int64_t kDefaultL2Bytes = 256 * 1024;
 /// Fills in the host CPU/features where `options` leaves them empty, and the
-/// L1 data cache: the host's when compiling for the host (no CPU named, or
-/// the host's own name), else the table's, else kDefaultL1dBytes.
+/// L1 data and L2 caches: the host's when compiling for the host (no CPU
+/// named, or the host's own name), else the tables', else kDefaultL1dBytes
+/// and kDefaultL2Bytes.
 CpuTargetOptions resolveCpuTarget(CpuTargetOptions options);
 /// Whether the CPU of `options` (with its explicit feature changes) has
 /// every feature of `features` ("+avx2,+fma"), as LLVM's subtarget tables
