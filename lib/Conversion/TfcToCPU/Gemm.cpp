@@ -12,12 +12,15 @@
 // For tfc_cpu.gemm, B is a weight packed at load time into column panels
 // [N/NR, K, NR] so each tile streams contiguous panels. Parallel tasks are
 // blocks of rows x panelsPerTask panels; within a task the depth goes in k
-// blocks of kc, so that the tile's kc-deep panel slices stay in L1 while the
-// task's row tiles stream past them, the partial sums going through C
+// blocks of kc (the tile's kc-deep panel slices in L1 while the task's row
+// tiles stream past them, or, for AVX-512, in L2), the partial sums going
+// through C
 // between blocks, added to a block's sums after its k loop (one loop over
 // the blocks, the first and last known at run time, so that each
-// micro-kernel is emitted once). Rows left over after the mr-row tiles go
-// in 2-row tiles, then a single row. Whole tiles prefetch the slices the
+// micro-kernel is emitted once). Rows go in tiles of mr and mr - 1 rows
+// where each tile can have one of those heights, else rows left over after
+// the mr-row tiles go in 2-row tiles, then a single row. Tiles of mr and
+// mr - 1 rows ("whole" tiles below) prefetch the slices the
 // task reads next into L2 while they compute, each row tile a part of
 // them (and, per ISA, the next row tile's A). A task calls a function
 // shared by every GEMM of the module with the same tile, activation and
@@ -186,28 +189,55 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
     }
 }
 
-/// Runs `body(m0, rows)` over [begin, end) in tiles of cfg.mr rows, then
-/// what is left in tiles of 2 rows and a last single row. A single row has
-/// too few accumulators to hide the FMA latency (AVX-512: 4 chains for 2
-/// ports of 4 cycles, half the peak); two rows have enough, and M = 128,
-/// the common sequence length, leaves 2 rows after the 6-row tiles.
+/// Runs `body(m0, rows)` over [begin, end) in tiles of cfg.mr and cfg.mr - 1
+/// rows where every tile can have one of those heights (ceil(R / mr) tiles,
+/// the last mr x tiles - R of them a row short: M = 128 is 18 tiles of 6
+/// and 4 of 5), else in tiles of cfg.mr rows, then what is left in tiles of
+/// 2 rows and a last single row. A tile a row short does almost the work
+/// per load of a whole one (AVX-512: 20 FMAs per 9 loads against 24 per
+/// 10); 2 rows do a third of it, and M = 128 as 21 tiles of 6 and one of 2
+/// took 1.03-1.04x the time of M = 126 (1 thread, Xeon family 6 model 167,
+/// AVX-512). A single row has too few accumulators to hide the FMA latency
+/// (AVX-512: 4 chains for 2 ports of 4 cycles, half the peak).
 void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
                  Value begin, Value end,
                  function_ref<void(OpBuilder &, Location, Value, int64_t)>
                      body) {
-  SmallVector<int64_t, 3> heights{cfg.mr};
-  for (int64_t h : {int64_t(2), int64_t(1)})
-    if (h < heights.back())
-      heights.push_back(h);
-  Value from = begin;
-  for (int64_t h : heights) {
-    Value step = indexConst(b, loc, h);
-    Value to = h == 1 ? end : wholeStepsEnd(b, loc, from, end, step);
-    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
+  auto tiles = [&](Value from, Value to, int64_t h) {
+    scf::ForOp::create(b, loc, from, to, indexConst(b, loc, h), ValueRange{},
                        [&](OpBuilder &b, Location l, Value m0, ValueRange) {
                          body(b, l, m0, h);
                          scf::YieldOp::create(b, l);
                        });
+  };
+  Value mr = indexConst(b, loc, cfg.mr);
+  Value from = begin;
+  Value whole = wholeStepsEnd(b, loc, begin, end, mr);
+  if (cfg.mr > 3) {
+    Value rows = arith::SubIOp::create(b, loc, end, begin);
+    Value count = arith::CeilDivUIOp::create(b, loc, rows, mr);
+    Value shortTiles = arith::SubIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, count, mr), rows);
+    Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                       shortTiles, count);
+    Value split = arith::AddIOp::create(
+        b, loc, begin,
+        arith::MulIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, count, shortTiles), mr));
+    whole = arith::SelectOp::create(b, loc, fits, split, whole);
+    tiles(begin, whole, cfg.mr);
+    from = arith::SelectOp::create(b, loc, fits, end, whole);
+    tiles(whole, from, cfg.mr - 1);
+  } else {
+    tiles(begin, whole, cfg.mr);
+    from = whole;
+  }
+  for (int64_t h : {int64_t(2), int64_t(1)}) {
+    if (h >= cfg.mr)
+      continue;
+    Value to =
+        h == 1 ? end : wholeStepsEnd(b, loc, from, end, indexConst(b, loc, h));
+    tiles(from, to, h);
     from = to;
   }
 }
@@ -462,7 +492,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                 return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
                                   cMasks[ch], splatConst(b, l, 0.0, width));
               }};
-          if (nextP && rows == cfg.mr) {
+          if (nextP && rows >= cfg.mr - 1) {
             // Row tile t takes part t mod (tilePanels x partsPerPanel) of
             // the slices: panel nextP + u / partsPerPanel, floats
             // [part x len x step, (part + 1) x len x step) of its window of
@@ -507,19 +537,20 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                                          /*isDataCache=*/true);
             };
           }
-          // Whole row tiles also prefetch the first kAPrefetchLines lines
+          // Whole row tiles (mr or mr - 1 rows) also prefetch the first
+          // kAPrefetchLines lines
           // of the next row tile's rows of A in this block into L2 (the
           // hardware's streams take over from there): in a model, where A
           // was just written (much of it by another core), BERT-base takes
           // 0.94x the time (kAPrefetchLines; KernelConfig.h says per ISA
           // whether).
-          if (rows == cfg.mr && cfg.prefetchA) {
+          if (rows >= cfg.mr - 1 && cfg.prefetchA) {
             Value lastRow = arith::SubIOp::create(b, l, mEnd, one);
             SmallVector<Value> nextRows;
             for (int64_t r = 0; r < cfg.mr; ++r)
               nextRows.push_back(minIndex(
                   b, l,
-                  arith::AddIOp::create(b, l, m0, indexConst(b, l, cfg.mr + r)),
+                  arith::AddIOp::create(b, l, m0, indexConst(b, l, rows + r)),
                   lastRow));
             Value prefetchEnd = minIndex(
                 b, l, k1,

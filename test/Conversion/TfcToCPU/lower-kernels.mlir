@@ -442,9 +442,19 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK: %[[B1:.*]] = vector.maskedload %[[TB]][%[[COL1]]], %[[M1]]
 // CHECK: vector.maskedload %[[TB]]
 // CHECK: vector.maskedload %[[TB]]
+// The row tiles: 6 rows, or 5 where every tile can have 6 or 5 (ceil(R / 6)
+// tiles, 6 x tiles - R of them a row short: M = 128 is 18 of 6 and 4 of 5).
+// CHECK: %[[NT:.*]] = arith.ceildivui %[[ROWS:.*]], %c6{{.*}} : index
+// CHECK-NEXT: %[[NT6:.*]] = arith.muli %[[NT]], %c6{{.*}} : index
+// CHECK-NEXT: %[[SHORT:.*]] = arith.subi %[[NT6]], %[[ROWS]] : index
+// CHECK-NEXT: %[[FITS:.*]] = arith.cmpi ule, %[[SHORT]], %[[NT]] : index
+// CHECK-NEXT: %[[NWHOLE:.*]] = arith.subi %[[NT]], %[[SHORT]] : index
+// CHECK-NEXT: %[[WROWS:.*]] = arith.muli %[[NWHOLE]], %c6{{.*}} : index
+// CHECK-NEXT: %[[SPLIT:.*]] = arith.addi %[[TM0]], %[[WROWS]] : index
+// CHECK-NEXT: %[[END6:.*]] = arith.select %[[FITS]], %[[SPLIT]], %{{.*}} : index
 // The accumulators start at zero; C's partial sums are added after the k
 // loop.
-// CHECK: scf.for %{{.*}} = %[[TM0]] to %{{.*}} step %c6
+// CHECK: scf.for %{{.*}} = %[[TM0]] to %[[END6]] step %c6
 // Row tile t prefetches part t mod (2 x parts): a panel (at most the last)
 // and a part of its window of the block's depth, whose first k row is
 // clamped once per tile (not per step) so that the window ends within K.
@@ -529,6 +539,14 @@ func.func @matmul_batched(%a: memref<?x4x?x16xf32>, %b: memref<1x4x16x?xf32>, %o
 // CHECK-NEXT: %[[Y1:.*]] = arith.addf %[[S1]], %[[B1]] : vector<16xf32>
 // CHECK: %[[Z1:.*]] = arith.maximumf %[[Y1]], %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[TC]][%{{.*}}, %[[COL1]]], %[[M1]], %[[Z1]]
+// The 5-row tiles (20 accumulators) prefetch as the 6-row ones do: the
+// slices read next and the next tile's rows of A.
+// CHECK: %[[END5:.*]] = arith.select %[[FITS]], %[[TM1]], %[[END6]] : index
+// CHECK: scf.for %{{.*}} = %[[END6]] to %[[END5]] step %c5
+// CHECK: memref.prefetch %[[TA]]
+// CHECK: %{{.*}}:21 = scf.for %{{.*}} step %c4{{.*}} iter_args
+// CHECK-NEXT: memref.prefetch %[[FLAT]]
+// CHECK-COUNT-20: math.fma
 // The rows left over: tiles of 2 rows (8 accumulators, enough to hide the
 // FMA latency), then a last single row (4).
 // No prefetches there; their k loops are unrolled too.
