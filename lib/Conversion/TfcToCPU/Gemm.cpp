@@ -671,8 +671,9 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
       cfg.vectorWidth =
           nr % 16 == 0 ? 16 : nr % 8 == 0 ? 8 : nr % 4 == 0 ? 4 : 1;
     }
-    // The k block for this tile's panels and the module's caches.
-    cfg.kc = kcForCaches(cfg, l1dBytesFor(op), l2BytesFor(op));
+    // The k block for this tile's panels and the module's L1.
+    if (int64_t l1d = l1dBytesFor(op))
+      cfg.kc = kcForL1d(cfg, l1d);
   }
   int64_t n = cast<MemRefType>(out.getType()).getShape().back();
   func::FuncOp task =
@@ -732,9 +733,21 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
       arith::CeilDivUIOp::create(b, loc, indexConst(b, loc, panels), unit);
   Value pGroups = arith::CeilDivUIOp::create(
       b, loc, units, arith::DivUIOp::create(b, loc, panelsPerTask, unit));
-  // The depth split into blocks of at most cfg.kc, as equal as possible.
-  int64_t kBlocks = std::max<int64_t>(1, (kSize + cfg.kc - 1) / cfg.kc);
-  int64_t kBlock = std::max<int64_t>(1, (kSize + kBlocks - 1) / kBlocks);
+  // The depth split into blocks of at most kc, as equal as possible: the
+  // L1's kc, or the L2's deeper one for row blocks of many tiles.
+  auto blockOf = [&](int64_t kc) {
+    int64_t kBlocks = std::max<int64_t>(1, (kSize + kc - 1) / kc);
+    return std::max<int64_t>(1, (kSize + kBlocks - 1) / kBlocks);
+  };
+  int64_t shallow = blockOf(cfg.kc);
+  int64_t deep = blockOf(deepKcFor(cfg, l2BytesFor(op)));
+  Value kBlock = indexConst(b, loc, shallow);
+  if (deep != shallow)
+    kBlock = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, blockRows,
+                              indexConst(b, loc, kDeepBlockRowTiles * cfg.mr)),
+        indexConst(b, loc, deep), kBlock);
   // Column groups outermost: the pool hands each thread contiguous chunks
   // of tasks (a few per thread, claimed dynamically), so that a chunk reads
   // its own slice of the weight (and all of A, much smaller) instead of
@@ -755,7 +768,7 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
         Value pEnd = groupStart(arith::AddIOp::create(b, l, ivs[0], one));
         SmallVector<Value> args(operands);
         args.append({indexConst(b, l, n), mBegin, mEnd, pBegin, pEnd,
-                     indexConst(b, l, kSize), indexConst(b, l, kBlock)});
+                     indexConst(b, l, kSize), kBlock});
         func::CallOp::create(b, l, task, args);
       });
   return success();

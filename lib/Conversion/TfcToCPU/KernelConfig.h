@@ -51,9 +51,10 @@ struct GemmConfig {
   /// displacements, and the loop's increments, compare and branch come once
   /// per kUnroll steps: scalar ops that would otherwise take FMA slots.
   int64_t kUnroll;
-  /// Whether the k block may outgrow L1 up to what the target's L2 holds
-  /// (kcForL2): the tile's panels' slices then stream from L2 through L1,
-  /// and C's partial sums go through memory fewer times.
+  /// Whether tasks of many row tiles (kDeepBlockRowTiles) take a k block
+  /// deeper than L1 holds, up to what the target's L2 does (kcForL2): the
+  /// tile's panels' slices then stream from L2 through L1, and C's partial
+  /// sums go through memory fewer times.
   bool kcFromL2;
 
   /// Vectors of one panel's row.
@@ -74,11 +75,12 @@ struct GemmConfig {
 /// row tile's A are prefetched (BERT-base 0.94x the time; Gemm.cpp's
 /// kAPrefetchLines has the measurements). The k loop unrolled 4 times (hot
 /// 128x768x384, 1 thread: 0.95-0.97x the time; BERT-base and GPT-2 0.95x, 2
-/// threads; Xeon family 6 model 167). The k block grows with the L2
-/// (kcForL2: 512 for 2 MiB, K = 768 in two blocks of 384): the B slices
-/// streaming from L2 cost less than the C round trips and tile switches
-/// they save (same machine, 2 threads, alternating with 128-deep blocks:
-/// BERT-base and GPT-2 0.97x the time, GEMMs 1-3 % more GFLOP/s).
+/// threads; Xeon family 6 model 167). Tasks of 16 row tiles or more take
+/// a k block grown with the L2 (kcForL2: 512 for 2 MiB, K = 768 in two
+/// blocks of 384): the B slices streaming from L2 cost less than the C
+/// round trips and tile switches they save (same machine, 2 threads,
+/// alternating with 128-deep blocks: BERT-base and GPT-2 0.97x the time,
+/// GEMMs 1-3 % more GFLOP/s).
 constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4, true};
 /// AVX2 (16 ymm): 4 x 24, 12 accumulators + 3 B vectors + 1 broadcast (7
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
@@ -108,6 +110,14 @@ constexpr const char *kCpuL2Attr = "tfc.cpu_l2_bytes";
 /// of it, the rest left to the rows of A and the tile of C passing through
 /// (48 KiB: AVX-512 128, AVX2 256, the measured best; 32 KiB: 64 and 128).
 int64_t kcForL1d(const GemmConfig &config, int64_t l1dBytes);
+/// Row tiles per task from which the GEMM takes the deeper k block of
+/// deepKcFor. Fewer tiles re-read each slice from L2 fewer times than they
+/// save C round trips, and short tiles (decoding: 2 rows) are bound by
+/// their loads of B: 4 x 768 x 3072 took 1.035x the time with 384-deep
+/// blocks, 64 x 768 x 768 1.02x; 96 x 768 x 3072 0.975x (Xeon family 6
+/// model 167, AVX-512, 2 threads).
+constexpr int64_t kDeepBlockRowTiles = 16;
+
 /// The k block for an L2 of `l2Bytes`: the largest power of two (16 to
 /// 1024) for which a task's block of A (mc rows) and its tile's slice of B
 /// take at most a quarter of it, the rest left to C, the slices being
@@ -116,11 +126,10 @@ int64_t kcForL1d(const GemmConfig &config, int64_t l1dBytes);
 /// family 6 model 167, AVX-512, 2 threads: half of it, kc 1024, made
 /// BERT-base 1-2 % slower than a quarter, hot 768-deep GEMMs 0-1 % faster.)
 int64_t kcForL2(const GemmConfig &config, int64_t l2Bytes);
-/// The k block for a target's caches (0: unknown): the L1's (else the
-/// configuration's kc), or the L2's where the configuration streams slices
-/// from L2 (kcFromL2) and that is deeper.
-int64_t kcForCaches(const GemmConfig &config, int64_t l1dBytes,
-                    int64_t l2Bytes);
+/// The k block of tasks of at least kDeepBlockRowTiles row tiles for an L2
+/// of `l2Bytes` (0: unknown): config.kc (the L1's), or the L2's where the
+/// configuration streams slices from L2 (kcFromL2) and that is deeper.
+int64_t deepKcFor(const GemmConfig &config, int64_t l2Bytes);
 /// The L1 data cache of the module that holds `op` (kCpuL1dAttr); 0 if it
 /// does not say.
 int64_t l1dBytesFor(Operation *op);
@@ -128,7 +137,7 @@ int64_t l1dBytesFor(Operation *op);
 /// does not say.
 int64_t l2BytesFor(Operation *op);
 /// The GEMM configuration of the module that holds `op`: its ISA's, with kc
-/// for its caches (kcForCaches).
+/// for its L1 data cache.
 GemmConfig gemmConfigFor(Operation *op);
 /// The configuration of an instruction set name; null if unknown.
 const GemmConfig *gemmConfigForIsa(StringRef isa);

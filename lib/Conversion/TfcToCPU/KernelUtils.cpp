@@ -205,12 +205,10 @@ int64_t tfc::cpu::kcForL2(const GemmConfig &config, int64_t l2Bytes) {
   return kc;
 }
 
-int64_t tfc::cpu::kcForCaches(const GemmConfig &config, int64_t l1dBytes,
-                              int64_t l2Bytes) {
-  int64_t kc = l1dBytes > 0 ? kcForL1d(config, l1dBytes) : config.kc;
-  if (config.kcFromL2 && l2Bytes > 0)
-    kc = std::max(kc, kcForL2(config, l2Bytes));
-  return kc;
+int64_t tfc::cpu::deepKcFor(const GemmConfig &config, int64_t l2Bytes) {
+  if (!config.kcFromL2 || l2Bytes <= 0)
+    return config.kc;
+  return std::max(config.kc, kcForL2(config, l2Bytes));
 }
 
 namespace {
@@ -245,6 +243,7 @@ tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
   if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
     if (const GemmConfig *named = gemmConfigForIsa(isa.getValue()))
       config = *named;
-  config.kc = kcForCaches(config, l1dBytesFor(module), l2BytesFor(module));
+  if (int64_t l1d = l1dBytesFor(module))
+    config.kc = kcForL1d(config, l1d);
   return config;
 }
