@@ -105,7 +105,7 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
     `tfc.cpu_isa` attribute for the kernel emitters, else the module's
     attribute, else avx512. `l1d-bytes` and `l2-bytes` likewise become
     `tfc.cpu_l1d_bytes` and `tfc.cpu_l2_bytes`, from which the GEMM takes
-    the depth of its k blocks (KernelConfig.h, kcForCaches).
+    the depth of its k blocks (KernelConfig.h: kcForL1d, deepKcFor).
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"\"",
