@@ -115,7 +115,7 @@ std::string impliedCpuFeatures(const std::string &cpu) {
 
 /// The size in bytes of cpu0's data (or unified) cache of `level` as sysfs
 /// describes it; 0 if it does not.
-int64_t sysfsCacheBytes(const std::string &level) {
+int64_t sysfsCacheBytes(int level) {
   // index0..: level, type (Data, Instruction, Unified) and size ("48K").
   for (int index = 0; index < 8; ++index) {
     std::string dir =
@@ -129,7 +129,7 @@ int64_t sysfsCacheBytes(const std::string &level) {
     std::string at = read("level"), type = read("type"), size = read("size");
     if (at.empty())
       break;
-    if (at != level || type == "Instruction" || size.empty())
+    if (at != std::to_string(level) || type == "Instruction" || size.empty())
       continue;
     int64_t value = 0;
     size_t digits = 0;
@@ -141,25 +141,35 @@ int64_t sysfsCacheBytes(const std::string &level) {
   return 0;
 }
 
+/// The host's data (or unified) cache of `level` (1 or 2) per core in bytes:
+/// sysconf's, else sysfs's; 0 if neither says.
+int64_t hostCacheBytes(int level) {
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) // glibc
+  long bytes =
+      sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
+  if (bytes > 0)
+    return bytes;
+#endif
+  return sysfsCacheBytes(level);
+}
+
+/// `bytes` if set, else the host's (`host`, from `ofHost`), else the CPU
+/// table's (`known`), else `fallback`.
+int64_t resolveCacheBytes(int64_t bytes, bool host, int64_t (*ofHost)(),
+                          int64_t known, int64_t fallback) {
+  if (bytes > 0)
+    return bytes;
+  bytes = host ? ofHost() : 0;
+  if (bytes <= 0)
+    bytes = known;
+  return bytes > 0 ? bytes : fallback;
+}
+
 } // namespace
 
-int64_t tfc::hostL1dBytes() {
-#ifdef _SC_LEVEL1_DCACHE_SIZE // glibc
-  long bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  if (bytes > 0)
-    return bytes;
-#endif
-  return sysfsCacheBytes("1");
-}
+int64_t tfc::hostL1dBytes() { return hostCacheBytes(1); }
 
-int64_t tfc::hostL2Bytes() {
-#ifdef _SC_LEVEL2_CACHE_SIZE // glibc
-  long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (bytes > 0)
-    return bytes;
-#endif
-  return sysfsCacheBytes("2");
-}
+int64_t tfc::hostL2Bytes() { return hostCacheBytes(2); }
 
 int64_t tfc::knownL1dBytes(llvm::StringRef cpu) {
   // Per core, from the vendors' optimisation manuals.
@@ -203,18 +213,12 @@ tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
   } else if (options.features.empty()) {
     options.features = impliedCpuFeatures(options.cpu);
   }
-  if (options.l1dBytes <= 0) {
-    int64_t bytes = host ? hostL1dBytes() : 0;
-    if (bytes <= 0)
-      bytes = knownL1dBytes(options.cpu);
-    options.l1dBytes = bytes > 0 ? bytes : kDefaultL1dBytes;
-  }
-  if (options.l2Bytes <= 0) {
-    int64_t bytes = host ? hostL2Bytes() : 0;
-    if (bytes <= 0)
-      bytes = knownL2Bytes(options.cpu);
-    options.l2Bytes = bytes > 0 ? bytes : kDefaultL2Bytes;
-  }
+  options.l1dBytes =
+      resolveCacheBytes(options.l1dBytes, host, hostL1dBytes,
+                        knownL1dBytes(options.cpu), kDefaultL1dBytes);
+  options.l2Bytes =
+      resolveCacheBytes(options.l2Bytes, host, hostL2Bytes,
+                        knownL2Bytes(options.cpu), kDefaultL2Bytes);
   return options;
 }
 
