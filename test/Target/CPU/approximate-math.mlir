@@ -39,3 +39,36 @@ func.func @scalar_types(%d: f64, %f: f32) -> (f64, f64, f32) {
   %2 = math.sin %f : f32
   return %0, %1, %2 : f64, f64, f32
 }
+
+// -----
+
+// f32 erf is tfc's own rational function (RationalErf): x clamped to
+// [-4, 4], x P(x^2) / Q(x^2) with P of degree 7 and Q of degree 4 by
+// Horner's rule, one division; no selects between intervals.
+// CHECK-LABEL: func @erf_rational
+// CHECK-SAME: (%[[X:.*]]: vector<8xf32>)
+// CHECK-DAG: %[[LO:.*]] = arith.constant dense<-4.000000e+00> : vector<8xf32>
+// CHECK-DAG: %[[HI:.*]] = arith.constant dense<4.000000e+00> : vector<8xf32>
+// CHECK: %[[C0:.*]] = arith.maximumf %[[X]], %[[LO]] : vector<8xf32>
+// CHECK: %[[C:.*]] = arith.minimumf %[[C0]], %[[HI]] : vector<8xf32>
+// CHECK: %[[S:.*]] = arith.mulf %[[C]], %[[C]] : vector<8xf32>
+// CHECK-COUNT-7: math.fma %{{.*}}, %[[S]], %{{.*}} : vector<8xf32>
+// CHECK: %[[NUM:.*]] = arith.mulf %[[C]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-4: math.fma %{{.*}}, %[[S]], %{{.*}} : vector<8xf32>
+// CHECK: %[[R:.*]] = arith.divf %[[NUM]], %{{.*}} : vector<8xf32>
+// CHECK-NOT: arith.select
+// CHECK: return %[[R]] : vector<8xf32>
+func.func @erf_rational(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.erf %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
+// f64 erf is left to the math dialect's lowering.
+// CHECK-LABEL: func @erf_f64
+// CHECK: math.erf %{{.*}} : f64
+func.func @erf_f64(%x: f64) -> f64 {
+  %0 = math.erf %x : f64
+  return %0 : f64
+}
