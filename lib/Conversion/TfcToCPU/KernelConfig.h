@@ -86,11 +86,13 @@ constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4, true};
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
 /// columns; k blocks of 256 (24 KiB of B). No prefetch of A: its loop is
 /// front-end bound (the same prefetch made 128 and 512 rows x 768 x 768 4 %
-/// slower on the Xeon family 6 model 167). Not unrolled: 4 times, the same
-/// time (x86-64-v3 code, same machine), and LLVM spilled 14 ymm. The k
-/// block stays within L1: slices streaming from L2 (kc 512) made 128 x
+/// slower on the Xeon family 6 model 167). The k loop unrolled twice: hot
+/// GEMMs the same time (128x768x768 1 thread, 128x768x3072 and 128x3072x768
+/// 2 threads), BERT-base and GPT-2 0.98x (2 threads, 14 and 8 alternating
+/// rounds, 11 and 6 of them faster; same machine, x86-64-v3 code); 4 times,
+/// LLVM spilled 14 ymm. The k block stays within L1: slices streaming from L2 (kc 512) made 128 x
 /// 3072 x 768 6 % slower on the same machine.
-constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 1, false};
+constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 2, false};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules
