@@ -13,8 +13,9 @@ def ApproximateMath : Pass<"tfc-approximate-math", "mlir::ModuleOp"> {
   let summary = "Replaces f32 transcendental math ops by inline polynomials";
   let description = [{
     exp, log, tanh, erf, sin, cos, rsqrt, ... on f32 scalars and vectors
-    become the vectorisable polynomial approximations of the math dialect,
-    so that kernels never call libm per lane. Other types keep their ops
+    become vectorisable polynomial approximations, so that kernels never
+    call libm per lane: erf tfc's own rational function (RationalErf,
+    fitted by scripts/fit-erf.py), the others the math dialect's. Other types keep their ops
     (lowered to LLVM intrinsics or libm later).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
