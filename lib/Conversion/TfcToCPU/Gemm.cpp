@@ -672,8 +672,7 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
           nr % 16 == 0 ? 16 : nr % 8 == 0 ? 8 : nr % 4 == 0 ? 4 : 1;
     }
     // The k block for this tile's panels and the module's L1.
-    if (int64_t l1d = l1dBytesFor(op))
-      cfg.kc = kcForL1d(cfg, l1d);
+    cfg.kc = l1KcFor(cfg, op);
   }
   int64_t n = cast<MemRefType>(out.getType()).getShape().back();
   func::FuncOp task =

@@ -90,8 +90,8 @@ constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4, true};
 /// GEMMs the same time (128x768x768 1 thread, 128x768x3072 and 128x3072x768
 /// 2 threads), BERT-base and GPT-2 0.98x (2 threads, 14 and 8 alternating
 /// rounds, 11 and 6 of them faster; same machine, x86-64-v3 code); 4 times,
-/// LLVM spilled 14 ymm. The k block stays within L1: slices streaming from L2 (kc 512) made 128 x
-/// 3072 x 768 6 % slower on the same machine.
+/// LLVM spilled 14 ymm. The k block stays within L1: slices streaming from
+/// L2 (kc 512) made 128 x 3072 x 768 6 % slower on the same machine.
 constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 2, false};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
@@ -128,6 +128,9 @@ constexpr int64_t kDeepBlockRowTiles = 16;
 /// family 6 model 167, AVX-512, 2 threads: half of it, kc 1024, made
 /// BERT-base 1-2 % slower than a quarter, hot 768-deep GEMMs 0-1 % faster.)
 int64_t kcForL2(const GemmConfig &config, int64_t l2Bytes);
+/// The k block for the L1 data cache of the module that holds `op`
+/// (kcForL1d), or config.kc if the module does not say.
+int64_t l1KcFor(const GemmConfig &config, Operation *op);
 /// The k block of tasks of at least kDeepBlockRowTiles row tiles for an L2
 /// of `l2Bytes` (0: unknown): config.kc (the L1's), or the L2's where the
 /// configuration streams slices from L2 (kcFromL2) and that is deeper.

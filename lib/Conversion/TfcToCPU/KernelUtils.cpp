@@ -205,6 +205,11 @@ int64_t tfc::cpu::kcForL2(const GemmConfig &config, int64_t l2Bytes) {
   return kc;
 }
 
+int64_t tfc::cpu::l1KcFor(const GemmConfig &config, Operation *op) {
+  int64_t l1d = l1dBytesFor(op);
+  return l1d > 0 ? kcForL1d(config, l1d) : config.kc;
+}
+
 int64_t tfc::cpu::deepKcFor(const GemmConfig &config, int64_t l2Bytes) {
   if (!config.kcFromL2 || l2Bytes <= 0)
     return config.kc;
@@ -243,7 +248,6 @@ tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
   if (auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr))
     if (const GemmConfig *named = gemmConfigForIsa(isa.getValue()))
       config = *named;
-  if (int64_t l1d = l1dBytesFor(module))
-    config.kc = kcForL1d(config, l1d);
+  config.kc = l1KcFor(config, module);
   return config;
 }

@@ -15,8 +15,8 @@ def ApproximateMath : Pass<"tfc-approximate-math", "mlir::ModuleOp"> {
     exp, log, tanh, erf, sin, cos, rsqrt, ... on f32 scalars and vectors
     become vectorisable polynomial approximations, so that kernels never
     call libm per lane: erf tfc's own rational function (RationalErf,
-    fitted by scripts/fit-erf.py), the others the math dialect's. Other types keep their ops
-    (lowered to LLVM intrinsics or libm later).
+    fitted by scripts/fit-erf.py), the others the math dialect's. Other
+    types keep their ops (lowered to LLVM intrinsics or libm later).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
