@@ -739,7 +739,7 @@ LogicalResult tfc::cpu::emitGemm(OpBuilder &b, Location loc, GemmOp op,
     return std::max<int64_t>(1, (kSize + kBlocks - 1) / kBlocks);
   };
   int64_t shallow = blockOf(cfg.kc);
-  int64_t deep = blockOf(deepKcFor(cfg, l2BytesFor(op)));
+  int64_t deep = blockOf(deepKcFor(cfg, l2BytesFor(op), kSize));
   Value kBlock = indexConst(b, loc, shallow);
   if (deep != shallow)
     kBlock = arith::SelectOp::create(

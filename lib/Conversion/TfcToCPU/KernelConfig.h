@@ -76,9 +76,9 @@ struct GemmConfig {
 /// kAPrefetchLines has the measurements). The k loop unrolled 4 times (hot
 /// 128x768x384, 1 thread: 0.95-0.97x the time; BERT-base and GPT-2 0.95x, 2
 /// threads; Xeon family 6 model 167). Tasks of 16 row tiles or more take
-/// a k block grown with the L2 (kcForL2: 512 for 2 MiB, K = 768 in two
-/// blocks of 384): the B slices streaming from L2 cost less than the C
-/// round trips and tile switches they save (same machine, 2 threads,
+/// a k block grown with the L2 (kcForL2: 512 for 2 MiB, K = 3072 in six
+/// blocks, 768 in one: deepKcFor): the B slices streaming from L2 cost less
+/// than the C round trips and tile switches they save (same machine, 2 threads,
 /// alternating with 128-deep blocks: BERT-base and GPT-2 0.97x the time,
 /// GEMMs 1-3 % more GFLOP/s).
 constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4, true};
@@ -132,9 +132,15 @@ int64_t kcForL2(const GemmConfig &config, int64_t l2Bytes);
 /// (kcForL1d), or config.kc if the module does not say.
 int64_t l1KcFor(const GemmConfig &config, Operation *op);
 /// The k block of tasks of at least kDeepBlockRowTiles row tiles for an L2
-/// of `l2Bytes` (0: unknown): config.kc (the L1's), or the L2's where the
-/// configuration streams slices from L2 (kcFromL2) and that is deeper.
-int64_t deepKcFor(const GemmConfig &config, int64_t l2Bytes);
+/// of `l2Bytes` (0: unknown) and a GEMM of `depth`: config.kc (the L1's),
+/// or the L2's where the configuration streams slices from L2 (kcFromL2)
+/// and that is deeper; a depth of at most two of the L2's blocks goes in one
+/// (its block of A and slice then take at most half of the L2), saving the
+/// partial sums' round trip through C: 512 x 768 x 768 and 128 x 768 x 768
+/// one block of 768 against two of 384, 2 threads, alternating in one
+/// process: 1.02-1.06x and 1.01-1.03x the GFLOP/s, 128 x 768 x 2304
+/// 1.02-1.03x (Xeon family 6 model 167, 2 MiB L2, AVX-512).
+int64_t deepKcFor(const GemmConfig &config, int64_t l2Bytes, int64_t depth);
 /// The L1 data cache of the module that holds `op` (kCpuL1dAttr); 0 if it
 /// does not say.
 int64_t l1dBytesFor(Operation *op);

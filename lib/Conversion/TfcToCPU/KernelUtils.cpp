@@ -210,10 +210,14 @@ int64_t tfc::cpu::l1KcFor(const GemmConfig &config, Operation *op) {
   return l1d > 0 ? kcForL1d(config, l1d) : config.kc;
 }
 
-int64_t tfc::cpu::deepKcFor(const GemmConfig &config, int64_t l2Bytes) {
+int64_t tfc::cpu::deepKcFor(const GemmConfig &config, int64_t l2Bytes,
+                            int64_t depth) {
   if (!config.kcFromL2 || l2Bytes <= 0)
     return config.kc;
-  return std::max(config.kc, kcForL2(config, l2Bytes));
+  int64_t kc = kcForL2(config, l2Bytes);
+  if (kc <= config.kc)
+    return config.kc;
+  return depth <= 2 * kc ? std::max(depth, config.kc) : kc;
 }
 
 namespace {

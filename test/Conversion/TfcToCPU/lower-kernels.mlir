@@ -624,15 +624,29 @@ module attributes {tfc.cpu_l1d_bytes = 98304 : i64} {
 // more, chosen at run time): a 2 MiB L2 (tfc.cpu_l2_bytes) deepens the block
 // to 512, where a task's block of A and its tile's slice, (132 rows + 64
 // columns) x 512 x 4 bytes = 392 KiB, take at most a quarter of it, so K =
-// 1000 is two blocks of 500 there, else the 48 KiB L1's eight of 125; 1 MiB
-// gives 256 (four blocks of 250); 512 KiB would give 128, no deeper than the
-// L1's: no choice left.
+// 1100 is three blocks of 367 there, else the 48 KiB L1's nine of 123. A
+// depth of at most two such blocks goes in one (K = 1000: one block of 1000,
+// half the L2 at most); 1 MiB gives 256 (K = 1000 four blocks of 250); 512
+// KiB would give 128, no deeper than the L1's: no choice left.
 // CHECK-LABEL: func @gemm_k_blocks_l2_2m
 // CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c96{{.*}} : index
-// CHECK: %[[KB:.*]] = arith.select %[[MANY]], %c500{{.*}}, %c125{{.*}} : index
+// CHECK: %[[KB:.*]] = arith.select %[[MANY]], %c367{{.*}}, %c123{{.*}} : index
+// CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1100{{.*}}, %[[KB]])
+module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 49152 : i64, tfc.cpu_l2_bytes = 2097152 : i64} {
+  func.func @gemm_k_blocks_l2_2m(%x: memref<?x1100xf32>, %w: memref<2x1100x32xf32>, %out: memref<?x64xf32>) {
+    tfc_cpu.gemm %x, %w outs(%out) : (memref<?x1100xf32>, memref<2x1100x32xf32>, memref<?x64xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @gemm_k_blocks_l2_2m_one_block
+// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %c96{{.*}} : index
+// CHECK: %[[KB:.*]] = arith.select %[[MANY]], %c1000{{.*}}, %c125{{.*}} : index
 // CHECK: func.call @__tfc_cpu_gemm_6x2x32_v16_none(%{{.*}}, %{{.*}}, %{{.*}}, %c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1000{{.*}}, %[[KB]])
 module attributes {tfc.cpu_isa = "avx512", tfc.cpu_l1d_bytes = 49152 : i64, tfc.cpu_l2_bytes = 2097152 : i64} {
-  func.func @gemm_k_blocks_l2_2m(%x: memref<?x1000xf32>, %w: memref<2x1000x32xf32>, %out: memref<?x64xf32>) {
+  func.func @gemm_k_blocks_l2_2m_one_block(%x: memref<?x1000xf32>, %w: memref<2x1000x32xf32>, %out: memref<?x64xf32>) {
     tfc_cpu.gemm %x, %w outs(%out) : (memref<?x1000xf32>, memref<2x1000x32xf32>, memref<?x64xf32>) -> ()
     return
   }
