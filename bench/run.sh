@@ -10,6 +10,9 @@
 #  * attention alone (12 heads of 64, padding mask and causal, seq 128 and
 #    512): tfc vs PyTorch's scaled_dot_product_attention
 #    (bench/attention_bench.py);
+#  * the row kernels and elementwise code alone (LayerNorm and RMSNorm with
+#    their residual adds, softmax, GELU; 128 and 2048 rows): tfc vs the
+#    PyTorch ops (bench/rows_bench.py, bench/rows.mlir);
 #  * BERT-base and GPT-2 small forward at seq 128: tfc vs PyTorch eager and
 #    ONNX Runtime on the same model exported to ONNX (when the Python has
 #    onnxruntime) (bench/model_bench.py, which also reports the max abs
@@ -132,6 +135,17 @@ for seq in 128 512; do
   for kind in "" --causal; do
     for py in "${pythons[@]}"; do
       "$py" "$root/bench/attention_bench.py" "$work/attention.so" --seq "$seq" $kind \
+        --threads "$threads" --iters 200 --rounds 3 --bin "$bin" | report
+    done
+  done
+done
+# The row kernels and elementwise code alone (LayerNorm, RMSNorm with their
+# residual adds, softmax, GELU; BERT-base's sizes), against the PyTorch ops.
+"$bin/tfc-compile" "$root/bench/rows.mlir" "${compile_flags[@]}" -o "$work/rows.so"
+for op in layer_norm rms_norm softmax gelu; do
+  for rows in 128 2048; do
+    for py in "${pythons[@]}"; do
+      "$py" "$root/bench/rows_bench.py" "$work/rows.so" --op "$op" --rows "$rows" \
         --threads "$threads" --iters 200 --rounds 3 --bin "$bin" | report
     done
   done
