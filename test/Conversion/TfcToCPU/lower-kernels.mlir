@@ -721,25 +721,33 @@ func.func @gemm_strided_out(%x: memref<?x64xf32>, %w: memref<1x64x32xf32>, %out:
 
 // -----
 
-// Packing W [80, 64] into 3 panels of 32 columns: one task per panel;
-// columns past N = 80 are zero (the load index is clamped to stay in
-// bounds). `transposed` reads the [K, N] source as [k, n].
+// Packing W [80, 64] into 3 panels of 32 columns: one task per panel, each
+// a call of a packing function shared by every pack of the module with the
+// same NR and orientation (compiled once, not once per weight); columns past
+// N = 80 are zero (the load index is clamped to stay in bounds).
+// `transposed` reads the [K, N] source as [k, n].
 // CHECK-LABEL: func @pack
 // CHECK-SAME: (%[[W:.*]]: memref<80x64xf32>, %[[V:.*]]: memref<64x80xf32>, %[[P0:.*]]: memref<3x64x32xf32>, %[[P1:.*]]: memref<3x64x32xf32>)
+// CHECK: %[[WC:.*]] = memref.cast %[[W]] : memref<80x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK: %[[PC:.*]] = memref.cast %[[P0]] : memref<3x64x32xf32> to memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>
 // CHECK: scf.parallel (%[[PI:.*]]) = (%{{.*}}) to (%c3{{.*}}) step
-// CHECK: %[[N0:.*]] = arith.muli %[[PI]], %c32
-// CHECK: scf.for %[[KK:.*]] = %{{.*}} to %c64
+// CHECK: func.call @[[PACK:__tfc_cpu_pack_nr32]](%[[WC]], %[[PC]], %[[PI]], %c80{{.*}})
+// CHECK: scf.parallel
+// CHECK: func.call @[[PACKT:__tfc_cpu_pack_nr32_t]](
+// CHECK: return
+// CHECK: func.func private @[[PACK]](%[[W2:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[P2:.*]]: memref<?x?x32xf32, strided<[?, 32, 1], offset: ?>>, %[[PI2:.*]]: index, %[[N:.*]]: index)
+// CHECK: %[[K:.*]] = memref.dim %[[P2]], %c1
+// CHECK: %[[N0:.*]] = arith.muli %[[PI2]], %c32
+// CHECK: scf.for %[[KK:.*]] = %{{.*}} to %[[K]]
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %c32
 // CHECK: %[[COL:.*]] = arith.addi %[[N0]], %[[J]] : index
-// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[COL]], %c80 : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[COL]], %[[N]] : index
 // CHECK: %[[SAFE:.*]] = arith.select %[[IN]], %[[COL]], %{{.*}} : index
-// CHECK: %[[L:.*]] = memref.load %[[W]][%[[SAFE]], %[[KK]]] : memref<80x64xf32>
+// CHECK: %[[L:.*]] = memref.load %[[W2]][%[[SAFE]], %[[KK]]]
 // CHECK: %[[Z:.*]] = arith.select %[[IN]], %[[L]], %{{.*}} : f32
-// CHECK: memref.store %[[Z]], %[[P0]][%[[PI]], %[[KK]], %[[J]]] : memref<3x64x32xf32>
-// CHECK: scf.parallel
-// CHECK: memref.load %[[V]][%{{.*}}, %{{.*}}] : memref<64x80xf32>
-// CHECK: memref.store %{{.*}}, %[[P1]]
-// CHECK: return
+// CHECK: memref.store %[[Z]], %[[P2]][%[[PI2]], %[[KK]], %[[J]]]
+// CHECK: func.func private @[[PACKT]](%[[V2:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+// CHECK: memref.load %[[V2]][%{{.*}}, %{{.*}}]
 func.func @pack(%w: memref<80x64xf32>, %v: memref<64x80xf32>, %p0: memref<3x64x32xf32>, %p1: memref<3x64x32xf32>) {
   tfc_cpu.pack %w outs(%p0) : (memref<80x64xf32>, memref<3x64x32xf32>) -> ()
   tfc_cpu.pack %v outs(%p1) {transposed} : (memref<64x80xf32>, memref<3x64x32xf32>) -> ()

@@ -12,10 +12,11 @@
 // CHECK: llvm.mlir.global external @tfc_model_hooks()
 // CHECK-LABEL: func.func @scale
 // CHECK-SAME: (%[[M:.*]]: memref<?x?xf32>, %[[S:.*]]: f32)
-// The context: {memref descriptor, f32, then i64 lb, ub of the inner loop,
-// step, count}, a static frame slot at the top of the entry block.
+// The context: {memref descriptor, f32, then i64 ub of the inner loop,
+// count}, a static frame slot at the top of the entry block. Constants (the
+// bounds 0 and steps 1) are not in it: the task defines them again.
 // CHECK-NEXT: %[[ONE64:.*]] = llvm.mlir.constant(1 : i64) : i64
-// CHECK-NEXT: %[[CTX:.*]] = llvm.alloca %[[ONE64]] x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)> : (i64) -> !llvm.ptr
+// CHECK-NEXT: %[[CTX:.*]] = llvm.alloca %[[ONE64]] x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64)> : (i64) -> !llvm.ptr
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: %[[D0:.*]] = memref.dim %[[M]], %[[C0]]
@@ -30,8 +31,8 @@
 // CHECK: llvm.insertvalue %[[DESC]], %{{.*}}[0]
 // CHECK: llvm.insertvalue %[[S]], %{{.*}}[1]
 // CHECK: %[[I64:.*]] = arith.index_cast %[[D1]] : index to i64
-// CHECK: llvm.insertvalue %[[I64]], %{{.*}}[3]
-// CHECK: %[[PACKED:.*]] = llvm.insertvalue %{{.*}}, %{{.*}}[5]
+// CHECK: llvm.insertvalue %[[I64]], %{{.*}}[2]
+// CHECK: %[[PACKED:.*]] = llvm.insertvalue %{{.*}}, %{{.*}}[3]
 // CHECK: llvm.store %[[PACKED]], %[[CTX]]
 // CHECK: %[[N:.*]] = arith.index_cast %[[TOTAL]] : index to i64
 // CHECK: %[[FN:.*]] = llvm.mlir.addressof @scale__par0 : !llvm.ptr
@@ -52,22 +53,20 @@
 // CHECK-NOT: scf.parallel
 // CHECK: return
 //
-// The body: unpack the context, loop over [begin, end), iv = lb + i * step;
-// the inner scf.parallel is cloned as is.
+// The body: define the constants, unpack the context, loop over [begin,
+// end), iv = lb + i * step; the inner scf.parallel is cloned as is.
 // The task is never inlined into the serial fallback (a second copy of
 // every task body in the caller).
 // CHECK-LABEL: llvm.func internal @scale__par0
 // CHECK-SAME: (%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) attributes {passthrough = ["noinline"]} {
-// CHECK: %[[V:.*]] = llvm.load %[[C]] : !llvm.ptr -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64, i64, i64)>
+// CHECK: %[[V:.*]] = llvm.load %[[C]] : !llvm.ptr -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, f32, i64, i64)>
+// CHECK-NEXT: %[[LB:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[STEP:.*]] = arith.constant 1 : index
 // CHECK: %[[F0:.*]] = llvm.extractvalue %[[V]][0]
 // CHECK: %[[MM:.*]] = builtin.unrealized_conversion_cast %[[F0]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x?xf32>
 // CHECK: %[[SS:.*]] = llvm.extractvalue %[[V]][1]
 // CHECK: %[[F2:.*]] = llvm.extractvalue %[[V]][2]
-// CHECK: %[[LB:.*]] = arith.index_cast %[[F2]] : i64 to index
-// CHECK: %[[F3:.*]] = llvm.extractvalue %[[V]][3]
-// CHECK: %[[UB:.*]] = arith.index_cast %[[F3]] : i64 to index
-// CHECK: %[[F4:.*]] = llvm.extractvalue %[[V]][4]
-// CHECK: %[[STEP:.*]] = arith.index_cast %[[F4]] : i64 to index
+// CHECK: %[[UB:.*]] = arith.index_cast %[[F2]] : i64 to index
 // CHECK: %[[B:.*]] = arith.index_cast %[[BEGIN]] : i64 to index
 // CHECK: %[[E:.*]] = arith.index_cast %[[END]] : i64 to index
 // CHECK: scf.for %[[L:.*]] = %[[B]] to %[[E]] step %{{.*}} {
@@ -206,11 +205,11 @@ func.func @capture_2d_vector(%m: memref<?x4x4xf32>, %v: vector<4x4xf32>) {
 // marker (its chunks set it when an allocation fails), and the caller tests
 // it after the loop with __tfc_fail_if (then returns).
 // CHECK-LABEL: func.func @allocating
-// CHECK: %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(i64, i64, i64, ptr)>
+// CHECK: %[[CTX:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(i64, ptr)>
 // CHECK-NEXT: %[[FLAG:.*]] = llvm.alloca %{{.*}} x i32
 // CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT: llvm.store %[[ZERO]], %[[FLAG]] : i32, !llvm.ptr
-// CHECK-NEXT: %[[PACKED:.*]] = llvm.insertvalue %[[FLAG]], %{{.*}}[3]
+// CHECK-NEXT: %[[PACKED:.*]] = llvm.insertvalue %[[FLAG]], %{{.*}}[1]
 // CHECK-NEXT: llvm.store %[[PACKED]], %[[CTX]]
 // CHECK: scf.if
 // CHECK: llvm.call @allocating__par0
@@ -220,7 +219,7 @@ func.func @capture_2d_vector(%m: memref<?x4x4xf32>, %v: vector<4x4xf32>) {
 // CHECK-NEXT: return
 // CHECK: llvm.func internal @allocating__par0(%[[C:.*]]: !llvm.ptr,
 // CHECK-NEXT: %[[LOADED:.*]] = llvm.load %[[C]]
-// CHECK-NEXT: %[[FP:.*]] = llvm.extractvalue %[[LOADED]][3]
+// CHECK: %[[FP:.*]] = llvm.extractvalue %[[LOADED]][1]
 // CHECK-NEXT: llvm.call @__tfc_failure_flag(%[[FP]]) : (!llvm.ptr) -> ()
 // CHECK: memref.alloc
 // CHECK-DAG: llvm.func @__tfc_failure_flag(!llvm.ptr)
