@@ -58,11 +58,26 @@ void tfc::cpu::maskedStore(OpBuilder &b, Location loc, Value value,
   vector::MaskedStoreOp::create(b, loc, memref, indices, mask, value);
 }
 
+// Reassociable, LLVM sums the lanes as a tree of halves (4 adds for 16
+// lanes) instead of a chain of 16 scalar adds; the order of a row's partial
+// sums changes, not their number.
 Value tfc::cpu::reduceAdd(OpBuilder &b, Location loc, Value vec) {
-  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec);
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec,
+                                     arith::FastMathFlags::reassoc);
 }
 
 Value tfc::cpu::reduceMax(OpBuilder &b, Location loc, Value vec) {
+  // Halves, as a tree: LLVM expands llvm.vector.reduce.fmax (maxnum, NaNs
+  // possible) one lane at a time, a chain of 15 maxss each with its NaN
+  // fix-up, even when told it may reassociate.
+  auto type = cast<VectorType>(vec.getType());
+  for (int64_t w = type.getNumElements(); w > 1 && w % 2 == 0; w /= 2) {
+    Value lo =
+        vector::ExtractStridedSliceOp::create(b, loc, vec, {0}, {w / 2}, {1});
+    Value hi = vector::ExtractStridedSliceOp::create(b, loc, vec, {w / 2},
+                                                     {w / 2}, {1});
+    vec = arith::MaxNumFOp::create(b, loc, lo, hi);
+  }
   return vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXNUMF,
                                      vec);
 }
