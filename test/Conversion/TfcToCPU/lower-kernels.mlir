@@ -20,7 +20,7 @@
 // CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %[[K]]], %[[M]], %[[NEGINF]]
 // CHECK: arith.maximumf %[[ACC]], %[[V]] : vector<16xf32>
 // The row's maximum across the lanes as a tree of halves (maxnum at each
-// step), its sum a reassociable reduction (LLVM sums it as a tree too).
+// step); its sum in lane order.
 // CHECK: %[[LO:.*]] = vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
 // CHECK: %[[HI:.*]] = vector.extract_strided_slice %{{.*}} {offsets = [8], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
 // CHECK: arith.maxnumf %[[LO]], %[[HI]] : vector<8xf32>
@@ -31,7 +31,7 @@
 // CHECK: scf.for
 // CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[OUT]][%[[I]], %[[J]], %{{.*}}]
-// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
 // CHECK: arith.divf
 // CHECK: scf.for
 // CHECK: vector.maskedload %[[OUT]]
