@@ -59,17 +59,11 @@ def main():
 
     env = dict(os.environ, TFC_NUM_THREADS=str(args.threads))
     with tempfile.TemporaryDirectory() as tmp:
-        run = [os.path.join(args.bin, "tfc-run"), args.lib, "--time", str(args.iters),
-               "--entry", "causal" if args.causal else "padded"]
         feeds = {"q": q, "k": k, "v": v}
         if not args.causal:
             feeds["mask"] = mask
-        for name, value in feeds.items():
-            path = os.path.join(tmp, name + ".npy")
-            np.save(path, value)
-            run += ["--input", f"{name}={path}"]
-        out = os.path.join(tmp, "out.npy")
-        run += ["--output", f"out={out}"]
+        run, out = bench_timing.tfc_run_command(
+            args.bin, args.lib, "causal" if args.causal else "padded", args.iters, feeds, tmp)
 
         def tfc_round():
             return bench_timing.tfc_run_median_ms(run, env)

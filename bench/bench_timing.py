@@ -1,6 +1,7 @@
 """Timing helpers the Python benchmarks share (model_bench.py,
 attention_bench.py, gpu_bench.py)."""
 
+import os
 import re
 import statistics
 import subprocess
@@ -33,3 +34,18 @@ def tfc_run_median_ms(cmd, env=None, device=False):
         sys.exit(f"cannot find the {line} median in tfc-run's output:\n"
                  f"{proc.stdout}")
     return float(m.group(1))
+
+
+def tfc_run_command(bin_dir, lib, entry, iters, feeds, tmp):
+    """The `tfc-run LIB --time ITERS --entry ENTRY` command that reads each
+    array of `feeds` (name -> numpy array, saved as TMP/name.npy) and writes
+    the output `out` to TMP/out.npy; returns (command, that path)."""
+    import numpy as np
+    run = [os.path.join(bin_dir, "tfc-run"), lib, "--time", str(iters),
+           "--entry", entry]
+    for name, value in feeds.items():
+        path = os.path.join(tmp, name + ".npy")
+        np.save(path, value)
+        run += ["--input", f"{name}={path}"]
+    out = os.path.join(tmp, "out.npy")
+    return run + ["--output", f"out={out}"], out

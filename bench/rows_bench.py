@@ -84,14 +84,8 @@ def main():
 
     env = dict(os.environ, TFC_NUM_THREADS=str(args.threads))
     with tempfile.TemporaryDirectory() as tmp:
-        run = [os.path.join(args.bin, "tfc-run"), args.lib, "--time", str(args.iters),
-               "--entry", args.op]
-        for name, value in feeds.items():
-            path = os.path.join(tmp, name + ".npy")
-            np.save(path, value)
-            run += ["--input", f"{name}={path}"]
-        out = os.path.join(tmp, "out.npy")
-        run += ["--output", f"out={out}"]
+        run, out = bench_timing.tfc_run_command(args.bin, args.lib, args.op, args.iters,
+                                                feeds, tmp)
 
         rounds = {"tfc": [], "torch": []}
         with torch.inference_mode():
