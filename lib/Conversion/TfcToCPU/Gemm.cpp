@@ -447,8 +447,11 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   Value partsPerPanel =
       arith::DivUIOp::create(b, l, indexConst(b, l, cfg.nr), prefetchStep);
   // The tiles of `tilePanels` adjacent panels starting at panel p, over the
-  // depth [k0, k1). Later blocks add the partial sums in C to their own (a
-  // masked load whose mask is empty in the first block); only the last
+  // depth [k0, k1). Later blocks add the partial sums in C to their own;
+  // the first does not read C at all (a branch, not a load with an empty
+  // mask: such a load still waits for its line, from L3 or DRAM where C
+  // is a model's activations, and made the first block's tiles wait for
+  // lines their stores were about to replace); only the last
   // applies bias and activation. The flags are
   // run-time values, so the micro-kernels are emitted once for every block.
   //
@@ -463,7 +466,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
     int64_t kChunks = tilePanels * panelChunks;
     Value n0 = arith::MulIOp::create(b, l, p, indexConst(b, l, cfg.nr));
     Value valid = arith::SubIOp::create(b, l, n, n0);
-    SmallVector<Value> masks, cols, panel, chunkOffset, cMasks;
+    SmallVector<Value> masks, cols, panel, chunkOffset;
     for (int64_t ch = 0; ch < kChunks; ++ch) {
       Value off = indexConst(b, l, ch * width);
       masks.push_back(laneMask(
@@ -475,11 +478,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                                       b, l, p,
                                       indexConst(b, l, ch / panelChunks))
                                       .getResult());
-      chunkOffset.push_back(
-          indexConst(b, l, (ch % panelChunks) * width));
-      cMasks.push_back(arith::SelectOp::create(
-          b, l, first, laneMask(b, l, indexConst(b, l, 0), width),
-          masks.back()));
+      chunkOffset.push_back(indexConst(b, l, (ch % panelChunks) * width));
     }
     SmallVector<Value> biasVecs;
     for (int64_t ch = 0; ch < kChunks; ++ch)
@@ -518,8 +517,7 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                                       chunkOffset[ch]})
                     .getResult();
               },
-              [&](OpBuilder &b, Location l, int64_t r, int64_t ch,
-                  Value v) {
+              [&](OpBuilder &b, Location l, int64_t r, int64_t ch, Value v) {
                 if (!bias && activation == Activation::None) {
                   store(b, l, r, ch, v);
                   return;
@@ -536,8 +534,18 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                     });
               },
               [&](OpBuilder &b, Location l, int64_t r, int64_t ch) {
-                return maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
-                                  cMasks[ch], splatConst(b, l, 0.0, width));
+                auto ifOp = scf::IfOp::create(
+                    b, l, TypeRange{vecType(b.getContext(), width)}, first,
+                    /*withElseRegion=*/true);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+                scf::YieldOp::create(b, l, splatConst(b, l, 0.0, width));
+                b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+                scf::YieldOp::create(
+                    b, l,
+                    maskedLoad(b, l, c, ValueRange{rowIdx[r], cols[ch]},
+                               masks[ch], splatConst(b, l, 0.0, width)));
+                return ifOp.getResult(0);
               }};
           if (nextP && rows >= cfg.mr - 1) {
             // Row tile t takes part t mod (tilePanels x partsPerPanel) of
