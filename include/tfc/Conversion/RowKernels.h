@@ -163,8 +163,10 @@ OnlineSoftmaxStep emitOnlineSoftmaxStep(ScoreLanes &lanes, OpBuilder &b,
                                         Location loc, Value max, Value sum,
                                         Value scores);
 
-/// 1 / sum, or 0 when the sum is not positive (a row whose keys were all
-/// masked): how softmax and attention normalise.
+/// 1 / sum, or 0 when the sum is zero or less (a row whose keys were all
+/// masked): how softmax and attention normalise. A NaN sum (a NaN or +inf
+/// score) gives NaN, so that the whole row is NaN, as PyTorch's is, rather
+/// than zeros around the NaN lane.
 Value emitSafeReciprocal(OpBuilder &b, Location loc, Value sum);
 
 } // namespace mlir::tfc

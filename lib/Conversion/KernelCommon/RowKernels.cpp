@@ -254,9 +254,9 @@ Value tfc::emitPositionTerms(ScoreLanes &lanes, OpBuilder &b, Location loc,
 
 Value tfc::emitSafeReciprocal(OpBuilder &b, Location loc, Value sum) {
   Value zero = f32(b, loc, 0.0);
-  Value positive =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
+  Value notPositive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, sum, zero);
   return arith::SelectOp::create(
-      b, loc, positive, arith::DivFOp::create(b, loc, f32(b, loc, 1.0), sum),
-      zero);
+      b, loc, notPositive, zero,
+      arith::DivFOp::create(b, loc, f32(b, loc, 1.0), sum));
 }

@@ -66,6 +66,18 @@ Value tfc::cpu::reduceAdd(OpBuilder &b, Location loc, Value vec) {
   return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec);
 }
 
+Value tfc::cpu::reduceAddTree(OpBuilder &b, Location loc, Value vec) {
+  auto type = cast<VectorType>(vec.getType());
+  for (int64_t w = type.getNumElements(); w > 1 && w % 2 == 0; w /= 2) {
+    Value lo =
+        vector::ExtractStridedSliceOp::create(b, loc, vec, {0}, {w / 2}, {1});
+    Value hi = vector::ExtractStridedSliceOp::create(b, loc, vec, {w / 2},
+                                                     {w / 2}, {1});
+    vec = arith::AddFOp::create(b, loc, lo, hi);
+  }
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec);
+}
+
 Value tfc::cpu::reduceMax(OpBuilder &b, Location loc, Value vec) {
   // Halves, as a tree: LLVM expands llvm.vector.reduce.fmax (maxnum, NaNs
   // possible) one lane at a time, a chain of 15 maxss each with its NaN

@@ -18,9 +18,10 @@
 // CHECK: %[[REM:.*]] = arith.subi %[[N]], %[[K]] : index
 // CHECK: %[[M:.*]] = vector.create_mask %[[REM]] : vector<16xi1>
 // CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %[[K]]], %[[M]], %[[NEGINF]]
-// CHECK: arith.maximumf %[[ACC]], %[[V]] : vector<16xf32>
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[V]], %[[ACC]] : vector<16xf32>
+// CHECK: arith.select %[[GT]], %[[V]], %[[ACC]] : vector<16xi1>, vector<16xf32>
 // The row's maximum across the lanes as a tree of halves (maxnum at each
-// step); its sum in lane order.
+// step); its sum too.
 // CHECK: %[[LO:.*]] = vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
 // CHECK: %[[HI:.*]] = vector.extract_strided_slice %{{.*}} {offsets = [8], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
 // CHECK: arith.maxnumf %[[LO]], %[[HI]] : vector<8xf32>
@@ -31,8 +32,15 @@
 // CHECK: scf.for
 // CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: vector.maskedstore %[[OUT]][%[[I]], %[[J]], %{{.*}}]
-// CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
-// CHECK: arith.divf
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+// CHECK: arith.addf %{{.*}} : vector<4xf32>
+// CHECK: arith.addf %{{.*}} : vector<2xf32>
+// CHECK: arith.addf %{{.*}} : vector<1xf32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<1xf32> into f32
+// 1 / sum, 0 for a sum of zero (a fully masked row), NaN for NaN.
+// CHECK: %[[LE:.*]] = arith.cmpf ole, %[[SUM:.*]], %{{.*}} : f32
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32
+// CHECK: arith.select %[[LE]], %{{.*}}, %[[INV]] : f32
 // CHECK: scf.for
 // CHECK: vector.maskedload %[[OUT]]
 // CHECK: arith.mulf
