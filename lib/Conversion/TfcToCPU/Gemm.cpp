@@ -244,6 +244,32 @@ void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
 
 } // namespace
 
+/// A private function `name` of type `type` at the end of the module that
+/// holds `at`, internal to the library and never inlined (called from each
+/// op's parallel loop, so that its body is compiled once per module), with
+/// an empty entry block for the caller to fill; `created` says whether it
+/// is new, or the module's function of that name to reuse.
+static func::FuncOp getOrCreateKernelFunction(OpBuilder &builder, Operation *at,
+                                              StringRef name, FunctionType type,
+                                              bool &created) {
+  auto module = at->getParentOfType<ModuleOp>();
+  created = false;
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  created = true;
+  MLIRContext *ctx = builder.getContext();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(builder, at->getLoc(), name, type);
+  fn.setPrivate();
+  fn->setAttr("llvm.linkage",
+              LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  fn->setAttr("passthrough",
+              builder.getArrayAttr({builder.getStringAttr("noinline")}));
+  fn.addEntryBlock();
+  return fn;
+}
+
 /// The packing of one panel, in a function of its own shared by every
 /// tfc_cpu.pack of the module with the same NR and orientation:
 ///
@@ -256,11 +282,8 @@ void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
 /// made BERT-base's library 40 % larger and its compilation 27 % slower.
 static func::FuncOp getOrCreatePackTask(OpBuilder &builder, Operation *at,
                                         int64_t nr, bool transposed) {
-  auto module = at->getParentOfType<ModuleOp>();
   std::string name =
       "__tfc_cpu_pack_nr" + std::to_string(nr) + (transposed ? "_t" : "");
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
   MLIRContext *ctx = builder.getContext();
   Location loc = at->getLoc();
   int64_t dyn = ShapedType::kDynamic;
@@ -269,17 +292,14 @@ static func::FuncOp getOrCreatePackTask(OpBuilder &builder, Operation *at,
       {dyn, dyn}, f32, StridedLayoutAttr::get(ctx, dyn, {dyn, dyn}));
   auto panelsType = MemRefType::get(
       {dyn, dyn, nr}, f32, StridedLayoutAttr::get(ctx, dyn, {dyn, nr, 1}));
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  auto fn = func::FuncOp::create(
-      builder, loc, name,
-      builder.getFunctionType({weightType, panelsType, index, index}, {}));
-  fn.setPrivate();
-  fn->setAttr("llvm.linkage",
-              LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  fn->setAttr("passthrough",
-              builder.getArrayAttr({builder.getStringAttr("noinline")}));
-  Block *entry = fn.addEntryBlock();
+  bool created;
+  func::FuncOp fn = getOrCreateKernelFunction(
+      builder, at, name,
+      builder.getFunctionType({weightType, panelsType, index, index}, {}),
+      created);
+  if (!created)
+    return fn;
+  Block *entry = &fn.front();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   Location l = loc;
   Value input = entry->getArgument(0), out = entry->getArgument(1);
@@ -359,10 +379,7 @@ std::string gemmTaskName(const GemmConfig &cfg, Activation activation,
 func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                                  const GemmConfig &cfg, Activation activation,
                                  bool hasBias) {
-  auto module = at->getParentOfType<ModuleOp>();
   std::string name = gemmTaskName(cfg, activation, hasBias);
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
   MLIRContext *ctx = builder.getContext();
   Location loc = at->getLoc();
   int64_t dyn = ShapedType::kDynamic;
@@ -380,17 +397,12 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
     args.push_back(vectorType);
   args.push_back(matrix);
   args.append(7, index);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  auto fn = func::FuncOp::create(builder, loc, name,
-                                 builder.getFunctionType(args, {}));
-  fn.setPrivate();
-  // Internal to the library, and called, not inlined into every task.
-  fn->setAttr("llvm.linkage",
-              LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  fn->setAttr("passthrough", builder.getArrayAttr(
-                                 {builder.getStringAttr("noinline")}));
-  Block *entry = fn.addEntryBlock();
+  bool created;
+  func::FuncOp fn = getOrCreateKernelFunction(
+      builder, at, name, builder.getFunctionType(args, {}), created);
+  if (!created)
+    return fn;
+  Block *entry = &fn.front();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   Location l = loc;
   unsigned arg = 0;
