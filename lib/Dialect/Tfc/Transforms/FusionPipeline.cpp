@@ -41,6 +41,8 @@ void mlir::tfc::buildFusionPipeline(OpPassManager &pm,
   // residual adds are folded in.
   pm.addPass(createTfcFuseEpilogue(TfcFuseEpilogueOptions{options.remarks}));
   pm.addPass(createTfcMergeQkv(TfcMergeQkvOptions{options.remarks}));
+  // On the fused ops: a slice moves above a whole linear or norm.
+  pm.addPass(createTfcBubbleUpSlices());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -121,6 +121,25 @@ def TfcMergeQkv : Pass<"tfc-merge-qkv"> {
   let options = [RemarksOption];
 }
 
+def TfcBubbleUpSlices : Pass<"tfc-bubble-up-slices"> {
+  let summary = "Compute only the part of a result that a slice keeps";
+  let description = [{
+    A `tfc.slice` of a value whose every use is that same slice moves above
+    the op that computes it, which then runs on slices of its operands:
+    `slice(linear(x))` becomes `linear(slice(x))`, and so on up the graph.
+    A BERT classifier reads the [CLS] position of the last layer's output:
+    that layer's output projection, LayerNorms and FFN then compute one
+    position instead of all of them (attention stops the move: its keys
+    need every position).
+
+    Moves: `tfc.linear`, `tfc.layer_norm` and `tfc.rms_norm` (their input and
+    residual) for slices of any axis but the last; the elementwise ops for
+    any axis (an operand broadcast along it stays whole); `tfc.softmax` for
+    any axis but its own.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+}
+
 def TfcQuantizeWeights : Pass<"tfc-quantize-weights", "mlir::ModuleOp"> {
   let summary = "Choose the block-quantised storage format of linear weights";
   let description = [{
