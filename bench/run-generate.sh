@@ -47,7 +47,8 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
   echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   for format in $formats; do
     gguf=$(gguf_of "$format")
-    "$build/bin/tfc-compile" "$gguf" --kv-cache -o "$work/$format.so"
+    # The last position's logits only, as llama.cpp computes them.
+    "$build/bin/tfc-compile" "$gguf" --kv-cache --kv-cache-last -o "$work/$format.so"
     echo "## $format: $(basename "$gguf")"
     echo "### tfc"
     "$work/generate_bench" "$work/$format.so" "$gguf" "$threads"

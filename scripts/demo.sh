@@ -31,8 +31,8 @@ minilm=$cache/models/minilm
 # for a .gguf, as llama.cpp runs it) decodes ~2.5x faster, but this greedy
 # answer's first token wins by only 0.08 logits in f32, and int8 arithmetic
 # (tfc's and llama.cpp's alike) picks another.
-echo "== tfc-compile SmolLM2-135M-Instruct.Q4_1.gguf --kv-cache --quantize=none -o $work/smollm2.so"
-"$bin/tfc-compile" "$gguf" --kv-cache --quantize=none -o "$work/smollm2.so"
+echo "== tfc-compile SmolLM2-135M-Instruct.Q4_1.gguf --kv-cache --kv-cache-last --quantize=none -o $work/smollm2.so"
+"$bin/tfc-compile" "$gguf" --kv-cache --kv-cache-last --quantize=none -o "$work/smollm2.so"
 echo "== tfc-generate smollm2.so --chat --prompt \"$question\""
 "$bin/tfc-generate" "$work/smollm2.so" --weights "$gguf" --chat \
   --prompt "$question" --max-new-tokens 64

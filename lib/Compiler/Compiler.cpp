@@ -151,6 +151,7 @@ mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
       return fail("-D " + d + ": expected name=value, e.g. -D layers=2");
   gen.entry = options_.entry;
   gen.kvCache = options_.kvCache;
+  gen.kvCacheLast = options_.kvCacheLast;
 
   loadFrontendDialects(*context_);
   // MLIR diagnostics on the description's locations, for as long as the

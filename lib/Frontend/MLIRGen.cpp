@@ -1129,7 +1129,19 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
         fail(l, "an entry must return tensors, got " + describe(v));
         continue;
       }
-      results.push_back(v.value);
+      mlir::Value value = v.value;
+      // --kv-cache-last: the last position of an output along the tokens
+      // (tfc-bubble-up-slices then narrows what computes it).
+      if (cached && options.kvCacheLast)
+        for (auto [axis, d] : llvm::enumerate(v.shape))
+          if (!d.isStatic() && d.name == seqDim) {
+            value = mlir::tfc::SliceOp::create(builder, loc(l), value,
+                                               static_cast<int64_t>(axis),
+                                               /*start=*/0, /*size=*/1,
+                                               /*fromEnd=*/true);
+            break;
+          }
+      results.push_back(value);
       std::string name = "output" + (returned->size() > 1 ? std::to_string(i)
                                                            : std::string());
       if (ret)

@@ -840,6 +840,8 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         if (failed(shape))
           return failure();
         auto [outer, n, inner] = around(x.shape, axis);
+        if (s.getFromEnd())
+          start = n - start - size;
         Tensor out(x.elementType, *shape);
         for (int64_t o = 0; o < outer; ++o)
           std::copy_n(&x.data[(o * n + start) * inner], size * inner,

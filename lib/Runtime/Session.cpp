@@ -657,14 +657,20 @@ tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
                         " new exceed the session's context of " +
                         std::to_string(s->context));
   // Logits [1, n, vocab] into one buffer when the vocabulary is static.
+  // An entry compiled with --kv-cache-last returns the last position only.
   int64_t vocab = 0;
+  bool lastOnly = false;
   if (e.outputs.size() == 1 && e.outputs[0].dtype == TFC_F32 &&
-      e.outputs[0].shape.size() == 3 && e.outputs[0].shape[2].isStatic())
+      e.outputs[0].shape.size() == 3 && e.outputs[0].shape[2].isStatic()) {
     vocab = e.outputs[0].shape[2].size;
+    lastOnly =
+        e.outputs[0].shape[1].isStatic() && e.outputs[0].shape[1].size == 1;
+  }
   AlignedBuffer logits;
   if (vocab > 0) {
-    logits.reset(alignedAlloc(
-        static_cast<uint64_t>(promptLen) * vocab * sizeof(float), 64));
+    logits.reset(alignedAlloc(static_cast<uint64_t>(lastOnly ? 1 : promptLen) *
+                                  vocab * sizeof(float),
+                              64));
     if (!logits)
       return setError(TFC_ERR_OUT_OF_MEMORY, "out of memory for the logits");
   }
@@ -687,12 +693,14 @@ tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
     const float *row = nullptr;
     tfc_tensor out{};
     if (vocab > 0) {
-      out = tfc_tensor{TFC_F32, 3, {1, n, vocab}, logits.get(), nullptr};
+      int64_t positions = lastOnly ? 1 : n;
+      out =
+          tfc_tensor{TFC_F32, 3, {1, positions, vocab}, logits.get(), nullptr};
       if (tfc_status status = run(s, inputs.data(), inputs.size(), &out, 1,
                                   nullptr, /*into=*/true);
           status != TFC_OK)
         return status;
-      row = static_cast<const float *>(logits.get()) + (n - 1) * vocab;
+      row = static_cast<const float *>(logits.get()) + (positions - 1) * vocab;
     } else {
       if (tfc_status status =
               run(s, inputs.data(), inputs.size(), &out, 1, nullptr, false);

@@ -140,6 +140,13 @@ cl::opt<bool> kvCache(
              "cache as state buffers updated in place (docs/abi.md)"),
     cl::init(false));
 
+cl::opt<bool> kvCacheLast(
+    "kv-cache-last",
+    cl::desc("With --kv-cache: <entry>_cached returns, of each output along "
+             "the tokens, only the last position (what generation reads: a "
+             "prompt's logits are computed for one position, not all)"),
+    cl::init(false));
+
 cl::opt<bool> remarks("fusion-remarks",
                       cl::desc("Report what the fusion passes fused and why "
                                "they did not fuse a candidate"),
@@ -218,6 +225,7 @@ int main(int argc, char **argv) {
   options.entry = entry;
   options.defines.assign(defines.begin(), defines.end());
   options.kvCache = kvCache;
+  options.kvCacheLast = kvCacheLast;
   options.quantize = quantize;
   options.remarks = remarks;
   options.passManagerCLOptions = true;

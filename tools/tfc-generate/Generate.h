@@ -77,8 +77,11 @@ public:
     if (tfc_entry_num_outputs(m, static_cast<size_t>(e)) == 1 &&
         tfc_entry_output_info(m, static_cast<size_t>(e), 0, &logits) ==
             TFC_OK &&
-        logits.dtype == TFC_F32 && logits.rank == 3 && logits.dims[2] > 0)
+        logits.dtype == TFC_F32 && logits.rank == 3 && logits.dims[2] > 0) {
       vocab = logits.dims[2];
+      // --kv-cache-last: one position, whatever the tokens given.
+      lastOnly = logits.dims[1] == 1;
+    }
     std::vector<tfc_tensor_info> infos;
     for (size_t i = 0; i < tfc_session_num_inputs(session); ++i) {
       std::string name = tfc_session_input_name(session, i);
@@ -118,11 +121,12 @@ public:
         in.given = std::move(t);
   }
 
-  /// Runs `rows` x `n` tokens; `logits` is the output (release it).
-  /// Runs `rows` x `n` tokens and returns the logits [rows, n, vocab] (valid
-  /// until the next run; `vocabOut` is set). `keep` (rows x n, 1 token / 0
-  /// left padding): tfc_session_run_padded, and the value of the masks
-  /// along the tokens.
+  /// Runs `rows` x `n` tokens and returns the logits of each row's last
+  /// position, [rows, vocab] (valid until the next run; `vocabOut` is set),
+  /// whether the entry returns every position's or only the last's
+  /// (tfc-compile --kv-cache-last). `keep` (rows x n, 1 token / 0 left
+  /// padding): tfc_session_run_padded, and the value of the masks along the
+  /// tokens.
   const float *run(const std::vector<int64_t> &tokens, int64_t rows,
                    int64_t n, int64_t &vocabOut,
                    const std::vector<int64_t> *keep = nullptr) {
@@ -142,15 +146,16 @@ public:
                                 nullptr});
     }
     if (vocab > 0) {
-      size_t need = static_cast<size_t>(rows * n * vocab);
-      reserve(need);
-      tfc_tensor out{TFC_F32, 3, {rows, n, vocab}, buffer.get(), nullptr};
+      int64_t positions = lastOnly ? 1 : n;
+      reserve(static_cast<size_t>(rows * positions * vocab));
+      tfc_tensor out{
+          TFC_F32, 3, {rows, positions, vocab}, buffer.get(), nullptr};
       if (tfc_session_run_into(session, args.data(), args.size(),
                                keep ? keep->data() : nullptr, &out,
                                1) != TFC_OK)
         fail(tfc_last_error());
       vocabOut = vocab;
-      return buffer.get();
+      return lastRows(rows, positions, vocab);
     }
     tfc_tensor out;
     if (tfc_session_run_padded(session, args.data(), args.size(),
@@ -158,14 +163,26 @@ public:
                                1) != TFC_OK)
       fail(tfc_last_error());
     vocabOut = out.shape[out.rank - 1];
-    size_t need = static_cast<size_t>(rows * n * vocabOut);
+    int64_t positions = out.shape[1];
+    size_t need = static_cast<size_t>(rows * positions * vocabOut);
     reserve(need);
     std::memcpy(buffer.get(), out.data, need * sizeof(float));
     tfc_tensor_release(&out);
-    return buffer.get();
+    return lastRows(rows, positions, vocabOut);
   }
 
 private:
+  /// The buffer's [rows, positions, vocab] logits with each row's last
+  /// position moved to row r of its front ([rows, vocab]).
+  const float *lastRows(int64_t rows, int64_t positions, int64_t vocab) {
+    if (positions > 1)
+      for (int64_t r = 0; r < rows; ++r)
+        std::memmove(buffer.get() + r * vocab,
+                     buffer.get() + (r * positions + positions - 1) * vocab,
+                     static_cast<size_t>(vocab) * sizeof(float));
+    return buffer.get();
+  }
+
   /// Grows the logits buffer (64-byte aligned) to `need` floats.
   void reserve(size_t need) {
     if (need <= capacity)
@@ -189,6 +206,7 @@ private:
   std::vector<Input> inputs;
   std::string seqDim;
   /// The static vocabulary of the logits, or 0.
+  bool lastOnly = false;
   int64_t vocab = 0;
   std::unique_ptr<float, FreeDeleter> buffer;
   size_t capacity = 0;

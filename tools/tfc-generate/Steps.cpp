@@ -183,8 +183,7 @@ BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
                                      padded && step == 0 ? &keep : nullptr);
     last.resize(static_cast<size_t>(rows * vocab));
     for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(last.data() + r * vocab,
-                  logits + (r * feedWidth + feedWidth - 1) * vocab,
+      std::memcpy(last.data() + r * vocab, logits + r * vocab,
                   static_cast<size_t>(vocab) * sizeof(float));
     // The next token of every row.
     std::vector<int64_t> next(static_cast<size_t>(rows));

@@ -303,7 +303,7 @@ struct Generation {
       const float *logits = inputs.run(feed, 1, n, vocab);
       fed.insert(fed.end(), feed.begin(), feed.end());
       // The last position's logits: greedy (the argmax) or sampled.
-      const float *row = logits + (n - 1) * vocab;
+      const float *row = logits;
       int64_t next = sampler.sample(row, static_cast<size_t>(vocab), history);
       history.push_back(next);
       double ms = msSince(t0);

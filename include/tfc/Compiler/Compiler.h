@@ -82,6 +82,9 @@ struct CompileOptions {
   std::string entry;
   std::vector<std::string> defines;
   bool kvCache = false;
+  /// --kv-cache-last: the cached entry's outputs along the tokens keep only
+  /// the last position (MLIRGenOptions::kvCacheLast).
+  bool kvCacheLast = false;
   /// Linear weights stored block-quantised (q8_0, q4_0, q4_1) or not at all
   /// (none); empty: as the model says.
   std::string quantize;

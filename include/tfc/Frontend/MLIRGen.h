@@ -40,6 +40,10 @@ struct MLIRGenOptions {
   /// [past, past + seq) and the key/value cache of every layer as state
   /// buffers it updates in place (see docs/abi.md).
   bool kvCache = false;
+  /// With kvCache: the cached entry returns, of each output along the
+  /// tokens, only the last position (what generation reads): the final norm
+  /// and LM head then compute one position of a prompt instead of all.
+  bool kvCacheLast = false;
 
   /// Adds one `-D name=value` override; false (nothing added) when `text`
   /// has no '=' or an empty name.

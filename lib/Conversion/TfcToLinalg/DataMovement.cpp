@@ -122,6 +122,15 @@ struct SliceLowering : OpRewritePattern<SliceOp> {
     SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
     int64_t axis = op.getAxis();
     offsets[axis] = rewriter.getIndexAttr(op.getStart());
+    if (op.getFromEnd()) {
+      // n - start - size, n the axis' size (static or at run time).
+      Value n = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[axis]);
+      offsets[axis] = arith::SubIOp::create(
+                          rewriter, loc, n,
+                          arith::ConstantIndexOp::create(
+                              rewriter, loc, op.getStart() + op.getSize()))
+                          .getResult();
+    }
     sizes[axis] = rewriter.getIndexAttr(op.getSize());
     auto resultType = cast<RankedTensorType>(op.getType());
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(

@@ -76,6 +76,22 @@ func.func @slice(%x: tensor<?x?x2304xf32>) -> tensor<?x?x768xf32> {
 
 // -----
 
+// From the end: the offset is the axis' size less start + size (the last
+// position of a sequence of any length).
+// CHECK-LABEL: func @slice_from_end
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x64xf32>)
+// CHECK-DAG: %[[D0:.*]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[D1:.*]] = tensor.dim %[[X]], %c1
+// CHECK: %[[OFF:.*]] = arith.subi %[[D1]], %c1
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[X]][0, %[[OFF]], 0] [%[[D0]], 1, 64] [1, 1, 1] : tensor<?x?x64xf32> to tensor<?x1x64xf32>
+// CHECK: return %[[S]]
+func.func @slice_from_end(%x: tensor<?x?x64xf32>) -> tensor<?x1x64xf32> {
+  %0 = tfc.slice %x {axis = 1, start = 0, size = 1, from_end} : tensor<?x?x64xf32> -> tensor<?x1x64xf32>
+  return %0 : tensor<?x1x64xf32>
+}
+
+// -----
+
 // Static sizes along the axis: constant offsets.
 // CHECK-LABEL: func @concat_static
 // CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<2x8xf32>, %[[C:.*]]: tensor<3x8xf32>)

@@ -38,7 +38,8 @@ namespace {
 /// Whether `a` and `b` take the same part of their inputs.
 bool sameSlice(SliceOp a, SliceOp b) {
   return a.getAxis() == b.getAxis() && a.getStart() == b.getStart() &&
-         a.getSize() == b.getSize() && a.getType() == b.getType();
+         a.getSize() == b.getSize() && a.getFromEnd() == b.getFromEnd() &&
+         a.getType() == b.getType();
 }
 
 struct BubbleUpSlice : OpRewritePattern<SliceOp> {
@@ -53,16 +54,25 @@ struct BubbleUpSlice : OpRewritePattern<SliceOp> {
     auto resultType = dyn_cast<RankedTensorType>(source.getType());
     if (!resultType)
       return failure();
+    // The slices' first in the block: the narrow op replaces all of them,
+    // so it goes before every one.
+    Operation *first = slice;
     for (Operation *user : source.getUsers()) {
       auto other = dyn_cast<SliceOp>(user);
       if (!other || !sameSlice(other, slice))
         return rewriter.notifyMatchFailure(slice, "the value has other uses");
+      if (other->getBlock() != slice->getBlock())
+        return rewriter.notifyMatchFailure(slice, "slices in other blocks");
+      if (other->isBeforeInBlock(first))
+        first = other;
     }
+    rewriter.setInsertionPoint(first);
     int64_t axis = slice.getAxis(), rank = resultType.getRank();
     // The same part of an operand shaped like the result.
     auto sliced = [&](Value v) -> Value {
       return SliceOp::create(rewriter, slice.getLoc(), v, axis,
-                             slice.getStart(), slice.getSize());
+                             slice.getStart(), slice.getSize(),
+                             slice.getFromEnd());
     };
     SmallVector<Value> operands(op->getOperands());
     if (isa<LinearOp>(op)) {
@@ -103,7 +113,7 @@ struct BubbleUpSlice : OpRewritePattern<SliceOp> {
           return rewriter.notifyMatchFailure(
               slice, "an operand's size along the axis is not the result's");
         v = SliceOp::create(rewriter, slice.getLoc(), v, at, slice.getStart(),
-                            slice.getSize());
+                            slice.getSize(), slice.getFromEnd());
       }
     } else {
       return failure();

@@ -90,3 +90,23 @@ func.func @softmax_rows(%x: tensor<5x8xf32>) -> tensor<1x8xf32> {
   %s = tfc.slice %p {axis = 0 : i64, start = 3 : i64, size = 1 : i64} : tensor<5x8xf32> -> tensor<1x8xf32>
   return %s : tensor<1x8xf32>
 }
+
+// -----
+
+// The slices of one value are replaced together, the narrow op placed
+// before the first of them (here the one whose user comes first), and a
+// slice from the end (the last position) moves like any other.
+// CHECK-LABEL: func @two_slices
+// CHECK: %[[X:.*]] = tfc.slice %arg0 {axis = 1 : i64, from_end, size = 1 : i64, start = 0 : i64} : tensor<2x?x8xf32> -> tensor<2x1x8xf32>
+// CHECK: %[[E:.*]] = tfc.exp %[[X]] : tensor<2x1x8xf32>
+// CHECK: %[[A:.*]] = tfc.add %[[E]], %[[E]] : tensor<2x1x8xf32>
+// CHECK: %[[M:.*]] = tfc.mul %[[A]], %[[E]] : tensor<2x1x8xf32>
+// CHECK: return %[[M]]
+func.func @two_slices(%x: tensor<2x?x8xf32>) -> tensor<2x1x8xf32> {
+  %e = tfc.exp %x : tensor<2x?x8xf32>
+  %s1 = tfc.slice %e {axis = 1 : i64, start = 0 : i64, size = 1 : i64, from_end} : tensor<2x?x8xf32> -> tensor<2x1x8xf32>
+  %a = tfc.add %s1, %s1 : tensor<2x1x8xf32>
+  %s2 = tfc.slice %e {axis = 1 : i64, start = 0 : i64, size = 1 : i64, from_end} : tensor<2x?x8xf32> -> tensor<2x1x8xf32>
+  %m = tfc.mul %a, %s2 : tensor<2x1x8xf32>
+  return %m : tensor<2x1x8xf32>
+}

@@ -546,18 +546,23 @@ def Tfc_SliceOp : Tfc_InferOp<"slice", [SameOperandsAndResultElementType]> {
   let description = [{
     `result = input[..., start : start + size, ...]` along `axis`, e.g. the
     query, key and value parts of a packed QKV projection, or the first
-    token. On a dynamic axis, `start + size` must not exceed its size at run
-    time.
+    token. With `from_end`, `start` counts from the end of the axis:
+    `input[..., n - start - size : n - start, ...]` (`start = 0, size = 1`:
+    the last position, whatever the length). On a dynamic axis,
+    `start + size` must not exceed its size at run time.
 
     ```mlir
     %q = tfc.slice %qkv {axis = 2, start = 0, size = 768}
         : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>
+    %last = tfc.slice %h {axis = 1, start = 0, size = 1, from_end}
+        : tensor<?x?x576xf32> -> tensor<?x1x576xf32>
     ```
   }];
   let arguments = (ins Tfc_AnyTensor:$input,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$start,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$size);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$size,
+                       UnitAttr:$from_end);
   let results = (outs Tfc_AnyTensor:$result);
   let assemblyFormat = [{
     $input attr-dict `:` type($input) `->` type($result)
@@ -565,12 +570,12 @@ def Tfc_SliceOp : Tfc_InferOp<"slice", [SameOperandsAndResultElementType]> {
   let hasFolder = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis, "int64_t":$start,
-                   "int64_t":$size), [{
+                   "int64_t":$size, CArg<"bool", "false">:$fromEnd), [{
       build($_builder, $_state,
             ::mlir::tfc::infer::resultOrPlaceholder(
                 ::mlir::tfc::infer::slice(input.getType(), axis, start, size),
                 input),
-            input, axis, start, size);
+            input, axis, start, size, fromEnd);
     }]>
   ];
 }
