@@ -226,6 +226,11 @@ int main(int argc, char **argv) {
   options.defines.assign(defines.begin(), defines.end());
   options.kvCache = kvCache;
   options.kvCacheLast = kvCacheLast;
+  if (kvCacheLast && !kvCache) {
+    errs() << "tfc-compile: error: --kv-cache-last shapes the cached entries "
+              "of --kv-cache; give both\n";
+    return 1;
+  }
   options.quantize = quantize;
   options.remarks = remarks;
   options.passManagerCLOptions = true;
