@@ -66,32 +66,32 @@ Value tfc::cpu::reduceAdd(OpBuilder &b, Location loc, Value vec) {
   return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec);
 }
 
-Value tfc::cpu::reduceAddTree(OpBuilder &b, Location loc, Value vec) {
+/// `vec` reduced to one lane as a tree of halves, `Combine` (an arith op)
+/// joining the low and high half at each step, then `kind` over that lane.
+template <typename Combine>
+static Value reduceByHalves(OpBuilder &b, Location loc, Value vec,
+                            vector::CombiningKind kind) {
   auto type = cast<VectorType>(vec.getType());
   for (int64_t w = type.getNumElements(); w > 1 && w % 2 == 0; w /= 2) {
     Value lo =
         vector::ExtractStridedSliceOp::create(b, loc, vec, {0}, {w / 2}, {1});
     Value hi = vector::ExtractStridedSliceOp::create(b, loc, vec, {w / 2},
                                                      {w / 2}, {1});
-    vec = arith::AddFOp::create(b, loc, lo, hi);
+    vec = Combine::create(b, loc, lo, hi);
   }
-  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, vec);
+  return vector::ReductionOp::create(b, loc, kind, vec);
+}
+
+Value tfc::cpu::reduceAddTree(OpBuilder &b, Location loc, Value vec) {
+  return reduceByHalves<arith::AddFOp>(b, loc, vec, vector::CombiningKind::ADD);
 }
 
 Value tfc::cpu::reduceMax(OpBuilder &b, Location loc, Value vec) {
   // Halves, as a tree: LLVM expands llvm.vector.reduce.fmax (maxnum, NaNs
   // possible) one lane at a time, a chain of 15 maxss each with its NaN
   // fix-up, even when told it may reassociate.
-  auto type = cast<VectorType>(vec.getType());
-  for (int64_t w = type.getNumElements(); w > 1 && w % 2 == 0; w /= 2) {
-    Value lo =
-        vector::ExtractStridedSliceOp::create(b, loc, vec, {0}, {w / 2}, {1});
-    Value hi = vector::ExtractStridedSliceOp::create(b, loc, vec, {w / 2},
-                                                     {w / 2}, {1});
-    vec = arith::MaxNumFOp::create(b, loc, lo, hi);
-  }
-  return vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXNUMF,
-                                     vec);
+  return reduceByHalves<arith::MaxNumFOp>(b, loc, vec,
+                                          vector::CombiningKind::MAXNUMF);
 }
 
 void tfc::cpu::forChunks(OpBuilder &b, Location loc, Value n, ChunkFn fn) {

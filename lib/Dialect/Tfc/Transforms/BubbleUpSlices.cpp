@@ -35,6 +35,15 @@ using namespace mlir::tfc;
 
 namespace {
 
+/// The operand numbers of a norm's input and (if it has one) residual.
+template <typename NormOp>
+std::pair<unsigned, std::optional<unsigned>> rowOperands(NormOp norm) {
+  std::optional<unsigned> residual;
+  if (norm.getResidual())
+    residual = norm.getResidualMutable()[0].getOperandNumber();
+  return {norm.getInputMutable().getOperandNumber(), residual};
+}
+
 /// Whether `a` and `b` take the same part of their inputs.
 bool sameSlice(SliceOp a, SliceOp b) {
   return a.getAxis() == b.getAxis() && a.getStart() == b.getStart() &&
@@ -68,42 +77,37 @@ struct BubbleUpSlice : OpRewritePattern<SliceOp> {
     }
     rewriter.setInsertionPoint(first);
     int64_t axis = slice.getAxis(), rank = resultType.getRank();
-    // The same part of an operand shaped like the result.
-    auto sliced = [&](Value v) -> Value {
-      return SliceOp::create(rewriter, slice.getLoc(), v, axis,
-                             slice.getStart(), slice.getSize(),
-                             slice.getFromEnd());
-    };
-    SmallVector<Value> operands(op->getOperands());
+    // Which operands to slice, and along which of their axes; decided in
+    // full before any IR is created (a pattern that fails must leave the IR
+    // as it found it).
+    SmallVector<std::pair<unsigned, int64_t>> toSlice;
     if (isa<LinearOp>(op)) {
       if (axis == rank - 1)
         return failure();
-      operands[0] = sliced(operands[0]);
-    } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+      toSlice.push_back({0, axis});
+    } else if (isa<LayerNormOp, RmsNormOp>(op)) {
       if (axis == rank - 1)
         return failure();
-      for (OpOperand &use : op->getOpOperands())
-        if (use.get() == norm.getInput() || use.get() == norm.getResidual())
-          operands[use.getOperandNumber()] = sliced(use.get());
-    } else if (auto norm = dyn_cast<RmsNormOp>(op)) {
-      if (axis == rank - 1)
-        return failure();
-      for (OpOperand &use : op->getOpOperands())
-        if (use.get() == norm.getInput() || use.get() == norm.getResidual())
-          operands[use.getOperandNumber()] = sliced(use.get());
+      // The input and the residual; scale and bias are per feature.
+      auto [input, residual] = isa<LayerNormOp>(op)
+                                   ? rowOperands(cast<LayerNormOp>(op))
+                                   : rowOperands(cast<RmsNormOp>(op));
+      toSlice.push_back({input, axis});
+      if (residual)
+        toSlice.push_back({*residual, axis});
     } else if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
       if (static_cast<uint64_t>(axis) == softmax.getAxis())
         return failure();
-      operands[0] = sliced(operands[0]);
+      toSlice.push_back({0, axis});
     } else if (isa<GeluOp, ReluOp, SiluOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
                    TanhOp, ErfOp, NegOp>(op)) {
-      operands[0] = sliced(operands[0]);
+      toSlice.push_back({0, axis});
     } else if (isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp>(op)) {
       // NumPy broadcasting aligns the trailing dims: an operand of lower
       // rank lacks the leading axes, one of size 1 along the axis is
       // broadcast along it; both stay whole.
-      for (Value &v : operands) {
-        auto type = dyn_cast<RankedTensorType>(v.getType());
+      for (OpOperand &use : op->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(use.get().getType());
         if (!type)
           return failure();
         int64_t at = axis - (rank - type.getRank());
@@ -112,12 +116,17 @@ struct BubbleUpSlice : OpRewritePattern<SliceOp> {
         if (type.getDimSize(at) != resultType.getDimSize(axis))
           return rewriter.notifyMatchFailure(
               slice, "an operand's size along the axis is not the result's");
-        v = SliceOp::create(rewriter, slice.getLoc(), v, at, slice.getStart(),
-                            slice.getSize(), slice.getFromEnd());
+        toSlice.push_back({use.getOperandNumber(), at});
       }
     } else {
       return failure();
     }
+    // The same part of each of those operands.
+    SmallVector<Value> operands(op->getOperands());
+    for (auto [index, at] : toSlice)
+      operands[index] = SliceOp::create(rewriter, slice.getLoc(),
+                                        operands[index], at, slice.getStart(),
+                                        slice.getSize(), slice.getFromEnd());
     // The op again (its attributes and properties), on the slices.
     Operation *narrow = rewriter.clone(*op);
     rewriter.modifyOpInPlace(narrow, [&] {
