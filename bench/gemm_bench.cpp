@@ -3,6 +3,7 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 //   gemm_bench M K N model.so scratch-dir [blocks] [iterations]
+//   gemm_bench M K N a.so,b.so[,...] scratch-dir [rounds] [iterations]
 //
 // Times y = x · Wᵀ for x [M, K], W [N, K] three ways in one process, all with
 // the same thread count (TFC_NUM_THREADS / OMP_NUM_THREADS, set by
@@ -28,6 +29,14 @@
 // 1: tfc is faster).
 // tfc's output is checked against oneDNN's (max |diff| relative to max |y|;
 // the line says MISMATCH above 1e-5, and the exit status is 1).
+//
+// Given several models (comma-separated: builds of tfc, or one build with
+// different flags, compiled from the same GEMM; bench/ab-gemm.sh makes
+// them), it compares them instead: the models and oneDNN take turns in
+// `rounds` rounds (the order rotating), and each line gives a model's best
+// and median GFLOP/s and the median over the rounds of its time relative to
+// the first model's in the same round, the measure that a VM's slow phases
+// disturb least (two builds of one commit: within 1-3 %).
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,12 +101,91 @@ bool writeWeights(const std::string &path, const std::vector<float> &w, long n,
   return std::fclose(f) == 0 && ok;
 }
 
+/// The A/B mode: `paths` compiled from one GEMM, compared with each other
+/// and with oneDNN's prepacked matmul (`runDnnl`).
+int compareModels(const std::vector<std::string> &paths, long m, long k, long n,
+                  const std::string &wPath, std::vector<float> &x,
+                  const std::function<void()> &runDnnl, const float *yDnnl,
+                  int rounds, int iterations) {
+  size_t yBytes = (static_cast<size_t>(m * n) * sizeof(float) + 63) / 64 * 64;
+  std::vector<tfc_model *> models(paths.size(), nullptr);
+  std::vector<float *> ys(paths.size(), nullptr);
+  std::vector<std::function<void()>> runs;
+  bool ok = true;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (tfc_model_load(paths[i].c_str(), &models[i]) != TFC_OK)
+      return fail(paths[i].c_str());
+    if (tfc_model_load_weights(models[i], wPath.c_str()) != TFC_OK)
+      return fail("weights");
+    ys[i] = static_cast<float *>(std::aligned_alloc(64, yBytes));
+    runs.push_back([&, i] {
+      tfc_tensor in = {}, out = {};
+      in.dtype = out.dtype = TFC_F32;
+      in.rank = out.rank = 2;
+      in.shape[0] = out.shape[0] = m;
+      in.shape[1] = k;
+      out.shape[1] = n;
+      in.data = x.data();
+      out.data = ys[i];
+      if (tfc_run_into(models[i], "forward", &in, 1, &out, 1) != TFC_OK)
+        ok = false;
+    });
+  }
+  runs.push_back(runDnnl);
+  size_t count = runs.size();
+  std::vector<std::vector<double>> times(count), relative(count);
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t j = 0; j < count; ++j) {
+      size_t which = (j + r) % count;
+      times[which].push_back(blockMs(iterations, runs[which]));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (size_t j = 0; j < count; ++j)
+      relative[j].push_back(times[j].back() / times[0].back());
+  }
+  if (!ok)
+    return fail("run");
+  // Each model's output against oneDNN's, as in the main mode.
+  std::vector<double> diffs(paths.size(), 0);
+  bool mismatch = false;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    double maxDiff = 0, maxRef = 0;
+    for (long e = 0; e < m * n; ++e) {
+      maxDiff = std::max(maxDiff, double(std::fabs(ys[i][e] - yDnnl[e])));
+      maxRef = std::max(maxRef, double(std::fabs(yDnnl[e])));
+    }
+    diffs[i] = maxDiff / std::max(maxRef, 1e-30);
+    mismatch |= diffs[i] > 1e-5;
+  }
+  double gflop = 2.0 * m * k * n / 1e9;
+  std::printf("gemm %ldx%ldx%ld, %d rounds of %d calls each:\n", m, k, n,
+              rounds, iterations);
+  for (size_t j = 0; j < count; ++j) {
+    bool ours = j < paths.size();
+    std::printf("  %-20s GFLOP/s best %.1f median %.1f | time / first's in "
+                "the same round: median %.3f",
+                ours ? paths[j].c_str() : "oneDNN (prepacked)",
+                gflop / *std::min_element(times[j].begin(), times[j].end()) *
+                    1e3,
+                gflop / medianOf(times[j]) * 1e3, medianOf(relative[j]));
+    if (ours)
+      std::printf(" | max diff vs oneDNN %.1e%s", diffs[j],
+                  diffs[j] > 1e-5 ? " MISMATCH" : "");
+    std::printf("\n");
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    tfc_model_free(models[i]);
+    std::free(ys[i]);
+  }
+  return mismatch ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: gemm_bench M K N model.so scratch-dir "
-                         "[blocks] [iterations]\n");
+    std::fprintf(stderr, "usage: gemm_bench M K N model.so[,model.so...] "
+                         "scratch-dir [blocks|rounds] [iterations]\n");
     return 2;
   }
   long m = std::atol(argv[1]), k = std::atol(argv[2]), n = std::atol(argv[3]);
@@ -124,8 +212,16 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "gemm_bench: cannot write %s\n", wPath.c_str());
     return 1;
   }
+  std::vector<std::string> paths;
+  for (std::string rest = argv[4];;) {
+    size_t comma = rest.find(',');
+    paths.push_back(rest.substr(0, comma));
+    if (comma == std::string::npos)
+      break;
+    rest = rest.substr(comma + 1);
+  }
   tfc_model *model;
-  if (tfc_model_load(argv[4], &model) != TFC_OK)
+  if (tfc_model_load(paths[0].c_str(), &model) != TFC_OK)
     return fail("load");
   if (tfc_model_load_weights(model, wPath.c_str()) != TFC_OK)
     return fail("weights");
@@ -174,6 +270,16 @@ int main(int argc, char **argv) {
                      {DNNL_ARG_DST, dst}});
     s.wait();
   };
+
+  if (paths.size() > 1) {
+    tfc_model_free(model);
+    std::free(yTfc);
+    runDnnl();
+    int status = compareModels(paths, m, k, n, wPath, x, runDnnl, yDnnl, blocks,
+                               iterations);
+    std::free(yDnnl);
+    return status;
+  }
 
   float *yBlas = static_cast<float *>(std::aligned_alloc(64, yBytes));
   std::function<void()> runBlas = [&] {

@@ -110,15 +110,7 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 
 for shape in "128 768 768" "128 768 2304" "128 768 3072" "128 3072 768" "512 768 768"; do
   read -r m k n <<< "$shape"
-  cat > "$work/gemm.mlir" <<MLIR
-module attributes {tfc.model = "gemm_${m}x${k}x${n}"} {
-  func.func @forward(%x: tensor<?x${k}xf32> {tfc.name = "x", tfc.dims = ["m", ${k}]}) -> (tensor<?x${n}xf32> {tfc.name = "y"}) {
-    %w = tfc.weight "w" : tensor<${n}x${k}xf32>
-    %y = tfc.linear %x, %w : (tensor<?x${k}xf32>, tensor<${n}x${k}xf32>) -> tensor<?x${n}xf32>
-    return %y : tensor<?x${n}xf32>
-  }
-}
-MLIR
+  "$root/bench/gemm_mlir.sh" "$m" "$k" "$n" > "$work/gemm.mlir"
   "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" -o "$work/gemm.so"
   # tfc, oneDNN and OpenBLAS take turns in one process, $blocks blocks of
   # 20 calls each (bench/gemm_bench.cpp): each ratio is of two blocks run
