@@ -22,12 +22,11 @@ fi
 m=$1 k=$2 n=$3
 shift 3
 threads=${TFC_AB_THREADS:-2}
+. "$root/bench/common.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ninja -C "$build" tfcrt_shared >/dev/null
-clang++-22 -O2 -std=c++17 -I"$root/include" "$root/bench/gemm_bench.cpp" \
-  -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -ldnnl -lopenblas -lpthread \
-  -o "$work/gemm_bench"
+build_gemm_bench "$work/gemm_bench"
 "$root/bench/gemm_mlir.sh" "$m" "$k" "$n" > "$work/gemm.mlir"
 models=()
 for variant in "$@"; do
@@ -37,7 +36,7 @@ for variant in "$@"; do
   echo "v$i: $variant"
   models+=("$work/v$i.so")
 done
-echo "# $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p')), $threads threads"
+echo "# $(host_cpu), $threads threads"
 export TFC_NUM_THREADS=$threads OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads OPENBLAS_MAIN_FREE=1
 list=$(IFS=,; echo "${models[*]}")
 "$work/gemm_bench" "$m" "$k" "$n" "$list" "$work" "${TFC_AB_ROUNDS:-40}" "${TFC_AB_CALLS:-5}" |

@@ -101,36 +101,69 @@ bool writeWeights(const std::string &path, const std::vector<float> &w, long n,
   return std::fclose(f) == 0 && ok;
 }
 
-/// The A/B mode: `paths` compiled from one GEMM, compared with each other
-/// and with oneDNN's prepacked matmul (`runDnnl`).
-int compareModels(const std::vector<std::string> &paths, long m, long k, long n,
-                  const std::string &wPath, std::vector<float> &x,
+/// Bytes of an [m, n] f32 output rounded up to 64, for aligned_alloc.
+size_t outputBytes(long m, long n) {
+  return (static_cast<size_t>(m * n) * sizeof(float) + 63) / 64 * 64;
+}
+
+/// max |y - ref| relative to max |ref| over `count` elements.
+double relativeDiff(const float *y, const float *ref, long count) {
+  double maxDiff = 0, maxRef = 0;
+  for (long i = 0; i < count; ++i) {
+    maxDiff = std::max(maxDiff, double(std::fabs(y[i] - ref[i])));
+    maxRef = std::max(maxRef, double(std::fabs(ref[i])));
+  }
+  return maxDiff / std::max(maxRef, 1e-30);
+}
+
+/// One tfc-compiled GEMM: the weight bound once (packed at load), the
+/// output into a buffer it keeps, 64-byte aligned as oneDNN's and tfc's own
+/// are (an unaligned destination splits every vector store: 30 % slower).
+struct TfcGemm {
+  tfc_model *model = nullptr;
+  tfc_tensor in = {}, out = {};
+  float *y = nullptr;
+  bool ok = true;
+
+  TfcGemm() = default;
+  TfcGemm(const TfcGemm &) = delete;
+  TfcGemm &operator=(const TfcGemm &) = delete;
+  /// False (tfc_last_error() says why) if the model or weight fails to load.
+  bool load(const std::string &path, const std::string &wPath,
+            std::vector<float> &x, long m, long k, long n) {
+    if (tfc_model_load(path.c_str(), &model) != TFC_OK ||
+        tfc_model_load_weights(model, wPath.c_str()) != TFC_OK)
+      return false;
+    in.dtype = out.dtype = TFC_F32;
+    in.rank = out.rank = 2;
+    in.shape[0] = out.shape[0] = m;
+    in.shape[1] = k;
+    out.shape[1] = n;
+    in.data = x.data();
+    y = static_cast<float *>(std::aligned_alloc(64, outputBytes(m, n)));
+    out.data = y;
+    return true;
+  }
+  void run() {
+    if (tfc_run_into(model, "forward", &in, 1, &out, 1) != TFC_OK)
+      ok = false;
+  }
+  ~TfcGemm() {
+    tfc_model_free(model);
+    std::free(y);
+  }
+};
+
+/// The A/B mode: `gemms` compiled from one GEMM (named by `paths`),
+/// compared with each other and with oneDNN's prepacked matmul (`runDnnl`,
+/// writing `yDnnl`).
+int compareModels(const std::vector<std::string> &paths,
+                  std::vector<TfcGemm> &gemms, long m, long k, long n,
                   const std::function<void()> &runDnnl, const float *yDnnl,
                   int rounds, int iterations) {
-  size_t yBytes = (static_cast<size_t>(m * n) * sizeof(float) + 63) / 64 * 64;
-  std::vector<tfc_model *> models(paths.size(), nullptr);
-  std::vector<float *> ys(paths.size(), nullptr);
   std::vector<std::function<void()>> runs;
-  bool ok = true;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (tfc_model_load(paths[i].c_str(), &models[i]) != TFC_OK)
-      return fail(paths[i].c_str());
-    if (tfc_model_load_weights(models[i], wPath.c_str()) != TFC_OK)
-      return fail("weights");
-    ys[i] = static_cast<float *>(std::aligned_alloc(64, yBytes));
-    runs.push_back([&, i] {
-      tfc_tensor in = {}, out = {};
-      in.dtype = out.dtype = TFC_F32;
-      in.rank = out.rank = 2;
-      in.shape[0] = out.shape[0] = m;
-      in.shape[1] = k;
-      out.shape[1] = n;
-      in.data = x.data();
-      out.data = ys[i];
-      if (tfc_run_into(models[i], "forward", &in, 1, &out, 1) != TFC_OK)
-        ok = false;
-    });
-  }
+  for (TfcGemm &gemm : gemms)
+    runs.push_back([&gemm] { gemm.run(); });
   runs.push_back(runDnnl);
   size_t count = runs.size();
   std::vector<std::vector<double>> times(count), relative(count);
@@ -143,39 +176,28 @@ int compareModels(const std::vector<std::string> &paths, long m, long k, long n,
     for (size_t j = 0; j < count; ++j)
       relative[j].push_back(times[j].back() / times[0].back());
   }
-  if (!ok)
-    return fail("run");
-  // Each model's output against oneDNN's, as in the main mode.
-  std::vector<double> diffs(paths.size(), 0);
   bool mismatch = false;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    double maxDiff = 0, maxRef = 0;
-    for (long e = 0; e < m * n; ++e) {
-      maxDiff = std::max(maxDiff, double(std::fabs(ys[i][e] - yDnnl[e])));
-      maxRef = std::max(maxRef, double(std::fabs(yDnnl[e])));
-    }
-    diffs[i] = maxDiff / std::max(maxRef, 1e-30);
-    mismatch |= diffs[i] > 1e-5;
-  }
   double gflop = 2.0 * m * k * n / 1e9;
   std::printf("gemm %ldx%ldx%ld, %d rounds of %d calls each:\n", m, k, n,
               rounds, iterations);
   for (size_t j = 0; j < count; ++j) {
-    bool ours = j < paths.size();
+    bool ours = j < gemms.size();
     std::printf("  %-20s GFLOP/s best %.1f median %.1f | time / first's in "
                 "the same round: median %.3f",
                 ours ? paths[j].c_str() : "oneDNN (prepacked)",
                 gflop / *std::min_element(times[j].begin(), times[j].end()) *
                     1e3,
                 gflop / medianOf(times[j]) * 1e3, medianOf(relative[j]));
-    if (ours)
-      std::printf(" | max diff vs oneDNN %.1e%s", diffs[j],
-                  diffs[j] > 1e-5 ? " MISMATCH" : "");
+    if (ours) {
+      if (!gemms[j].ok)
+        return fail("run");
+      // Each model's output against oneDNN's, as in the main mode.
+      double rel = relativeDiff(gemms[j].y, yDnnl, m * n);
+      mismatch |= rel > 1e-5;
+      std::printf(" | max diff vs oneDNN %.1e%s", rel,
+                  rel > 1e-5 ? " MISMATCH" : "");
+    }
     std::printf("\n");
-  }
-  for (size_t i = 0; i < paths.size(); ++i) {
-    tfc_model_free(models[i]);
-    std::free(ys[i]);
   }
   return mismatch ? 1 : 0;
 }
@@ -204,9 +226,6 @@ int main(int argc, char **argv) {
   for (long i = 0; i < n * k; ++i)
     w[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
 
-  // tfc: the weight bound once (packed at load), the output into a buffer
-  // the caller keeps, 64-byte aligned as oneDNN's and tfc's own are (an
-  // unaligned destination splits every vector store: 30 % slower).
   std::string wPath = scratch + "/w.safetensors";
   if (!writeWeights(wPath, w, n, k)) {
     std::fprintf(stderr, "gemm_bench: cannot write %s\n", wPath.c_str());
@@ -220,30 +239,11 @@ int main(int argc, char **argv) {
       break;
     rest = rest.substr(comma + 1);
   }
-  tfc_model *model;
-  if (tfc_model_load(paths[0].c_str(), &model) != TFC_OK)
-    return fail("load");
-  if (tfc_model_load_weights(model, wPath.c_str()) != TFC_OK)
-    return fail("weights");
-  tfc_tensor in = {};
-  in.dtype = TFC_F32;
-  in.rank = 2;
-  in.shape[0] = m;
-  in.shape[1] = k;
-  in.data = x.data();
-  size_t yBytes = (static_cast<size_t>(m * n) * sizeof(float) + 63) / 64 * 64;
-  float *yTfc = static_cast<float *>(std::aligned_alloc(64, yBytes));
-  tfc_tensor out = {};
-  out.dtype = TFC_F32;
-  out.rank = 2;
-  out.shape[0] = m;
-  out.shape[1] = n;
-  out.data = yTfc;
-  bool tfcOk = true;
-  std::function<void()> runTfc = [&] {
-    if (tfc_run_into(model, "forward", &in, 1, &out, 1) != TFC_OK)
-      tfcOk = false;
-  };
+  std::vector<TfcGemm> gemms(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (!gemms[i].load(paths[i], wPath, x, m, k, n))
+      return fail(paths[i].c_str());
+  size_t yBytes = outputBytes(m, n);
 
   // oneDNN: weights [K, N] viewed on W [N, K] (format "ba"), reordered once
   // into the primitive's layout.
@@ -271,15 +271,15 @@ int main(int argc, char **argv) {
     s.wait();
   };
 
-  if (paths.size() > 1) {
-    tfc_model_free(model);
-    std::free(yTfc);
+  if (gemms.size() > 1) {
     runDnnl();
-    int status = compareModels(paths, m, k, n, wPath, x, runDnnl, yDnnl, blocks,
+    int status = compareModels(paths, gemms, m, k, n, runDnnl, yDnnl, blocks,
                                iterations);
     std::free(yDnnl);
     return status;
   }
+  TfcGemm &tfc = gemms[0];
+  std::function<void()> runTfc = [&tfc] { tfc.run(); };
 
   float *yBlas = static_cast<float *>(std::aligned_alloc(64, yBytes));
   std::function<void()> runBlas = [&] {
@@ -306,15 +306,10 @@ int main(int argc, char **argv) {
   }
   const std::vector<double> &tTfc = times[0], &tDnnl = times[1],
                             &tBlas = times[2];
-  if (!tfcOk)
+  if (!tfc.ok)
     return fail("run");
 
-  double maxDiff = 0, maxRef = 0;
-  for (long i = 0; i < m * n; ++i) {
-    maxDiff = std::max(maxDiff, double(std::fabs(yTfc[i] - yDnnl[i])));
-    maxRef = std::max(maxRef, double(std::fabs(yDnnl[i])));
-  }
-  double rel = maxDiff / std::max(maxRef, 1e-30);
+  double rel = relativeDiff(tfc.y, yDnnl, m * n);
   double gflop = 2.0 * m * k * n / 1e9;
   auto best = [&](const std::vector<double> &t) {
     return gflop / *std::min_element(t.begin(), t.end()) * 1e3;
@@ -331,8 +326,6 @@ int main(int argc, char **argv) {
               best(tDnnl), typical(tDnnl), best(tBlas), typical(tBlas),
               medianOf(rDnnl), medianOf(rBlas), rel,
               rel > 1e-5 ? " MISMATCH" : "");
-  tfc_model_free(model);
-  std::free(yTfc);
   std::free(yDnnl);
   std::free(yBlas);
   return rel > 1e-5 ? 1 : 0;

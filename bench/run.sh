@@ -36,6 +36,7 @@ blocks=${TFC_BENCH_BLOCKS:-24}
 out=${2:-}
 build=${TFC_BUILD_DIR:-$root/build}
 bin=$build/bin
+. "$root/bench/common.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -53,9 +54,7 @@ if ((${#need[@]})); then
 fi
 ninja -C "$build" tfc-compile tfc-run tfc-weights tfcrt_shared >/dev/null
 
-clang++-22 -O2 -std=c++17 -I"$root/include" "$root/bench/gemm_bench.cpp" \
-  -L"$build/lib" -Wl,-rpath,"$build/lib" -ltfcrt -ldnnl -lopenblas -lpthread \
-  -o "$work/gemm_bench"
+build_gemm_bench "$work/gemm_bench"
 clang-22 -O2 "$root/bench/fma_peak.c" -lpthread -o "$work/fma_peak"
 compile_flags=()
 # Another CPU's kernels measured on this host: with this host's L1 data
@@ -103,7 +102,7 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 [[ -n $out ]] && : > "$out"
 {
   echo "# tfc CPU benchmarks, $(date -u +%Y-%m-%d), $threads threads"
-  echo "# host: $(lscpu | sed -n 's/^Model name: *//p') (family $(lscpu | sed -n 's/^CPU family: *//p'), model $(lscpu | sed -n 's/^Model: *//p')), $(nproc) cores visible; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  echo "# host: $(host_cpu), $(nproc) cores visible; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "# tfc $(git -C "$root" rev-parse --short HEAD), kernels for ${isa:-?}${TFC_BENCH_CPU:+ (${compile_flags[*]})}$peer_note"
   "$work/fma_peak" "$isa" "$threads" | tee "$work/peak1"
 } | report
