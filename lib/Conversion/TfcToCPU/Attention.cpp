@@ -4,11 +4,13 @@
 //
 // softmax(Q·Kᵀ·scale + mask)·V on one of three paths chosen at run time
 // (emitAttention): at most kAttentionDecodeRows query rows, the decode C
-// micro-kernel (flash-decoding over splits of the keys); else at most
-// TFC_UK_ATTENTION_PREFILL_KEYS keys, the prefill C micro-kernel (a block of
-// query rows keeps all its scores in L1: exact softmax, register-blocked
-// products; lib/Target/CPU/MicroKernels/Attention.c); else flash attention,
-// the loop nest below, which never materialises the Tq x Tk scores.
+// micro-kernel (flash-decoding over splits of the keys); else the prefill C
+// micro-kernel (a block of query rows keeps the scores of a chunk of
+// TFC_UK_ATTENTION_PREFILL_KEYS keys in L1: register-blocked products, an
+// online softmax across chunks; lib/Target/CPU/MicroKernels/Attention.c);
+// both need run-time head counts that divide, and where they do not, flash
+// attention, the loop nest below, which maps any count. None materialises
+// the Tq x Tk scores.
 // One parallel task per (batch, head, block of kAttentionBlockQ query rows).
 // The task walks the keys in tiles of kAttentionBlockK = 16 (one vector of
 // scores per query row) keeping, per row, the running maximum m, the running
@@ -697,9 +699,9 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                 });
 }
 
-/// Many query rows over at most TFC_UK_ATTENTION_PREFILL_KEYS keys: the C
-/// micro-kernels' exact-softmax path (K transposed once per call, then tasks
-/// of (batch, head, block of query rows) with all their scores in L1).
+/// Many query rows: the C micro-kernels' prefill path (K transposed once per
+/// call, then tasks of (batch, head, block of query rows) with the scores of
+/// a chunk of TFC_UK_ATTENTION_PREFILL_KEYS keys in L1).
 void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                           const AttentionSizes &sizes, Value query, Value key,
                           Value value, Value mask, Value relBias, Value out) {
@@ -792,21 +794,17 @@ void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, tq,
                             indexConst(b, loc, kAttentionDecodeRows)),
       divides);
-  // Up to TFC_UK_ATTENTION_PREFILL_KEYS keys (and heads that divide): the
-  // exact-softmax micro-kernel, whose scores fit in L1; longer: flash
-  // attention, linear in memory.
-  Value shortKeys = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, sizes.tk,
-                            indexConst(b, loc, TFC_UK_ATTENTION_PREFILL_KEYS)),
-      divides);
+  // More rows (and heads that divide): the prefill micro-kernel, in chunks
+  // of TFC_UK_ATTENTION_PREFILL_KEYS keys whose scores fit in L1 (linear in
+  // memory); heads that do not divide (a run-time mismatch): flash
+  // attention, which maps any count.
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
   emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
   auto prefillChoice =
-      scf::IfOp::create(b, loc, shortKeys, /*withElseRegion=*/true);
+      scf::IfOp::create(b, loc, divides, /*withElseRegion=*/true);
   b.setInsertionPointToStart(&prefillChoice.getThenRegion().front());
   emitPrefillAttention(b, loc, op, sizes, query, key, value, mask, relBias,
                        out);

@@ -149,16 +149,14 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK-NEXT: %[[RUNH:.*]] = arith.select %[[NOKV]], %c0{{.*}}, %[[H]] : index
 // At most 4 query rows (decoding) run the micro-kernels of
 // lib/Target/CPU/MicroKernels/Attention.c, with the sizes and strides in a
-// shape array; else at most 1024 keys the prefill micro-kernel of that
-// file, else the flash loop nest.
-// (Only when the run-time head counts divide: the micro-kernel serves a
-// key/value head's query heads as one group.)
+// shape array; else the prefill micro-kernel of that file (any number of
+// keys, in chunks), both only when the run-time head counts divide (the
+// micro-kernels serve a key/value head's query heads as one group); else the
+// flash loop nest.
 // CHECK: %[[REM:.*]] = arith.remui
 // CHECK: %[[DIVIDES:.*]] = arith.cmpi eq, %[[REM]], %c0{{.*}} : index
 // CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[TQ]], %c4{{.*}} : index
 // CHECK: %[[FEW:.*]] = arith.andi %[[SMALL]], %[[DIVIDES]] : i1
-// CHECK: %[[KEYS:.*]] = arith.cmpi ule, %[[TK]], %c1024{{.*}} : index
-// CHECK: %[[SHORT:.*]] = arith.andi %[[KEYS]], %[[DIVIDES]] : i1
 // CHECK: scf.if %[[FEW]] {
 // CHECK: llvm.call @tfc_uk_attention_partial_floats
 // CHECK: scf.parallel
@@ -166,10 +164,10 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK: scf.parallel
 // CHECK: llvm.call @tfc_uk_attention_combine
 // CHECK: } else {
-// More rows over at most 1024 keys: the prefill micro-kernel. Kᵀ once per
-// call, a task per (batch, key/value head); then tasks of blocks of query
-// rows (none without key/value heads).
-// CHECK-NEXT: scf.if %[[SHORT]] {
+// More rows: the prefill micro-kernel. Kᵀ once per call, a task per (batch,
+// key/value head); then tasks of blocks of query rows (none without
+// key/value heads).
+// CHECK-NEXT: scf.if %[[DIVIDES]] {
 // CHECK: llvm.call @tfc_uk_attention_kt_floats
 // CHECK: %[[BKV:.*]] = arith.muli %[[B]], %[[HKV]] : index
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BKV]])
@@ -180,7 +178,7 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK: %[[TASKS:.*]] = arith.select %[[NOH]], %c0{{.*}}, %[[NTI]] : index
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TASKS]])
 // CHECK: llvm.call @tfc_uk_attention_prefill
-// Longer: flash attention.
+// Heads that do not divide: flash attention.
 // CHECK: } else {
 // No division by zero, no key/value head past the last.
 // CHECK-DAG: %[[HKV1:.*]] = arith.maxui %[[HKV]], %c1{{.*}} : index

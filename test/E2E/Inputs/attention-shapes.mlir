@@ -1,5 +1,5 @@
-// Attention with sizes off every kernel's tiles, for the three CPU paths
-// (decode: <= 4 query rows; prefill: <= 1024 keys; flash: more keys):
+// Attention with sizes off every kernel's tiles, for the CPU's micro-kernels
+// (decode: <= 4 query rows; prefill: one chunk for <= 1024 keys, more past):
 // grouped-query heads with a window over a causal diagonal shifted by
 // tk - tq, a per-key mask, ALiBi, query and key counts that differ, head
 // widths (40, 24, 20) that are no multiple of a vector or of a register

@@ -108,14 +108,15 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
 void tfc_uk_attention_combine(const float *partial, float *out,
                               const int64_t *shape, int64_t task);
 
-/* Attention of many query rows over at most TFC_UK_ATTENTION_PREFILL_KEYS
- * keys (prefill of short sequences; Attention.c), same operands and shape
- * array (its `splits` unused). K is first transposed, once per call, into
- * kt [B, Hkv, D, roundup(Tk, 32)]; then each task takes a block of query
- * rows of one (batch, head), computes all its scores (a register-blocked
- * product with kt), the exact softmax of each row and the product with V,
- * and writes out[b, h, rows, :] (a dense [B, H, Tq, Dv] buffer). The
- * heads must be a multiple of the key/value heads. */
+/* Attention of many query rows (prefill; Attention.c), same operands and
+ * shape array (its `splits` unused). K is first transposed, once per call,
+ * into kt [B, Hkv, D, roundup(Tk, 32)]; then each task takes a block of
+ * query rows of one (batch, head) and, per chunk of at most
+ * TFC_UK_ATTENTION_PREFILL_KEYS keys, computes its scores (a
+ * register-blocked product with kt), each row's softmax (exact for one
+ * chunk, online across several) and the product with V, and writes
+ * out[b, h, rows, :] (a dense [B, H, Tq, Dv] buffer). The heads must be a
+ * multiple of the key/value heads. */
 #define TFC_UK_ATTENTION_PREFILL_KEYS 1024
 /* Floats of kt. */
 int64_t tfc_uk_attention_kt_floats(const int64_t *shape);
