@@ -115,12 +115,12 @@ func.func @padding_mask(%m: tensor<?x?xi64>) -> tensor<?x1x1x?xf32> {
 // -----
 
 // PE[t, d] = sin (d even) or cos (d odd) of t * base^(-2 floor(d/2) / width).
-// The angle is computed in f64 and reduced modulo 2 pi before the f32
-// sin/cos. -2 ln(10000) / 16 = -1.1513.
+// The inverse frequencies 10000^(-2i / 16) are a constant f64 table; the
+// angle is computed in f64 and reduced modulo 2 pi before the f32 sin/cos.
 // CHECK-LABEL: func @sinusoidal_positions
 // CHECK-SAME: (%[[N:.*]]: index)
 // CHECK-DAG: %[[TWOPI:.*]] = arith.constant 6.2831853071795862 : f64
-// CHECK-DAG: %[[K:.*]] = arith.constant -1.151292546497023 : f64
+// CHECK-DAG: %[[FREQS:.*]] = arith.constant dense<[1.000000e+00, 0.31622776601683789, 0.099999999999999978, {{.*}}, 3.1622776601683783E-4]> : tensor<8xf64>
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x16xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} outs(%[[E]] : tensor<?x16xf32>)
@@ -130,9 +130,9 @@ func.func @padding_mask(%m: tensor<?x?xi64>) -> tensor<?x1x1x?xf32> {
 // CHECK-NEXT: %[[PAIR:.*]] = arith.divui %[[D]], %[[C2]] : index
 // CHECK-NEXT: %[[ODD:.*]] = arith.remui %[[D]], %[[C2]] : index
 // CHECK-NEXT: %[[ISODD:.*]] = arith.cmpi ne, %[[ODD]], %{{.*}} : index
-// CHECK: %[[EXPO:.*]] = arith.mulf %{{.*}}, %[[K]] : f64
-// CHECK-NEXT: %[[FREQ:.*]] = math.exp %[[EXPO]] : f64
-// CHECK-NEXT: %[[ANGLE:.*]] = arith.mulf %{{.*}}, %[[FREQ]] : f64
+// CHECK: %[[FREQ:.*]] = tensor.extract %[[FREQS]][%[[PAIR]]] : tensor<8xf64>
+// CHECK-NOT: math.exp
+// CHECK: %[[ANGLE:.*]] = arith.mulf %{{.*}}, %[[FREQ]] : f64
 // CHECK-NEXT: %[[TURNS:.*]] = arith.divf %[[ANGLE]], %[[TWOPI]] : f64
 // CHECK-NEXT: %[[FL:.*]] = math.floor %[[TURNS]] : f64
 // CHECK: %[[A32:.*]] = arith.truncf %{{.*}} : f64 to f32
@@ -184,11 +184,11 @@ func.func @sinusoidal_positions_halves(%n: index) -> tensor<?x16xf32> {
 
 // Rotary embedding, adjacent pairs (2i, 2i+1): the partner of d is d+1 for
 // even d, d-1 for odd d; the first of a pair gets x cos - x' sin, the second
-// x cos + x' sin. -2 ln(10000) / 8 = -2.3026.
+// x cos + x' sin. The inverse frequencies 10000^(-2i / 8): a constant table.
 // CHECK-DAG: #[[$ID4:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @rope_adjacent
 // CHECK-SAME: (%[[X:.*]]: tensor<?x2x?x8xf32>)
-// CHECK-DAG: %[[K:.*]] = arith.constant -2.3025850929940459 : f64
+// CHECK-DAG: %[[FREQS:.*]] = arith.constant dense<[1.000000e+00, 0.099999999999999978, 0.009999999999999995, 9.9999999999999937E-4]> : tensor<4xf64>
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -207,7 +207,8 @@ func.func @sinusoidal_positions_halves(%n: index) -> tensor<?x16xf32> {
 // CHECK-NEXT: %[[P:.*]] = arith.select %[[SECOND]], %[[DM1]], %[[DP1]] : index
 // CHECK-NEXT: %[[PS:.*]] = arith.select %[[INROT]], %[[P]], %[[D]] : index
 // CHECK-NEXT: %[[XP:.*]] = tensor.extract %[[X]][%[[I0]], %[[I1]], %[[I2]], %[[PS]]] : tensor<?x2x?x8xf32>
-// CHECK: arith.mulf %{{.*}}, %[[K]] : f64
+// CHECK: %[[F:.*]] = tensor.extract %[[FREQS]][%{{.*}}] : tensor<4xf64>
+// CHECK: arith.mulf %{{.*}}, %[[F]] : f64
 // CHECK: %[[SIN:.*]] = math.sin %{{.*}} : f32
 // CHECK-NEXT: %[[COS:.*]] = math.cos %{{.*}} : f32
 // CHECK-NEXT: %[[XC:.*]] = arith.mulf %[[IN]], %[[COS]] : f32
@@ -225,11 +226,11 @@ func.func @rope_adjacent(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
 // -----
 
 // rotate_half over the first rotary_dim = 4 features: pairs (i, i + 2); the
-// last 4 features pass through. The offset shifts the position;
-// -2 ln(500000) / 4 = -6.5612.
+// last 4 features pass through (reading the frequency table at pair 0). The
+// offset shifts the position; 500000^(-2i / 4) for i < 2.
 // CHECK-LABEL: func @rope_rotate_half
 // CHECK-SAME: (%[[X:.*]]: tensor<?x2x?x8xf32>, %[[OFF:.*]]: index)
-// CHECK-DAG: %[[K:.*]] = arith.constant -6.5611816887021641 : f64
+// CHECK-DAG: %[[FREQS:.*]] = arith.constant dense<[1.000000e+00, 0.0014142135623730955]> : tensor<2xf64>
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: linalg.generic
@@ -245,9 +246,11 @@ func.func @rope_adjacent(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
 // CHECK-NEXT: %[[P:.*]] = arith.select %[[SECOND]], %[[PAIR]], %[[DP]] : index
 // CHECK-NEXT: %[[PS:.*]] = arith.select %[[INROT]], %[[P]], %[[D]] : index
 // CHECK-NEXT: tensor.extract %[[X]][%{{.*}}, %{{.*}}, %[[T]], %[[PS]]]
-// CHECK-NEXT: %[[PI:.*]] = arith.index_cast %[[PAIR]] : index to i64
-// CHECK: arith.mulf %{{.*}}, %[[K]] : f64
-// CHECK: %[[TI:.*]] = arith.index_cast %[[TO]] : index to i64
+// CHECK-NEXT: %[[ROW:.*]] = arith.select %[[INROT]], %[[PAIR]], %c0 : index
+// CHECK-NEXT: %[[F:.*]] = tensor.extract %[[FREQS]][%[[ROW]]] : tensor<2xf64>
+// CHECK-NEXT: %[[TI:.*]] = arith.index_cast %[[TO]] : index to i64
+// CHECK-NEXT: %[[TF:.*]] = arith.sitofp %[[TI]] : i64 to f64
+// CHECK-NEXT: arith.mulf %[[TF]], %[[F]] : f64
 // CHECK: arith.select %[[SECOND]]
 // CHECK-NEXT: arith.select %[[INROT]]
 func.func @rope_rotate_half(%x: tensor<?x2x?x8xf32>, %p: index) -> tensor<?x2x?x8xf32> {
@@ -268,10 +271,10 @@ func.func @rope_dynamic_head_size(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32
 // -----
 
 // freq_scale (RoPE context scaling): the inverse frequency of pair i is
-// multiplied by entry i of a constant table, read at pair 0 outside the
-// rotary part.
+// multiplied by entry i, in the constant table (0.125 x 1, 0.5 x 0.01), read
+// at pair 0 outside the rotary part.
 // CHECK-LABEL: func.func @rope_scaled
-// CHECK-DAG: %[[TABLE:.*]] = arith.constant dense<[1.250000e-01, 5.000000e-01]> : tensor<2xf64>
+// CHECK-DAG: %[[TABLE:.*]] = arith.constant dense<[1.250000e-01, 0.0049999999999999975]> : tensor<2xf64>
 // CHECK: linalg.generic
 // CHECK: %[[INROT:.*]] = arith.cmpi ult, %{{.*}}, %c4
 // CHECK: %[[ROW:.*]] = arith.select %[[INROT]], %{{.*}}, %c0 : index
