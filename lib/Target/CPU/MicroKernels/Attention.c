@@ -400,6 +400,25 @@ INLINE float exp_and_sum(float *x, int64_t n, float m) {
   return sum;
 }
 
+/* One step of a row's online softmax over scores sr[0, n) (mask and
+ * positions applied): with m' = max(m, max sr), sr becomes e^(sr - m') and
+ * l becomes l e^(m - m') + sum e^(sr - m'), m becomes m'; returns the factor
+ * e^(m - m') for the row's output so far. A row that has seen no visible
+ * key yet (m' = -inf) gets p = 0 and keeps m, l (factor 1). Shared by the
+ * decode kernel's key tiles and the prefill kernel's key chunks. */
+INLINE float online_softmax_step(float *sr, int64_t n, float *m, float *l) {
+  float tmax = max_of(sr, n);
+  float mnew = tmax > *m ? tmax : *m;
+  if (mnew == -__builtin_inff()) {
+    memset(sr, 0, (size_t)n * sizeof(float));
+    return 1.0f;
+  }
+  float alpha = exp_neg(*m - mnew);
+  *l = *l * alpha + exp_and_sum(sr, n, mnew);
+  *m = mnew;
+  return alpha;
+}
+
 int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
   shape_t s = read_shape(shape);
   return s.batch * s.kvHeads * s.splits * group_of(&s) * s.tq * (2 + s.dv);
@@ -449,17 +468,7 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
       for (int64_t r = 0; r < rows; ++r) {
         float *sr = sc[r];
         finish_scores(&s, &row[r], slopes != 0, sr, t0, n);
-        float tmax = max_of(sr, n);
-        float mnew = tmax > m[r] ? tmax : m[r];
-        if (mnew == -__builtin_inff()) { /* nothing seen yet */
-          for (int64_t jj = 0; jj < n; ++jj)
-            sr[jj] = 0;
-          continue;
-        }
-        float alpha = exp_neg(m[r] - mnew);
-        float sum = exp_and_sum(sr, n, mnew);
-        l[r] = l[r] * alpha + sum;
-        m[r] = mnew;
+        float alpha = online_softmax_step(sr, n, &m[r], &l[r]);
         if (alpha != 1.0f)
           for (int64_t c = 0; c < s.dv; ++c)
             o[r][c] *= alpha;
@@ -666,16 +675,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
         finish_scores(&s, &row[r0 + r], slopes != 0, sr, c0, valid);
         for (int64_t jj = valid; jj < width; ++jj)
           sr[jj] = -__builtin_inff();
-        float cm = max_of(sr, width);
-        float mnew = cm > m[r] ? cm : m[r];
-        alpha[r] = 1;
-        if (mnew == -__builtin_inff()) { /* no visible key yet: p = 0 */
-          memset(sr, 0, (size_t)width * sizeof(float));
-          continue;
-        }
-        alpha[r] = exp_neg(m[r] - mnew);
-        l[r] = l[r] * alpha[r] + exp_and_sum(sr, width, mnew);
-        m[r] = mnew;
+        alpha[r] = online_softmax_step(sr, width, &m[r], &l[r]);
       }
       for (int r = 0; r < rr; ++r)
         inv[r] = l[r] != 0 ? 1.0f / l[r] : 0.0f;
