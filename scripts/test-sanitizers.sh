@@ -2,8 +2,9 @@
 # The sanitizer job (scripts/test.sh runs it last; TFC_SANITIZERS=0 skips it):
 #
 #  1. ASan + UBSan (build-asan, TFC_SANITIZE=address,undefined): libtfcrt,
-#     tfc-run, tfc-weights, the runtime's tests (TfcRuntimeTests) and the
-#     test model libraries; then the runtime's unit tests and the lit tests
+#     tfc-run, tfc-weights, the runtime's tests (TfcRuntimeTests), the
+#     attention C micro-kernels' tests (TfcMicroKernelTests) and the test
+#     model libraries; then those unit tests and the lit tests
 #     of the runtime and tools (test/Runtime, the end-to-end tests of bad
 #     inputs, out of memory, the C API and sessions, the importer's errors,
 #     generation, the fake CUDA driver) with the instrumented tools. The compiler
@@ -67,13 +68,16 @@ for tool in tfc-tokenize tfc-generate tfc-pack; do
   [[ -d $root/tools/$tool ]] && tools+=("$tool")
 done
 "${lock[@]}" cmake --build "$asan_build" -j "$jobs" --target "${runtime_targets[@]}" \
-  tfc_fake_cuda "${tools[@]}"
+  tfc_fake_cuda "${tools[@]}" TfcMicroKernelTests
 asan_build_s=$((SECONDS - t0))
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 t0=$SECONDS
 "$asan_build/test/unit/TfcRuntimeTests" --gtest_brief=1
+# The attention C micro-kernels, instrumented, on every instruction set
+# the host runs (head counts that do not divide, rows without keys).
+"$asan_build/test/unit/TfcMicroKernelTests" --gtest_brief=1
 # The compiler's tools are the main build's (not instrumented).
 for tool in tfc-compile tfc-opt tfc-interpret tfc-import; do
   if [[ ! -e $asan_build/bin/$tool && -x $main_build/bin/$tool ]]; then

@@ -4,8 +4,8 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // Softmax, LayerNorm and RMSNorm over the last axis, and the online softmax
-// of flash attention, are the same math on every target: reductions over a row,
-// then an elementwise pass. The math is written once
+// of the GPU's flash attention, are the same math on every target: reductions
+// over a row, then an elementwise pass. The math is written once
 // (lib/Conversion/KernelCommon/RowKernels.cpp) against RowKernelTarget, which
 // each target implements the way Triton's TargetInfoBase serves its shared
 // lowering: how rows are spread over the hardware, what a value of the row is
@@ -96,7 +96,9 @@ void emitRowRmsNorm(RowKernelTarget &target, OpBuilder &b, Location loc,
                     Value out);
 
 /// How a target holds one query row's scores of a tile of keys in flash
-/// attention: a vector of lanes (CPU) or one key per lane of a warp (GPU).
+/// attention: one key per lane of a warp on the GPU. (The CPU's attention is
+/// the C micro-kernels of lib/Target/CPU/MicroKernels/Attention.c, which
+/// apply the same terms.)
 class ScoreLanes {
 public:
   virtual ~ScoreLanes() = default;
@@ -141,8 +143,8 @@ struct PositionTerms {
 
 /// Adds the relative biases to one row's `scores` (f32 lanes: q·k·scale plus
 /// the mask) and sets the keys the row may not see (past the keys, after it
-/// when causal, before its window) to -inf; written once for every target's
-/// flash attention, with the distance j - query in 32 bits.
+/// when causal, before its window) to -inf, with the distance j - query in
+/// 32 bits.
 Value emitPositionTerms(ScoreLanes &lanes, OpBuilder &b, Location loc,
                         const ScorePositions &pos, const PositionTerms &terms,
                         Value scores);

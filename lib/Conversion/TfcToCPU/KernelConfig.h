@@ -153,12 +153,6 @@ GemmConfig gemmConfigFor(Operation *op);
 /// The configuration of an instruction set name; null if unknown.
 const GemmConfig *gemmConfigForIsa(StringRef isa);
 
-/// Flash attention: query rows per tile, keys per tile (one vector of scores).
-constexpr int64_t kAttentionBlockQ = 8;
-constexpr int64_t kAttentionBlockK = kVectorWidth;
-/// Blocks of at most this many query rows (decode steps) compute scores as
-/// dot products instead of transposing each key tile.
-constexpr int64_t kAttentionDirectRows = 2;
 /// Attention of at most this many query rows runs the decode micro-kernel
 /// (lib/Target/CPU/MicroKernels/Attention.c): tasks of (batch, key/value
 /// head, split of kAttentionKeysPerSplit keys, at most kAttentionMaxSplits).

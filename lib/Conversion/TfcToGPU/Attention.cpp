@@ -14,9 +14,9 @@
 //     (D FMAs, K read once for all rows), adds the mask and the position
 //     biases of its distance to the row (T5's bias by distance, ALiBi's
 //     slope times distance) and applies the causal, window and length
-//     limits (−inf): emitPositionTerms, shared with the CPU kernel;
-//  3. the online softmax per row (emitOnlineSoftmaxStep, shared with the
-//     CPU kernel): m' = max(m, warp-max(s)),
+//     limits (−inf): emitPositionTerms (RowKernels.h);
+//  3. the online softmax per row (emitOnlineSoftmaxStep, RowKernels.h):
+//     m' = max(m, warp-max(s)),
 //     α = exp(m − m'), p = exp(s − m'), l = l·α + warp-sum(p), o = o·α,
 //     in registers, with butterfly shuffles;
 //  4. o += p·V_tile: for each key j, p_j is broadcast from lane j

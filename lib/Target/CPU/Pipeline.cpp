@@ -49,8 +49,8 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
 
 void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
                                    const CpuTargetOptions &options) {
-  // Attention reads split heads through strides (its C micro-kernels and
-  // flash loops take any layout with unit innermost stride): no copies.
+  // Attention reads split heads through strides (its C micro-kernels take
+  // any layout with unit innermost stride): no copies.
   buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
                                   /*copiesAsLoops=*/false,
                                   kernel::createKernelFoldTransposedOperands());

@@ -83,17 +83,18 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
  * softmax(q . k * scale + mask) . v for q [B, H, Tq, D], k [B, Hkv, Tk, D],
  * v [B, Hkv, Tk, Dv], mask an additive bias broadcasting to [B, H, Tq, Tk]
  * (or null), in tasks of (batch, key/value head, split of the keys), then a
- * combine per (batch, head). `shape` is an array of TFC_UK_ATTENTION_SHAPE
- * int64: batch, heads, kvHeads, tq, tk, d, dv, splits, causal (0/1),
- * window (0: none; else row i sees keys j > i + tk - tq - window), R of the
- * relative bias (0: none) and its rows, then the strides in elements of q,
- * k, v, the mask and the output as [B, H|Hkv, T, D] (4 each; 0 where the
- * mask broadcasts; the innermost of q, k, v and the output is 1: the
- * output [B, H, Tq, Dv] may be a transposed view of [B, Tq, H, Dv], the
- * heads merged in place). Position biases of the distance
- * r = j - (i + tk - tq) from query i to key j (tfc.attention): relBias
- * (or null) is a dense [rows, 2R + 1] and adds relBias[min(h, rows - 1),
- * clamp(r, -R, R) + R];
+ * combine per (batch, head). Query head h reads key/value head
+ * min(h / max(H / Hkv, 1), Hkv - 1) (GQA; any run-time head counts, none
+ * read past the last key/value head; no task without key/value heads). `shape`
+ * is an array of TFC_UK_ATTENTION_SHAPE int64: batch, heads, kvHeads, tq, tk,
+ * d, dv, splits, causal (0/1), window (0: none; else row i sees keys j > i + tk
+ * - tq - window), R of the relative bias (0: none) and its rows, then the
+ * strides in elements of q, k, v, the mask and the output as [B, H|Hkv, T, D]
+ * (4 each; 0 where the mask broadcasts; the innermost of q, k, v and the output
+ * is 1: the output [B, H, Tq, Dv] may be a transposed view of [B, Tq, H, Dv],
+ * the heads merged in place). Position biases of the distance r = j - (i + tk -
+ * tq) from query i to key j (tfc.attention): relBias (or null) is a dense
+ * [rows, 2R + 1] and adds relBias[min(h, rows - 1), clamp(r, -R, R) + R];
  * slopes (or null) holds one ALiBi slope per head and adds slopes[h] * r. */
 #define TFC_UK_ATTENTION_SHAPE 32
 /* Floats of the partial results (max, sum, output per split and row). */
@@ -115,8 +116,7 @@ void tfc_uk_attention_combine(const float *partial, float *out,
  * TFC_UK_ATTENTION_PREFILL_KEYS keys, computes its scores (a
  * register-blocked product with kt), each row's softmax (exact for one
  * chunk, online across several) and the product with V, and writes
- * out[b, h, rows, :] (a dense [B, H, Tq, Dv] buffer). The heads must be a
- * multiple of the key/value heads. */
+ * out[b, h, rows, :] (a dense [B, H, Tq, Dv] buffer). */
 #define TFC_UK_ATTENTION_PREFILL_KEYS 1024
 /* Floats of kt. */
 int64_t tfc_uk_attention_kt_floats(const int64_t *shape);

@@ -2,16 +2,16 @@
  *
  * Part of tfc, a transformer compiler on MLIR.
  *
- * Two kernels (Attention.cpp picks one, or its flash loop nest): a few
- * query rows over many keys (decoding, first) and many query rows (prefill,
- * at the end).
+ * Two kernels (Attention.cpp picks one at run time by the query rows): a
+ * few query rows over many keys (decoding, first) and many query rows
+ * (prefill, at the end). Every tfc_kernel.attention on the CPU runs one of
+ * them.
  *
  * Decoding attends one new query row (or a few) to every cached key: the
  * work is a matrix-vector product over the keys, bound by reading K and V.
- * The flash-attention kernel of the tensor path (Attention.cpp) parallelises
- * over (batch, head, block of query rows), which for one row leaves one task
- * per head and reads each key/value head once per query head of its group.
- * Here (flash-decoding):
+ * Tasks of (batch, head, block of query rows), as the prefill has, would
+ * leave one task per head for one row and read each key/value head once per
+ * query head of its group. Here (flash-decoding):
  *   - a task is (batch, key/value head, split of the keys): the keys are cut
  *     into splits so that even one sequence has work for every thread;
  *   - a task serves every query head of its key/value head's group (GQA)
@@ -292,6 +292,39 @@ INLINE int64_t group_of(const shape_t *s) {
   return g > 0 ? g : 1;
 }
 
+/* The key/value head of query head h: h / group (GQA). Head counts that
+ * are not a multiple (possible only at run time, in kernel IR written by
+ * hand: the dialects' verifiers reject them) send the heads past the last
+ * whole group to the last key/value head, as the GPU kernel does, and
+ * never read past it. */
+INLINE int64_t kv_head_of(const shape_t *s, int64_t h) {
+  int64_t kvh = h / group_of(s);
+  return kvh < s->kvHeads ? kvh : s->kvHeads - 1;
+}
+
+/* The query heads key/value head kvh serves, [*first, *end) (kv_head_of's
+ * inverse: the last key/value head also takes the heads past the groups;
+ * none when there are fewer query heads). */
+INLINE void heads_of(const shape_t *s, int64_t kvh, int64_t *first,
+                     int64_t *end) {
+  int64_t group = group_of(s);
+  *first = kvh * group;
+  *end = kvh == s->kvHeads - 1 ? s->heads : *first + group;
+  if (*end > s->heads)
+    *end = s->heads;
+  if (*first > *end)
+    *first = *end;
+}
+
+/* The query heads one key/value head serves at most: the group, or what
+ * the last one takes when the heads are not a multiple. */
+INLINE int64_t max_heads_per_kv(const shape_t *s) {
+  int64_t first, end;
+  heads_of(s, s->kvHeads - 1, &first, &end);
+  int64_t group = group_of(s);
+  return end - first > group ? end - first : group;
+}
+
 /* What one query row needs: its q, mask and relative-bias rows, ALiBi
  * slope, position among the keys and first and last visible key. */
 typedef struct {
@@ -421,7 +454,8 @@ INLINE float online_softmax_step(float *sr, int64_t n, float *m, float *l) {
 
 int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
   shape_t s = read_shape(shape);
-  return s.batch * s.kvHeads * s.splits * group_of(&s) * s.tq * (2 + s.dv);
+  return s.batch * s.kvHeads * s.splits * max_heads_per_kv(&s) * s.tq *
+         (2 + s.dv);
 }
 
 void tfc_uk_attention_split(const float *q, const float *k, const float *v,
@@ -429,14 +463,15 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
                             const float *slopes, float *partial,
                             const int64_t *shape, float scale, int64_t task) {
   shape_t s = read_shape(shape);
-  int64_t group = group_of(&s);
   int64_t split = task % s.splits, rest = task / s.splits;
   int64_t kvh = rest % s.kvHeads, b = rest / s.kvHeads;
   int64_t per = (s.tk + s.splits - 1) / s.splits;
   int64_t j0 = split * per, j1 = j0 + per < s.tk ? j0 + per : s.tk;
-  int64_t rowsAll = group * s.tq;
-  float *out = partial + ((b * s.kvHeads + kvh) * s.splits + split) * rowsAll *
-                             (2 + s.dv);
+  int64_t hFirst, hEnd;
+  heads_of(&s, kvh, &hFirst, &hEnd);
+  int64_t rowsAll = (hEnd - hFirst) * s.tq;
+  float *out = partial + ((b * s.kvHeads + kvh) * s.splits + split) *
+                             max_heads_per_kv(&s) * s.tq * (2 + s.dv);
   const float *kb = k + b * s.ks[0] + kvh * s.ks[1];
   const float *vb = v + b * s.vs[0] + kvh * s.vs[1];
   for (int64_t r0 = 0; r0 < rowsAll; r0 += MAX_ROWS) {
@@ -446,9 +481,7 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
     int64_t firstAll = s.tk;
     for (int64_t r = 0; r < rows; ++r) {
       int64_t g = (r0 + r) / s.tq, i = (r0 + r) % s.tq;
-      int64_t h = kvh * group + g;
-      if (h >= s.heads) /* heads not a multiple of kvHeads: clamp */
-        h = s.heads - 1;
+      int64_t h = hFirst + g;
       row[r] = row_of(&s, q, mask, relBias, slopes, b, h, i);
       o[r] = out + (r0 + r) * (2 + s.dv) + 2;
       memset(o[r], 0, (size_t)s.dv * sizeof(float));
@@ -486,12 +519,11 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
 void tfc_uk_attention_combine(const float *partial, float *out,
                               const int64_t *shape, int64_t task) {
   shape_t s = read_shape(shape);
-  int64_t group = group_of(&s);
   int64_t h = task % s.heads, b = task / s.heads;
-  int64_t kvh = h / group < s.kvHeads ? h / group : s.kvHeads - 1;
-  int64_t g = h - kvh * group, rowsAll = group * s.tq;
-  if (g >= group)
-    g = group - 1;
+  int64_t kvh = kv_head_of(&s, h), hFirst, hEnd;
+  heads_of(&s, kvh, &hFirst, &hEnd);
+  /* the head's rows among its key/value head's in each split's slot */
+  int64_t g = h - hFirst, rowsAll = max_heads_per_kv(&s) * s.tq;
   for (int64_t i = 0; i < s.tq; ++i) {
     int64_t row = g * s.tq + i;
     float *dst = out + b * s.os[0] + h * s.os[1] + i * s.os[2];
@@ -532,8 +564,8 @@ void tfc_uk_attention_combine(const float *partial, float *out,
  * row gets its exact softmax (no running rescale), and more chunks carry
  * each row's running maximum and sum (the output rescaled when the maximum
  * grows). Past 1024 keys this took 0.49-0.51x the time of the flash loop
- * nest of Attention.cpp (12 heads of 64, 1025 and 2048 keys, causal and
- * padded, 2 threads, Xeon family 6 model 207, AVX-512). The two products
+ * nest Attention.cpp then had (12 heads of 64, 1025 and 2048 keys, causal
+ * and padded, 2 threads, Xeon family 6 model 207, AVX-512). The two products
  * are register-blocked like a GEMM's tile: scores are RT
  * rows x KV vectors of keys accumulated over D steps of one broadcast of q
  * and KV loads of the transposed K; the output is RT rows x KV vectors of
@@ -605,7 +637,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
   int64_t blocks = (s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS;
   int64_t blk = task % blocks, bh = task / blocks;
   int64_t h = bh % s.heads, b = bh / s.heads;
-  int64_t kvh = h / group_of(&s);
+  int64_t kvh = kv_head_of(&s, h);
   int64_t i0 = blk * PREFILL_ROWS;
   int64_t rows = s.tq - i0 < PREFILL_ROWS ? s.tq - i0 : PREFILL_ROWS;
   int64_t tkp = padded_keys(&s), d = s.d, dv = s.dv;
