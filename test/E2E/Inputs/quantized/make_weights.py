@@ -11,8 +11,8 @@ from safetensors.numpy import save_file
 out = sys.argv[1]
 rng = np.random.default_rng(7)
 spec = {"emb": ((100, 64), 1.0, T.Q8_0), "w1": ((96, 64), 0.2, T.Q4_1),
-        "b1": ((96,), 0.1, T.F32), "w2": ((70, 96), 0.2, T.Q4_0),
-        "w3": ((64, 70), 0.2, T.F32)}
+        "b1": ((96,), 0.1, T.F32), "w2": ((78, 96), 0.2, T.Q4_0),
+        "w3": ((64, 78), 0.2, T.F32)}
 writer = GGUFWriter(out + "/weights.gguf", "tfc-test")
 values, dequantised = {}, {}
 for name, (shape, scale, qtype) in spec.items():
