@@ -24,8 +24,10 @@
  * to 8 rows' sums at once, and the 8 rows' scales are one vector (no
  * horizontal sums, one f16 conversion per 8 row-blocks). A tile is MR
  * activation rows x 8 weight rows: every loaded weight vector serves MR
- * rows (AVX2: 2, 16 ymm registers; AVX-512 VNNI: 4, 32 registers); decoding
- * (one row) runs 1 x 8 tiles.
+ * rows (AVX2: 2, 16 ymm registers); decoding (one row) runs 1 x 8 tiles.
+ * With AVX-512 VNNI a zmm holds two groups (group_pair_tile: 16 weight rows
+ * per dot instruction, tiles of 8 activation rows), a task's odd last group
+ * a 4 x 8 ymm tile.
  *
  *===----------------------------------------------------------------------===*/
 
