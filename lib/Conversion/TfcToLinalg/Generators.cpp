@@ -307,18 +307,46 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
     std::optional<ArrayRef<double>> scale = op.getFreqScale();
     if (scale && static_cast<int64_t>(scale->size()) != rotary / 2)
       return rewriter.notifyMatchFailure(op, "freq_scale size mismatch");
-    Value invFreqs = inverseFrequencyTable(
-        rewriter, loc, base, rotary, std::max<int64_t>(rotary / 2, 1), scale);
+    int64_t pairs = std::max<int64_t>(rotary / 2, 1);
+    Value invFreqs =
+        inverseFrequencyTable(rewriter, loc, base, rotary, pairs, scale);
+    // cos θ and sin θ of every (position, pair), [T, pairs] each, once: the
+    // rotation reads them instead of evaluating both per element (for every
+    // head, and twice per pair). Per element in SmolLM2-135M they were
+    // 14 % of a 128-token forward.
+    SmallVector<OpFoldResult> dims = getDims(rewriter, loc, input);
+    auto tableType =
+        RankedTensorType::get({type.getDimSize(rank - 2), pairs}, et);
+    SmallVector<OpFoldResult> tableSizes = {dims[rank - 2],
+                                            rewriter.getIndexAttr(pairs)};
+    AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
+    auto tables = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{tableType, tableType}, ValueRange{},
+        ValueRange{emptyLike(rewriter, loc, tableType, tableSizes),
+                   emptyLike(rewriter, loc, tableType, tableSizes)},
+        ArrayRef<AffineMap>{id2, id2},
+        SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value t = linalg::IndexOp::create(b, l, 0);
+          Value i = linalg::IndexOp::create(b, l, 1);
+          if (offset)
+            t = arith::AddIOp::create(b, l, t, offset);
+          Value invFreq =
+              tensor::ExtractOp::create(b, l, invFreqs, ValueRange{i});
+          Value angle =
+              arith::MulFOp::create(b, l, indexToF64(b, l, t), invFreq);
+          auto [s, c] = sinCos(b, l, angle, et);
+          linalg::YieldOp::create(b, l, ValueRange{c, s});
+        });
+    Value cosTable = tables.getResult(0), sinTable = tables.getResult(1);
     Value r = generate(
-        rewriter, loc, type, getDims(rewriter, loc, input), input,
+        rewriter, loc, type, dims, input,
         rewriter.getMultiDimIdentityMap(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
           SmallVector<Value> idx;
           for (int64_t d = 0; d < rank; ++d)
             idx.push_back(linalg::IndexOp::create(b, l, d));
           Value t = idx[rank - 2], d = idx[rank - 1];
-          if (offset)
-            t = arith::AddIOp::create(b, l, t, offset);
           auto cst = [&](int64_t v) {
             return arith::ConstantIndexOp::create(b, l, v).getResult();
           };
@@ -349,13 +377,10 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
           SmallVector<Value> pidx(idx);
           pidx[rank - 1] = partner;
           Value xp = tensor::ExtractOp::create(b, l, input, pidx);
-          // Outside the rotary part `pair` may run past the table.
+          // Outside the rotary part `pair` may run past the tables.
           Value row = arith::SelectOp::create(b, l, inRotary, pair, cst(0));
-          Value invFreq =
-              tensor::ExtractOp::create(b, l, invFreqs, ValueRange{row});
-          Value angle =
-              arith::MulFOp::create(b, l, indexToF64(b, l, t), invFreq);
-          auto [s, c] = sinCos(b, l, angle, et);
+          Value c = tensor::ExtractOp::create(b, l, cosTable, ValueRange{t, row});
+          Value s = tensor::ExtractOp::create(b, l, sinTable, ValueRange{t, row});
           Value x = args[0];
           Value xc = arith::MulFOp::create(b, l, x, c);
           Value ps = arith::MulFOp::create(b, l, xp, s);

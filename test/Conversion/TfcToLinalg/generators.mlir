@@ -182,9 +182,13 @@ func.func @sinusoidal_positions_halves(%n: index) -> tensor<?x16xf32> {
 
 // -----
 
-// Rotary embedding, adjacent pairs (2i, 2i+1): the partner of d is d+1 for
-// even d, d-1 for odd d; the first of a pair gets x cos - x' sin, the second
-// x cos + x' sin. The inverse frequencies 10000^(-2i / 8): a constant table.
+// Rotary embedding, adjacent pairs (2i, 2i+1): cos θ and sin θ of every
+// (position, pair) first, in one generic of two [T, 4] results (θ = t times
+// the inverse frequency 10000^(-2i / 8), a constant table, in f64, reduced
+// to [0, 2π) before the f32 sin and cos); then the rotation: the partner of
+// d is d+1 for even d, d-1 for odd d; the first of a pair gets
+// x cos - x' sin, the second x cos + x' sin, reading the tables at (t, pair).
+// CHECK-DAG: #[[$ID2:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ID4:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @rope_adjacent
 // CHECK-SAME: (%[[X:.*]]: tensor<?x2x?x8xf32>)
@@ -192,6 +196,26 @@ func.func @sinusoidal_positions_halves(%n: index) -> tensor<?x16xf32> {
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[TWOPI:.*]] = arith.constant 6.2831853071795862 : f64
+// CHECK: %[[T:.*]] = tensor.dim %[[X]], %[[C2]]
+// CHECK: %[[CI:.*]] = tensor.empty(%[[T]]) : tensor<?x4xf32>
+// CHECK: %[[SI:.*]] = tensor.empty(%[[T]]) : tensor<?x4xf32>
+// CHECK: %[[TABLES:.*]]:2 = linalg.generic {indexing_maps = [#[[$ID2]], #[[$ID2]]], iterator_types = ["parallel", "parallel"]} outs(%[[CI]], %[[SI]] : tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: %[[TT:.*]] = linalg.index 0 : index
+// CHECK-NEXT: %[[PI:.*]] = linalg.index 1 : index
+// CHECK-NEXT: %[[F:.*]] = tensor.extract %[[FREQS]][%[[PI]]] : tensor<4xf64>
+// CHECK-NEXT: %[[TI:.*]] = arith.index_cast %[[TT]] : index to i64
+// CHECK-NEXT: %[[TF:.*]] = arith.sitofp %[[TI]] : i64 to f64
+// CHECK-NEXT: %[[ANGLE:.*]] = arith.mulf %[[TF]], %[[F]] : f64
+// CHECK-NEXT: %[[TURNS:.*]] = arith.divf %[[ANGLE]], %[[TWOPI]] : f64
+// CHECK-NEXT: %[[FL:.*]] = math.floor %[[TURNS]] : f64
+// CHECK-NEXT: %[[WHOLE:.*]] = arith.mulf %[[FL]], %[[TWOPI]] : f64
+// CHECK-NEXT: %[[RED:.*]] = arith.subf %[[ANGLE]], %[[WHOLE]] : f64
+// CHECK-NEXT: %[[A32:.*]] = arith.truncf %[[RED]] : f64 to f32
+// CHECK-NEXT: %[[SIN:.*]] = math.sin %[[A32]] : f32
+// CHECK-NEXT: %[[COS:.*]] = math.cos %[[A32]] : f32
+// CHECK-NEXT: linalg.yield %[[COS]], %[[SIN]] : f32, f32
 // CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<?x2x?x8xf32>)
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT: %[[I0:.*]] = linalg.index 0 : index
@@ -207,12 +231,11 @@ func.func @sinusoidal_positions_halves(%n: index) -> tensor<?x16xf32> {
 // CHECK-NEXT: %[[P:.*]] = arith.select %[[SECOND]], %[[DM1]], %[[DP1]] : index
 // CHECK-NEXT: %[[PS:.*]] = arith.select %[[INROT]], %[[P]], %[[D]] : index
 // CHECK-NEXT: %[[XP:.*]] = tensor.extract %[[X]][%[[I0]], %[[I1]], %[[I2]], %[[PS]]] : tensor<?x2x?x8xf32>
-// CHECK: %[[F:.*]] = tensor.extract %[[FREQS]][%{{.*}}] : tensor<4xf64>
-// CHECK: arith.mulf %{{.*}}, %[[F]] : f64
-// CHECK: %[[SIN:.*]] = math.sin %{{.*}} : f32
-// CHECK-NEXT: %[[COS:.*]] = math.cos %{{.*}} : f32
-// CHECK-NEXT: %[[XC:.*]] = arith.mulf %[[IN]], %[[COS]] : f32
-// CHECK-NEXT: %[[XS:.*]] = arith.mulf %[[XP]], %[[SIN]] : f32
+// CHECK-NEXT: %[[ROW:.*]] = arith.select %[[INROT]], %[[PAIR]], %{{.*}} : index
+// CHECK-NEXT: %[[C:.*]] = tensor.extract %[[TABLES]]#0[%[[I2]], %[[ROW]]] : tensor<?x4xf32>
+// CHECK-NEXT: %[[S:.*]] = tensor.extract %[[TABLES]]#1[%[[I2]], %[[ROW]]] : tensor<?x4xf32>
+// CHECK-NEXT: %[[XC:.*]] = arith.mulf %[[IN]], %[[C]] : f32
+// CHECK-NEXT: %[[XS:.*]] = arith.mulf %[[XP]], %[[S]] : f32
 // CHECK-NEXT: %[[ADD:.*]] = arith.addf %[[XC]], %[[XS]] : f32
 // CHECK-NEXT: %[[SUB:.*]] = arith.subf %[[XC]], %[[XS]] : f32
 // CHECK-NEXT: %[[ROT:.*]] = arith.select %[[SECOND]], %[[ADD]], %[[SUB]] : f32
@@ -226,18 +249,27 @@ func.func @rope_adjacent(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
 // -----
 
 // rotate_half over the first rotary_dim = 4 features: pairs (i, i + 2); the
-// last 4 features pass through (reading the frequency table at pair 0). The
-// offset shifts the position; 500000^(-2i / 4) for i < 2.
+// last 4 features pass through (reading the tables at pair 0). The offset
+// shifts the tables' positions; 500000^(-2i / 4) for i < 2.
 // CHECK-LABEL: func @rope_rotate_half
 // CHECK-SAME: (%[[X:.*]]: tensor<?x2x?x8xf32>, %[[OFF:.*]]: index)
 // CHECK-DAG: %[[FREQS:.*]] = arith.constant dense<[1.000000e+00, 0.0014142135623730955]> : tensor<2xf64>
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[TABLES:.*]]:2 = linalg.generic
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: %[[TT:.*]] = linalg.index 0 : index
+// CHECK-NEXT: %[[PI:.*]] = linalg.index 1 : index
+// CHECK-NEXT: %[[TO:.*]] = arith.addi %[[TT]], %[[OFF]] : index
+// CHECK-NEXT: %[[F:.*]] = tensor.extract %[[FREQS]][%[[PI]]] : tensor<2xf64>
+// CHECK-NEXT: %[[TI:.*]] = arith.index_cast %[[TO]] : index to i64
+// CHECK-NEXT: %[[TF:.*]] = arith.sitofp %[[TI]] : i64 to f64
+// CHECK-NEXT: arith.mulf %[[TF]], %[[F]] : f64
+// CHECK: -> (tensor<?x2xf32>, tensor<?x2xf32>)
 // CHECK: linalg.generic
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[T:.*]] = linalg.index 2 : index
 // CHECK-NEXT: %[[D:.*]] = linalg.index 3 : index
-// CHECK-NEXT: %[[TO:.*]] = arith.addi %[[T]], %[[OFF]] : index
 // CHECK-NEXT: %[[INROT:.*]] = arith.cmpi ult, %[[D]], %[[C4]] : index
 // CHECK-NEXT: %[[SECOND:.*]] = arith.cmpi uge, %[[D]], %[[C2]] : index
 // CHECK-NEXT: %[[DM:.*]] = arith.subi %[[D]], %[[C2]] : index
@@ -247,10 +279,8 @@ func.func @rope_adjacent(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
 // CHECK-NEXT: %[[PS:.*]] = arith.select %[[INROT]], %[[P]], %[[D]] : index
 // CHECK-NEXT: tensor.extract %[[X]][%{{.*}}, %{{.*}}, %[[T]], %[[PS]]]
 // CHECK-NEXT: %[[ROW:.*]] = arith.select %[[INROT]], %[[PAIR]], %c0 : index
-// CHECK-NEXT: %[[F:.*]] = tensor.extract %[[FREQS]][%[[ROW]]] : tensor<2xf64>
-// CHECK-NEXT: %[[TI:.*]] = arith.index_cast %[[TO]] : index to i64
-// CHECK-NEXT: %[[TF:.*]] = arith.sitofp %[[TI]] : i64 to f64
-// CHECK-NEXT: arith.mulf %[[TF]], %[[F]] : f64
+// CHECK-NEXT: tensor.extract %[[TABLES]]#0[%[[T]], %[[ROW]]] : tensor<?x2xf32>
+// CHECK-NEXT: tensor.extract %[[TABLES]]#1[%[[T]], %[[ROW]]] : tensor<?x2xf32>
 // CHECK: arith.select %[[SECOND]]
 // CHECK-NEXT: arith.select %[[INROT]]
 func.func @rope_rotate_half(%x: tensor<?x2x?x8xf32>, %p: index) -> tensor<?x2x?x8xf32> {
@@ -271,15 +301,19 @@ func.func @rope_dynamic_head_size(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32
 // -----
 
 // freq_scale (RoPE context scaling): the inverse frequency of pair i is
-// multiplied by entry i, in the constant table (0.125 x 1, 0.5 x 0.01), read
-// at pair 0 outside the rotary part.
+// multiplied by entry i, in the constant table (0.125 x 1, 0.5 x 0.01) that
+// the cos/sin tables are computed from; the rotation reads those at pair 0
+// outside the rotary part.
 // CHECK-LABEL: func.func @rope_scaled
 // CHECK-DAG: %[[TABLE:.*]] = arith.constant dense<[1.250000e-01, 0.0049999999999999975]> : tensor<2xf64>
 // CHECK: linalg.generic
+// CHECK: %[[PAIR:.*]] = linalg.index 1 : index
+// CHECK: %[[S:.*]] = tensor.extract %[[TABLE]][%[[PAIR]]] : tensor<2xf64>
+// CHECK: arith.mulf %{{.*}}, %[[S]] : f64
+// CHECK: linalg.generic
 // CHECK: %[[INROT:.*]] = arith.cmpi ult, %{{.*}}, %c4
 // CHECK: %[[ROW:.*]] = arith.select %[[INROT]], %{{.*}}, %c0 : index
-// CHECK: %[[S:.*]] = tensor.extract %[[TABLE]][%[[ROW]]] : tensor<2xf64>
-// CHECK: arith.mulf %{{.*}}, %[[S]] : f64
+// CHECK: tensor.extract %{{.*}}#0[%{{.*}}, %[[ROW]]] : tensor<?x2xf32>
 func.func @rope_scaled(%x: tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32> {
   %0 = tfc.rope rotate_half %x {rotary_dim = 4, freq_scale = array<f64: 0.125, 0.5>} : tensor<?x2x?x8xf32>
   return %0 : tensor<?x2x?x8xf32>
