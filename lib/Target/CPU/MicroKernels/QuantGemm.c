@@ -83,38 +83,55 @@ INLINE int64_t block_bytes(int32_t format) {
   return format == TFC_UK_Q8_0 ? 34 : format == TFC_UK_Q4_0 ? 18 : 20;
 }
 
-/* Round to nearest, ties to even, for |x| < 2^22, in the default rounding
- * mode and without a libm call (built without -ffast-math, which would fold
- * it away). */
-INLINE float round_even(float x) {
-  const float magic = 12582912.0f; /* 1.5 * 2^23 */
-  return (x + magic) - magic;
-}
+/* A block of 32 floats as 4 vectors of 8 (clang's vector extension: ymm
+ * with AVX2 and AVX-512, pairs of xmm in the scalar build). Written out:
+ * clang vectorised the element loops across blocks, with gathers and
+ * spills (tfc_uk_quantize_rows was 9 % of SmolLM2's 128-token forward). */
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef int8_t v8b __attribute__((vector_size(8)));
 
 void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
                           int64_t row1, int64_t k, void *out) {
   int64_t kb = k / 32;
+  const v8i magnitude = (v8i){0, 0, 0, 0, 0, 0, 0, 0} + 0x7FFFFFFF;
   for (int64_t r = row0; r < row1; ++r) {
     const float *xr = x + r * ldx;
     act_block *y = (act_block *)out + r * kb;
     for (int64_t b = 0; b < kb; ++b) {
-      const float *v = xr + 32 * b;
-      float amax = 0;
-      for (int j = 0; j < 32; ++j) {
-        float a = v[j] < 0 ? -v[j] : v[j];
-        amax = a > amax ? a : amax;
+      v8f v[4];
+      memcpy(v, xr + 32 * b, sizeof v);
+      /* max |v|: lanes that are greater replace the maximum (a NaN never
+       * is, as in a scalar a > amax ? a : amax from 0) */
+      v8f amax = (v8f){0};
+      for (int u = 0; u < 4; ++u) {
+        v8f a = (v8f)((v8i)v[u] & magnitude);
+        v8i gt = a > amax;
+        amax = (v8f)(((v8i)a & gt) | ((v8i)amax & ~gt));
       }
-      float d = amax / 127.0f;
+      float m = 0;
+      for (int t = 0; t < 8; ++t)
+        m = amax[t] > m ? amax[t] : m;
+      float d = m / 127.0f;
       float id = d != 0 ? 1.0f / d : 0.0f;
-      int sum = 0;
-      for (int j = 0; j < 32; ++j) {
-        int q = (int)round_even(v[j] * id);
-        y[b].q[j] = (int8_t)q;
+      v8i sum = (v8i){0};
+      for (int u = 0; u < 4; ++u) {
+        /* round to nearest, ties to even, for |x| < 2^22 (here <= 127),
+         * in the default rounding mode and without a libm call (built
+         * without -ffast-math, which would fold it away): + 1.5 * 2^23 */
+        v8f scaled = v[u] * id;
+        v8i q = __builtin_convertvector(
+            (scaled + 12582912.0f) - 12582912.0f, v8i);
+        v8b bytes = __builtin_convertvector(q, v8b);
+        memcpy(y[b].q + 8 * u, &bytes, 8);
         sum += q;
       }
+      int total = 0;
+      for (int t = 0; t < 8; ++t)
+        total += sum[t];
       y[b].d = d;
-      y[b].s = d * (float)sum;
-      y[b].sum = sum;
+      y[b].s = d * (float)total;
+      y[b].sum = total;
     }
   }
 }
