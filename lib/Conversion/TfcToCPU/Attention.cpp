@@ -75,16 +75,24 @@ struct AttentionSizes {
 
 /// What the C micro-kernels of lib/Target/CPU/MicroKernels/Attention.c take
 /// besides the operands: the shape array (MicroKernels.h), the scale and
-/// the ALiBi slopes (or null).
+/// the ALiBi slopes (or null). Prepared once before the choice of kernel;
+/// each path stores its split count (setSplits).
 struct MicroKernelArgs {
   Value shape, scale, slopes;
+
+  /// The shape array's `splits` slot.
+  static constexpr int64_t kSplitsSlot = 7;
+  void setSplits(OpBuilder &b, Location loc, Value splits) const {
+    memref::StoreOp::create(b, loc, toI64(b, loc, splits), shape,
+                            indexConst(b, loc, kSplitsSlot));
+  }
 };
 
 MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
                                        kernel::AttentionOp op,
                                        const AttentionSizes &sizes, Value query,
                                        Value key, Value value, Value mask,
-                                       Value relBias, Value out, Value splits) {
+                                       Value relBias, Value out) {
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
   // A static stack slot of the function (its entry block), so that running
@@ -110,8 +118,10 @@ MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
     memref::StoreOp::create(b, loc, v, shape, indexConst(b, loc, slot++));
   };
   for (Value v : {sizes.batch, sizes.heads, sizes.kvHeads, sizes.tq, sizes.tk,
-                  sizes.d, sizes.dv, splits})
+                  sizes.d, sizes.dv})
     put(v);
+  ++slot; // the splits: setSplits
+  assert(slot == MicroKernelArgs::kSplitsSlot + 1 && "shape array layout");
   put(arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(op.getCausal())));
   put(arith::ConstantOp::create(
       b, loc, b.getI64IntegerAttr(op.getWindow() ? *op.getWindow() : 0)));
@@ -227,7 +237,8 @@ SmallVector<Value> scoringOperands(OpBuilder &b, Location l, Value query,
 /// (batch, key/value head, split of the keys) serving every query head of
 /// the group, then a combine per (batch, head)).
 void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
-                         const AttentionSizes &sizes, Value query, Value key,
+                         const AttentionSizes &sizes,
+                         const MicroKernelArgs &args, Value query, Value key,
                          Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
@@ -247,8 +258,7 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       arith::MaxUIOp::create(
           b, loc, ceilDiv(b, loc, sizes.tk, kAttentionKeysPerSplit), one),
       indexConst(b, loc, kAttentionMaxSplits));
-  MicroKernelArgs args = prepareMicroKernelArgs(
-      b, loc, op, sizes, query, key, value, mask, relBias, out, splits);
+  args.setSplits(b, loc, splits);
   Value partial = allocFloats(b, loc, partialFloats, args.shape);
   // Without key/value heads no task runs (and no key is read).
   Value splitTasks = arith::MulIOp::create(
@@ -271,7 +281,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
 /// call, then tasks of (batch, head, block of query rows) with the scores of
 /// a chunk of TFC_UK_ATTENTION_PREFILL_KEYS keys in L1).
 void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
-                          const AttentionSizes &sizes, Value query, Value key,
+                          const AttentionSizes &sizes,
+                          const MicroKernelArgs &args, Value query, Value key,
                           Value value, Value mask, Value relBias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
@@ -285,9 +296,7 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       declareMicroKernel(b, op, "tfc_uk_attention_prefill_tasks", i64, {ptr});
   auto prefill = declareScoringKernel(b, op, "tfc_uk_attention_prefill");
 
-  MicroKernelArgs args =
-      prepareMicroKernelArgs(b, loc, op, sizes, query, key, value, mask,
-                             relBias, out, /*splits=*/indexConst(b, loc, 1));
+  args.setSplits(b, loc, indexConst(b, loc, 1));
   Value kt = allocFloats(b, loc, ktFloats, args.shape);
   parallelCalls(
       b, loc, arith::MulIOp::create(b, loc, sizes.batch, sizes.kvHeads),
@@ -349,15 +358,18 @@ void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
   // prefill micro-kernel, in chunks of TFC_UK_ATTENTION_PREFILL_KEYS keys
   // whose scores fit in L1.
   AttentionSizes sizes(b, loc, query, key, value);
+  MicroKernelArgs args = prepareMicroKernelArgs(b, loc, op, sizes, query, key,
+                                                value, mask, relBias, out);
   Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, sizes.tq,
                                     indexConst(b, loc, kAttentionDecodeRows));
   auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
-  emitDecodeAttention(b, loc, op, sizes, query, key, value, mask, relBias, out);
+  emitDecodeAttention(b, loc, op, sizes, args, query, key, value, mask, relBias,
+                      out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
-  emitPrefillAttention(b, loc, op, sizes, query, key, value, mask, relBias,
-                       out);
+  emitPrefillAttention(b, loc, op, sizes, args, query, key, value, mask,
+                       relBias, out);
 }
 
 } // namespace

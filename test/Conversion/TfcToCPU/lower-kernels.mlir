@@ -136,9 +136,9 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // then tasks of blocks of query rows; any number of keys, in chunks).
 // CHECK-LABEL: func @attention_causal
 // CHECK-SAME: (%[[Q:.*]]: memref<?x4x?x16xf32>, %[[K:.*]]: memref<?x4x?x16xf32>, %[[V:.*]]: memref<?x4x?x16xf32>, %[[OUT:.*]]: memref<?x4x?x16xf32>)
-// The shape arrays are static stack slots of the function.
-// CHECK-NEXT: %[[PSHAPE:.*]] = memref.alloca() : memref<32xi64>
-// CHECK-NEXT: %[[DSHAPE:.*]] = memref.alloca() : memref<32xi64>
+// The shape array is a static stack slot of the function, filled once
+// before the choice (each path stores its split count in slot 7).
+// CHECK-NEXT: %[[SHAPE:.*]] = memref.alloca() : memref<32xi64>
 // The sizes both kernels read, once. Run-time head counts are not trusted:
 // no task without key/value heads (the micro-kernels map any other counts).
 // CHECK-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
@@ -148,20 +148,20 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK-DAG: %[[TK:.*]] = memref.dim %[[K]], %c2
 // CHECK: %[[NOKV:.*]] = arith.cmpi eq, %[[HKV]], %c0{{.*}} : index
 // CHECK-NEXT: %[[RUNH:.*]] = arith.select %[[NOKV]], %c0{{.*}}, %[[H]] : index
+// Sizes first (batch, heads, key/value heads, ...), then causal = 1.
+// CHECK: %[[B64:.*]] = arith.index_cast %[[B]] : index to i64
+// CHECK: memref.store %[[B64]], %[[SHAPE]][%c0{{.*}}]
+// CHECK: %[[CAUSAL:.*]] = arith.constant 1 : i64
+// CHECK: memref.store %[[CAUSAL]], %[[SHAPE]][%c8{{.*}}]
+// CHECK: arith.constant 2.500000e-01 : f32
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[TQ]], %c4{{.*}} : index
 // CHECK-NEXT: scf.if %[[FEW]] {
 // Splits of 256 keys, at least 1, at most 32.
 // CHECK: %[[S0:.*]] = arith.ceildivui %[[TK]], %c256{{.*}} : index
 // CHECK: %[[S1:.*]] = arith.maxui %[[S0]], %c1{{.*}} : index
 // CHECK: %[[SPLITS:.*]] = arith.minui %[[S1]], %c32{{.*}} : index
-// Sizes first (batch, heads, key/value heads, ..., splits), then causal = 1.
-// CHECK: %[[B64:.*]] = arith.index_cast %[[B]] : index to i64
-// CHECK: memref.store %[[B64]], %[[DSHAPE]][%c0{{.*}}]
 // CHECK: %[[SPLITS64:.*]] = arith.index_cast %[[SPLITS]] : index to i64
-// CHECK: memref.store %[[SPLITS64]], %[[DSHAPE]][%c7{{.*}}]
-// CHECK: %[[CAUSAL:.*]] = arith.constant 1 : i64
-// CHECK: memref.store %[[CAUSAL]], %[[DSHAPE]][%c8{{.*}}]
-// CHECK: arith.constant 2.500000e-01 : f32
+// CHECK: memref.store %[[SPLITS64]], %[[SHAPE]][%c7{{.*}}]
 // CHECK: llvm.call @tfc_uk_attention_partial_floats
 // CHECK: %[[BKV:.*]] = arith.muli %[[B]], %[[HKV]] : index
 // CHECK: %[[SPLITTASKS:.*]] = arith.muli %[[BKV]], %[[SPLITS]] : index
@@ -171,7 +171,8 @@ func.func @rms_norm(%x: memref<?x64xf32>, %g: memref<64xf32>, %out: memref<?x64x
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[BH]])
 // CHECK: llvm.call @tfc_uk_attention_combine
 // CHECK: } else {
-// CHECK: memref.store %{{.*}}, %[[PSHAPE]][%c0{{.*}}]
+// CHECK: %[[ONE64:.*]] = arith.index_cast %c1{{.*}} : index to i64
+// CHECK: memref.store %[[ONE64]], %[[SHAPE]][%c7{{.*}}]
 // CHECK: llvm.call @tfc_uk_attention_kt_floats
 // CHECK: %[[PBKV:.*]] = arith.muli %[[B]], %[[HKV]] : index
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[PBKV]])
@@ -198,7 +199,6 @@ func.func @attention_causal(%q: memref<?x4x?x16xf32>, %k: memref<?x4x?x16xf32>, 
 // rows) go into the shape array; without `causal` its slot 8 is 0.
 // CHECK-LABEL: func @attention_gqa_mask
 // CHECK-SAME: (%[[Q:.*]]: memref<2x8x?x32xf32>, %[[K:.*]]: memref<2x2x?x32xf32>, %[[V:.*]]: memref<2x2x?x24xf32>, %[[M:.*]]: memref<2x1x1x?xf32>, %[[OUT:.*]]: memref<2x8x?x24xf32>)
-// CHECK: scf.if
 // CHECK: %[[NOTCAUSAL:.*]] = arith.constant 0 : i64
 // CHECK: memref.store %[[NOTCAUSAL]], %[[SHAPE:.*]][%c8{{.*}}]
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[MS:.*]]:4 = memref.extract_strided_metadata %[[M]]
@@ -211,6 +211,7 @@ func.func @attention_causal(%q: memref<?x4x?x16xf32>, %k: memref<?x4x?x16xf32>, 
 // CHECK: %[[MS3:.*]] = arith.index_cast %[[MS]]#3 : index to i64
 // CHECK: memref.store %[[MS3]], %[[SHAPE]][%c27{{.*}}]
 // CHECK: arith.constant 5.000000e-01 : f32
+// CHECK: scf.if
 // CHECK: llvm.call @tfc_uk_attention_split
 // CHECK: } else {
 // CHECK: llvm.call @tfc_uk_attention_prefill
@@ -236,11 +237,9 @@ func.func @attention_gqa_mask(%q: memref<2x8x?x32xf32>, %k: memref<2x2x?x32xf32>
 // CHECK: memref.store %[[S2]], %{{.*}}[%c30{{.*}}]
 // CHECK: %[[S3:.*]] = arith.index_cast %[[OS]]#3 : index to i64
 // CHECK: memref.store %[[S3]], %{{.*}}[%c31{{.*}}]
+// CHECK: scf.if
 // CHECK: llvm.call @tfc_uk_attention_combine
 // CHECK: } else {
-// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[POS:.*]]:4 = memref.extract_strided_metadata %[[OUT]]
-// CHECK: %[[P1:.*]] = arith.index_cast %[[POS]]#1 : index to i64
-// CHECK: memref.store %[[P1]], %{{.*}}[%c29{{.*}}]
 // CHECK: llvm.call @tfc_uk_attention_prefill
 // CHECK-NOT: memref.copy
 // CHECK: return
