@@ -299,6 +299,13 @@ INLINE void group_tile(int32_t format, int mr, const act_block *a, int64_t kb,
 /* Activation rows per tile of two groups (zmm): 8 x 2 accumulators. */
 #define PAIR_MR 8
 
+/* broadcast_dword for 16 lanes. */
+INLINE __m512i broadcast_dword16(const int8_t *p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
 /* Two adjacent 32-byte pieces, at p and p + stride, as one zmm. */
 INLINE __m512i load_pair(const uint8_t *p, int64_t stride) {
   return _mm512_inserti64x4(
@@ -346,11 +353,9 @@ INLINE void group_pair_tile(int32_t format, int mr, const act_block *a,
       for (int t = 0; t < 8; ++t) {
         __m512i u = _mm512_xor_si512(load_pair(q + 32 * t, next),
                                      _mm512_set1_epi8((char)0x80));
-        for (int i = 0; i < mr; ++i) {
-          int32_t x;
-          memcpy(&x, a[i * kb + b].q + 4 * t, 4);
-          sum[i] = _mm512_dpbusd_epi32(sum[i], u, _mm512_set1_epi32(x));
-        }
+        for (int i = 0; i < mr; ++i)
+          sum[i] = _mm512_dpbusd_epi32(
+              sum[i], u, broadcast_dword16(a[i * kb + b].q + 4 * t));
       }
       for (int i = 0; i < mr; ++i) /* sum (w + 128) q - 128 sum q */
         sum[i] = _mm512_sub_epi32(sum[i],
@@ -362,11 +367,9 @@ INLINE void group_pair_tile(int32_t format, int mr, const act_block *a,
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
         for (int i = 0; i < mr; ++i) {
           const int8_t *x = a[i * kb + b].q;
-          int32_t xl, xh;
-          memcpy(&xl, x + 4 * u, 4);
-          memcpy(&xh, x + 16 + 4 * u, 4);
-          sum[i] = _mm512_dpbusd_epi32(sum[i], lo, _mm512_set1_epi32(xl));
-          sum[i] = _mm512_dpbusd_epi32(sum[i], hi, _mm512_set1_epi32(xh));
+          sum[i] = _mm512_dpbusd_epi32(sum[i], lo, broadcast_dword16(x + 4 * u));
+          sum[i] =
+              _mm512_dpbusd_epi32(sum[i], hi, broadcast_dword16(x + 16 + 4 * u));
         }
       }
     }
