@@ -152,6 +152,7 @@ mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
   gen.entry = options_.entry;
   gen.kvCache = options_.kvCache;
   gen.kvCacheLast = options_.kvCacheLast;
+  gen.kvCacheHalf = options_.kvCacheHalf;
 
   loadFrontendDialects(*context_);
   // MLIR diagnostics on the description's locations, for as long as the

@@ -1047,6 +1047,13 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at,
                            s[3]};
     auto elementType =
         mlir::cast<mlir::RankedTensorType>(t->value.getType()).getElementType();
+    if (options.kvCacheHalf && elementType.isF32()) {
+      // --kv-cache-type=f16: the new rows are rounded to f16 as they are
+      // stored; attention reads the f16 cache (tfc.attention widens it).
+      elementType = builder.getF16Type();
+      t->value = tfcir::CastOp::create(builder, l, tensorType(s, elementType),
+                                       t->value);
+    }
     mlir::Value arg =
         appendEntryArgument(tensorType(stateShape, elementType), l);
     auto dim = [&](mlir::Value x, int64_t axis) -> mlir::OpFoldResult {

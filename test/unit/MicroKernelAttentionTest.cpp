@@ -11,7 +11,8 @@
 // head counts may have them, that do not (query head h reads key/value
 // head min(h / max(H / Hkv, 1), Hkv - 1)), causal shifted diagonals, a
 // window, a broadcast mask, T5's bias by distance (fewer rows than heads),
-// ALiBi slopes, rows that see no key, and keys past one prefill chunk.
+// ALiBi slopes, rows that see no key, and keys past one prefill chunk;
+// keys and values of f32 and of f16 (normal, subnormal and zero halves).
 // Every buffer is exactly as large as its shape, so that the sanitizer job
 // (scripts/test-sanitizers.sh) sees any read or write out of bounds.
 //
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <dlfcn.h>
 #include <random>
 #include <sstream>
@@ -38,6 +40,15 @@ using ScoringFn = void (*)(const float *, const float *, const float *,
 using SizeFn = int64_t (*)(const int64_t *);
 using CombineFn = void (*)(const float *, float *, const int64_t *, int64_t);
 using TransposeFn = void (*)(const float *, float *, const int64_t *, int64_t);
+// The *_f16 entry points take k (or v) as IEEE halves.
+using ScoringF16Fn = void (*)(const float *, const void *, const void *,
+                              const float *, const float *, const float *,
+                              float *, const int64_t *, float, int64_t);
+using PrefillF16Fn = void (*)(const float *, const float *, const void *,
+                              const float *, const float *, const float *,
+                              float *, const int64_t *, float, int64_t);
+using TransposeF16Fn = void (*)(const void *, float *, const int64_t *,
+                                int64_t);
 
 /// One build of Attention.c, loaded from its shared library.
 struct Kernels {
@@ -47,6 +58,9 @@ struct Kernels {
   ScoringFn split, prefill;
   CombineFn combine;
   TransposeFn transpose;
+  ScoringF16Fn splitF16;
+  PrefillF16Fn prefillF16;
+  TransposeF16Fn transposeF16;
 };
 
 /// Whether this CPU runs the build for `isa` (the names of
@@ -93,6 +107,9 @@ std::vector<Kernels> &loadedKernels() {
       k.prefill = (ScoringFn)sym("tfc_uk_attention_prefill");
       k.combine = (CombineFn)sym("tfc_uk_attention_combine");
       k.transpose = (TransposeFn)sym("tfc_uk_attention_transpose_k");
+      k.splitF16 = (ScoringF16Fn)sym("tfc_uk_attention_split_f16");
+      k.prefillF16 = (PrefillF16Fn)sym("tfc_uk_attention_prefill_f16");
+      k.transposeF16 = (TransposeF16Fn)sym("tfc_uk_attention_transpose_k_f16");
       out.push_back(k);
     }
     return out;
@@ -111,8 +128,18 @@ struct Problem {
   int64_t relative = 0, relativeRows = 0;
   bool alibi = false;
   float scale = 0.25f;
+  /// Keys and values as IEEE halves (kh, vh; k and v hold their values).
+  bool half = false;
 
   std::vector<float> q, k, v, maskData, bias, slopes;
+  std::vector<uint16_t> kh, vh;
+
+  /// x rounded to half precision (its bits in *bits).
+  static float toHalf(float x, uint16_t *bits) {
+    _Float16 h = static_cast<_Float16>(x);
+    std::memcpy(bits, &h, 2);
+    return static_cast<float>(h);
+  }
 
   void fill(unsigned seed) {
     std::mt19937 rng(seed);
@@ -126,6 +153,19 @@ struct Problem {
     q = random(batch * heads * tq * d);
     k = random(batch * kvHeads * tk * d);
     v = random(batch * kvHeads * tk * dv);
+    if (half) {
+      // Some subnormal halves (below 2^-14) and zeros too.
+      for (size_t i = 0; i < k.size(); i += 11)
+        k[i] = i % 2 ? 3e-6f * k[i] : 0.0f;
+      for (size_t i = 0; i < v.size(); i += 13)
+        v[i] = i % 2 ? -2e-5f * v[i] : 0.0f;
+      kh.resize(k.size());
+      vh.resize(v.size());
+      for (size_t i = 0; i < k.size(); ++i)
+        k[i] = toHalf(k[i], &kh[i]);
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = toHalf(v[i], &vh[i]);
+    }
     if (mask) {
       // A padding mask: -inf on a few keys per row, small biases elsewhere.
       maskData = random(batch * tq * tk);
@@ -221,8 +261,12 @@ struct Problem {
     std::vector<float> partial(static_cast<size_t>(uk.partialFloats(s.data())));
     std::vector<float> out(static_cast<size_t>(batch * heads * tq * dv), NAN);
     for (int64_t t = 0; t < batch * kvHeads * splits; ++t)
-      uk.split(q.data(), k.data(), v.data(), maskOrNull(), biasOrNull(),
-               slopesOrNull(), partial.data(), s.data(), scale, t);
+      if (half)
+        uk.splitF16(q.data(), kh.data(), vh.data(), maskOrNull(), biasOrNull(),
+                    slopesOrNull(), partial.data(), s.data(), scale, t);
+      else
+        uk.split(q.data(), k.data(), v.data(), maskOrNull(), biasOrNull(),
+                 slopesOrNull(), partial.data(), s.data(), scale, t);
     for (int64_t t = 0; t < batch * runHeads(); ++t)
       uk.combine(partial.data(), out.data(), s.data(), t);
     return out;
@@ -235,11 +279,19 @@ struct Problem {
     std::vector<float> kt(static_cast<size_t>(uk.ktFloats(s.data())));
     std::vector<float> out(static_cast<size_t>(batch * heads * tq * dv), NAN);
     for (int64_t t = 0; t < batch * kvHeads; ++t)
-      uk.transpose(k.data(), kt.data(), s.data(), t);
+      if (half)
+        uk.transposeF16(kh.data(), kt.data(), s.data(), t);
+      else
+        uk.transpose(k.data(), kt.data(), s.data(), t);
     int64_t tasks = runHeads() == 0 ? 0 : uk.prefillTasks(s.data());
     for (int64_t t = 0; t < tasks; ++t)
-      uk.prefill(q.data(), kt.data(), v.data(), maskOrNull(), biasOrNull(),
-                 slopesOrNull(), out.data(), s.data(), scale, t);
+      if (half)
+        uk.prefillF16(q.data(), kt.data(), vh.data(), maskOrNull(),
+                      biasOrNull(), slopesOrNull(), out.data(), s.data(), scale,
+                      t);
+      else
+        uk.prefill(q.data(), kt.data(), v.data(), maskOrNull(), biasOrNull(),
+                   slopesOrNull(), out.data(), s.data(), scale, t);
     return out;
   }
 };
@@ -265,18 +317,27 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &ref,
                          << ", expected " << ref[at];
 }
 
-void check(const Problem &base, unsigned seed = 1) {
+void checkOne(const Problem &base, unsigned seed) {
   Problem p = base;
   p.fill(seed);
   std::vector<double> ref = p.reference();
   ASSERT_FALSE(loadedKernels().empty()) << "no build of Attention.c runs here";
   for (const Kernels &uk : loadedKernels()) {
     std::ostringstream what;
-    what << uk.isa << " H=" << p.heads << " Hkv=" << p.kvHeads << " tq=" << p.tq
-         << " tk=" << p.tk << " d=" << p.d << " dv=" << p.dv;
+    what << uk.isa << (p.half ? " f16" : "") << " H=" << p.heads
+         << " Hkv=" << p.kvHeads << " tq=" << p.tq << " tk=" << p.tk
+         << " d=" << p.d << " dv=" << p.dv;
     expectClose(p.decode(uk), ref, "decode " + what.str());
     expectClose(p.prefill(uk), ref, "prefill " + what.str());
   }
+}
+
+/// Every case with keys and values of f32 and of f16.
+void check(const Problem &base, unsigned seed = 1) {
+  checkOne(base, seed);
+  Problem half = base;
+  half.half = true;
+  checkOne(half, seed);
 }
 
 TEST(MicroKernelAttention, GroupedQueryHeadsThatDivide) {

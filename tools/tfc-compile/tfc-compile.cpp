@@ -147,6 +147,14 @@ cl::opt<bool> kvCacheLast(
              "prompt's logits are computed for one position, not all)"),
     cl::init(false));
 
+cl::opt<std::string> kvCacheType(
+    "kv-cache-type",
+    cl::desc("With --kv-cache: the element type of the self-attention "
+             "key/value caches, f32 (the default: an f32 model's own) or f16 "
+             "(half the memory and the bytes a decode step reads; keys and "
+             "values are rounded to f16 as they are stored)"),
+    cl::value_desc("f32|f16"), cl::init("f32"));
+
 cl::opt<bool> remarks("fusion-remarks",
                       cl::desc("Report what the fusion passes fused and why "
                                "they did not fuse a candidate"),
@@ -231,6 +239,17 @@ int main(int argc, char **argv) {
               "of --kv-cache; give both\n";
     return 1;
   }
+  if (kvCacheType != "f32" && kvCacheType != "f16") {
+    errs() << "tfc-compile: error: --kv-cache-type must be f32 or f16, got '"
+           << kvCacheType << "'\n";
+    return 1;
+  }
+  if (kvCacheType.getNumOccurrences() && !kvCache) {
+    errs() << "tfc-compile: error: --kv-cache-type is the element type of "
+              "the caches of --kv-cache; give both\n";
+    return 1;
+  }
+  options.kvCacheHalf = kvCacheType == "f16";
   options.quantize = quantize;
   options.remarks = remarks;
   options.passManagerCLOptions = true;

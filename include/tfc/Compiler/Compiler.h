@@ -85,6 +85,9 @@ struct CompileOptions {
   /// --kv-cache-last: the cached entry's outputs along the tokens keep only
   /// the last position (MLIRGenOptions::kvCacheLast).
   bool kvCacheLast = false;
+  /// --kv-cache-type=f16: self-attention K/V caches in half precision
+  /// (MLIRGenOptions::kvCacheHalf).
+  bool kvCacheHalf = false;
   /// Linear weights stored block-quantised (q8_0, q4_0, q4_1) or not at all
   /// (none); empty: as the model says.
   std::string quantize;

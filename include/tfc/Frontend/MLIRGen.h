@@ -44,6 +44,12 @@ struct MLIRGenOptions {
   /// tokens, only the last position (what generation reads): the final norm
   /// and LM head then compute one position of a prompt instead of all.
   bool kvCacheLast = false;
+  /// With kvCache: the self-attention key/value caches hold f16 instead of
+  /// the model's f32 (half the memory and the bytes a decode step reads;
+  /// keys and values are rounded to f16 as they are stored, attention
+  /// widens them as it reads them). Caches of other element types, and
+  /// cross-attention states, are unchanged.
+  bool kvCacheHalf = false;
 
   /// Adds one `-D name=value` override; false (nothing added) when `text`
   /// has no '=' or an empty name.

@@ -14,10 +14,12 @@
 //    TFC_UK_ATTENTION_PREFILL_KEYS keys in L1 (register-blocked products,
 //    an online softmax across chunks).
 // None materialises the Tq x Tk scores: memory is linear in the sequence
-// length. The sizes and strides travel in a shape array (MicroKernels.h);
-// the micro-kernels map query head h to key/value head h / (H / Hkv) and
-// never read past the last key/value head whatever the run-time head
-// counts (the verifiers reject static ones that do not divide).
+// length. Keys and values of f16 (a KV cache in half precision) go to the
+// *_f16 entry points, which widen them as they read them. The sizes and strides
+// travel in a shape array (MicroKernels.h); the micro-kernels map query head h
+// to key/value head h / (H / Hkv) and never read past the last key/value head
+// whatever the run-time head counts (the verifiers reject static ones that do
+// not divide).
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,6 +219,13 @@ LLVM::LLVMFuncOp declareScoringKernel(OpBuilder &b, Operation *op,
       {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, b.getF32Type(), b.getI64Type()});
 }
 
+/// The name of micro-kernel `name` for keys and values of `key`'s element
+/// type: the *_f16 entry points widen a KV cache kept in half precision.
+std::string kvKernel(StringRef name, Value key) {
+  bool half = cast<MemRefType>(key.getType()).getElementType().isF16();
+  return (name + (half ? "_f16" : "")).str();
+}
+
 /// Their operands but the task.
 SmallVector<Value> scoringOperands(OpBuilder &b, Location l, Value query,
                                    Value keys, Value value, Value mask,
@@ -244,7 +253,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
-  auto split = declareScoringKernel(b, op, "tfc_uk_attention_split");
+  auto split =
+      declareScoringKernel(b, op, kvKernel("tfc_uk_attention_split", key));
   auto combine = declareMicroKernel(b, op, "tfc_uk_attention_combine", voidType,
                                     {ptr, ptr, ptr, i64});
   auto partialFloats =
@@ -290,11 +300,13 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
   Type voidType = LLVM::LLVMVoidType::get(ctx);
   auto ktFloats =
       declareMicroKernel(b, op, "tfc_uk_attention_kt_floats", i64, {ptr});
-  auto transpose = declareMicroKernel(b, op, "tfc_uk_attention_transpose_k",
-                                      voidType, {ptr, ptr, ptr, i64});
+  auto transpose =
+      declareMicroKernel(b, op, kvKernel("tfc_uk_attention_transpose_k", key),
+                         voidType, {ptr, ptr, ptr, i64});
   auto prefillTasks =
       declareMicroKernel(b, op, "tfc_uk_attention_prefill_tasks", i64, {ptr});
-  auto prefill = declareScoringKernel(b, op, "tfc_uk_attention_prefill");
+  auto prefill =
+      declareScoringKernel(b, op, kvKernel("tfc_uk_attention_prefill", key));
 
   args.setSplits(b, loc, indexConst(b, loc, 1));
   Value kt = allocFloats(b, loc, ktFloats, args.shape);

@@ -35,17 +35,26 @@ using namespace mlir::tfc;
 namespace {
 
 /// The CPU kernels compute in f32; the quantised ones also read raw weights
-/// (i8 blocks), and the quantised embedding integer ids.
+/// (i8 blocks), the quantised embedding integer ids, and attention keys and
+/// values of f16 (a KV cache in half precision; the verifier checks that
+/// both are).
 LogicalResult checkElementTypes(Operation *op) {
   bool rawWeights =
       isa<cpu::QGemmOp, cpu::QPackOp, cpu::DequantizeOp, cpu::QEmbeddingOp>(op);
-  for (Type t : op->getOperandTypes()) {
+  auto attention = dyn_cast<kernel::AttentionOp>(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type t = operand.get().getType();
     Type element = cast<ShapedType>(t).getElementType();
-    if (element.isF32() || (rawWeights && element.isInteger(8)) ||
+    bool halfKV = attention && element.isF16() &&
+                  (operand.get() == attention.getKey() ||
+                   operand.get() == attention.getValue());
+    if (element.isF32() || halfKV || (rawWeights && element.isInteger(8)) ||
         (isa<cpu::QEmbeddingOp>(op) &&
          (element.isInteger(32) || element.isInteger(64))))
       continue;
-    return op->emitOpError("the CPU kernels support f32 only; got ") << t;
+    return op->emitOpError("the CPU kernels support f32 (attention also f16 "
+                           "keys and values) only; got ")
+           << t;
   }
   return success();
 }

@@ -388,13 +388,16 @@ tfc::linkSharedLibrary(llvm::ArrayRef<llvm::ArrayRef<char>> objects,
   }
   std::string out = outputPath.str();
   // libm for the f64 math the kernels leave to libm; the C library for
-  // aligned_alloc/free when no runtime hooks are attached.
+  // aligned_alloc/free when no runtime hooks are attached; libgcc for the
+  // f16 conversions of CPUs without F16C (__truncsfhf2, __extendhfsf2:
+  // a half-precision KV cache on plain x86-64). --as-needed: each only when
+  // used.
   std::vector<const char *> args = {"ld.lld", "-shared", "-o", out.c_str()};
   for (const std::string &p : objectPaths)
     args.push_back(p.c_str());
   for (const char *a : {"-z", "noexecstack", "-L/lib/x86_64-linux-gnu",
                         "-L/usr/lib/x86_64-linux-gnu", "--as-needed",
-                        "-l:libm.so.6", "-l:libc.so.6"})
+                        "-l:libm.so.6", "-l:libc.so.6", "-l:libgcc_s.so.1"})
     args.push_back(a);
   std::string diagnostics;
   llvm::raw_string_ostream errs(diagnostics);

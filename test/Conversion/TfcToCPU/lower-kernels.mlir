@@ -222,6 +222,31 @@ func.func @attention_gqa_mask(%q: memref<2x8x?x32xf32>, %k: memref<2x2x?x32xf32>
 
 // -----
 
+// Keys and values of f16 (a half-precision KV cache) under an f32 query:
+// the *_f16 entry points, which widen them as they read them (kt stays f32).
+// CHECK-LABEL: func @attention_half_cache
+// CHECK: scf.if
+// CHECK: llvm.call @tfc_uk_attention_split_f16
+// CHECK: llvm.call @tfc_uk_attention_combine
+// CHECK: } else {
+// CHECK: llvm.call @tfc_uk_attention_transpose_k_f16
+// CHECK: llvm.call @tfc_uk_attention_prefill_f16
+func.func @attention_half_cache(%q: memref<1x8x?x32xf32>, %k: memref<1x2x?x32xf16>, %v: memref<1x2x?x32xf16>, %out: memref<1x8x?x32xf32>) {
+  tfc_kernel.attention %q, %k, %v outs(%out) {causal, scale = 0.125} : (memref<1x8x?x32xf32>, memref<1x2x?x32xf16>, memref<1x2x?x32xf16>, memref<1x8x?x32xf32>) -> ()
+  return
+}
+
+// -----
+
+// A half-precision query is not: the CPU kernels compute on f32.
+func.func @attention_half_query(%q: memref<1x2x4x8xf16>, %k: memref<1x2x4x8xf16>, %o: memref<1x2x4x8xf16>) {
+  // expected-error @+1 {{the CPU kernels support f32 (attention also f16 keys and values) only; got 'memref<1x2x4x8xf16>'}}
+  tfc_kernel.attention %q, %k, %k outs(%o) {scale = 1.0} : (memref<1x2x4x8xf16>, memref<1x2x4x8xf16>, memref<1x2x4x8xf16>, memref<1x2x4x8xf16>) -> ()
+  return
+}
+
+// -----
+
 // An output that is a transposed view of [B, T, H, D] (the heads merged in
 // place): its strides go into the shape array's last four slots, and the
 // micro-kernels write through them.
@@ -717,7 +742,7 @@ func.func @pack(%w: memref<80x64xf32>, %v: memref<64x80xf32>, %p0: memref<3x64x3
 
 // The kernels are f32 only.
 func.func @softmax_f64(%x: memref<?x8xf64>, %out: memref<?x8xf64>) {
-  // expected-error @+1 {{the CPU kernels support f32 only; got 'memref<?x8xf64>'}}
+  // expected-error @+1 {{the CPU kernels support f32 (attention also f16 keys and values) only; got 'memref<?x8xf64>'}}
   tfc_kernel.softmax %x outs(%out) : (memref<?x8xf64>, memref<?x8xf64>) -> ()
   return
 }

@@ -314,6 +314,24 @@ func.func @attention_element_types(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x
 
 // -----
 
+// Keys and values may be f16 under an f32 query (a half-precision KV cache),
+// but both of them.
+func.func @attention_half_key_only(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf16>) {
+  // expected-error @+1 {{query, key and value element types differ: 'f32', 'f16', 'f32' (key and value may differ from the query only as f16 under an f32 query)}}
+  %0 = tfc.attention %q, %k, %q : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bf16_cache(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xbf16>) {
+  // expected-error @+1 {{query, key and value element types differ: 'f32', 'bf16', 'bf16'}}
+  %0 = tfc.attention %q, %k, %k : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xbf16>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
 func.func @attention_result(%q: tensor<1x8x16x64xf32>) {
   // expected-error @+1 {{'tfc.attention' op result type 'tensor<1x8x16x32xf32>' does not match the inferred type 'tensor<1x8x16x64xf32>'}}
   %0 = tfc.attention %q, %q, %q : (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) -> tensor<1x8x16x32xf32>

@@ -80,6 +80,11 @@ func.func @attention(%q: tensor<?x32x?x128xf16>, %kv: tensor<?x8x?x128xf16>,
   %k5 = tensor.cast %k4 : tensor<2x8x11x64xf32> to tensor<?x8x?x64xf32>
   %v5 = tensor.cast %v4 : tensor<2x8x11x32xf32> to tensor<?x8x?x32xf32>
   %3 = tfc.attention %q5, %k5, %v5 : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x32xf32>) -> tensor<2x8x7x32xf32>
+  // Keys and values of a half-precision KV cache under an f32 query.
+  // CHECK: tfc.attention {{.*}} {causal} : (tensor<2x8x7x64xf32>, tensor<2x8x11x64xf16>, tensor<2x8x11x32xf16>) -> tensor<2x8x7x32xf32>
+  %k6 = tfc.cast %k4 : tensor<2x8x11x64xf32> to tensor<2x8x11x64xf16>
+  %v6 = tfc.cast %v4 : tensor<2x8x11x32xf32> to tensor<2x8x11x32xf16>
+  %4 = tfc.attention %q4, %k6, %v6 {causal} : (tensor<2x8x7x64xf32>, tensor<2x8x11x64xf16>, tensor<2x8x11x32xf16>) -> tensor<2x8x7x32xf32>
   return
 }
 

@@ -94,3 +94,21 @@ func.func @pack_panels(%w: memref<40x8xf32>, %p: memref<1x8x32xf32>) {
   tfc_cpu.pack %w outs(%p) : (memref<40x8xf32>, memref<1x8x32xf32>) -> ()
   return
 }
+
+// -----
+
+// Keys and values may be f16 under an f32 destination (a half-precision KV
+// cache), but not the query.
+func.func @attention_half_query(%q: memref<1x2x4x8xf16>, %k: memref<1x2x4x8xf16>, %o: memref<1x2x4x8xf32>) {
+  // expected-error @+1 {{query 'memref<1x2x4x8xf16>' must have the element type of the destination 'memref<1x2x4x8xf32>'}}
+  tfc_kernel.attention %q, %k, %k outs(%o) {scale = 1.0} : (memref<1x2x4x8xf16>, memref<1x2x4x8xf16>, memref<1x2x4x8xf16>, memref<1x2x4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_half_value_only(%q: memref<1x2x4x8xf32>, %v: memref<1x2x4x8xf16>, %o: memref<1x2x4x8xf32>) {
+  // expected-error @+1 {{value 'memref<1x2x4x8xf16>' must have the element type of the destination 'memref<1x2x4x8xf32>'}}
+  tfc_kernel.attention %q, %q, %v outs(%o) {scale = 1.0} : (memref<1x2x4x8xf32>, memref<1x2x4x8xf32>, memref<1x2x4x8xf16>, memref<1x2x4x8xf32>) -> ()
+  return
+}

@@ -104,6 +104,13 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
                             const float *mask, const float *relBias,
                             const float *slopes, float *partial,
                             const int64_t *shape, float scale, int64_t task);
+/* The same with k and v of IEEE half precision (a KV cache of f16), widened
+ * to f32 as they are read. */
+void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
+                                const uint16_t *v, const float *mask,
+                                const float *relBias, const float *slopes,
+                                float *partial, const int64_t *shape,
+                                float scale, int64_t task);
 /* Task in [0, batch * heads): writes out[b, h, :, :] (a dense
  * [B, H, Tq, Dv] buffer). */
 void tfc_uk_attention_combine(const float *partial, float *out,
@@ -123,12 +130,20 @@ int64_t tfc_uk_attention_kt_floats(const int64_t *shape);
 /* Task in [0, batch * kvHeads). */
 void tfc_uk_attention_transpose_k(const float *k, float *kt,
                                   const int64_t *shape, int64_t task);
+void tfc_uk_attention_transpose_k_f16(const uint16_t *k, float *kt,
+                                      const int64_t *shape, int64_t task);
 /* Tasks of tfc_uk_attention_prefill. */
 int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape);
 void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
                               const float *mask, const float *relBias,
                               const float *slopes, float *out,
                               const int64_t *shape, float scale, int64_t task);
+/* The same with v of f16 (kt is f32: tfc_uk_attention_transpose_k_f16). */
+void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
+                                  const uint16_t *v, const float *mask,
+                                  const float *relBias, const float *slopes,
+                                  float *out, const int64_t *shape, float scale,
+                                  int64_t task);
 
 #ifdef __cplusplus
 }

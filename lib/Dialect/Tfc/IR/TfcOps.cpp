@@ -264,11 +264,16 @@ FailureOr<RankedTensorType> infer::attention(Type queryType, Type keyType,
   auto v = expectTensor(emitError, valueType, "value");
   if (failed(v))
     return failure();
-  if (q->getElementType() != k->getElementType() ||
-      q->getElementType() != v->getElementType())
-    return fail(emitError, "query, key and value element types differ: ",
-                q->getElementType(), ", ", k->getElementType(), ", ",
-                v->getElementType());
+  // Keys and values have the query's element type, or both f16 under an
+  // f32 query (a KV cache kept in half precision, widened as it is read).
+  Type qe = q->getElementType(), ke = k->getElementType(),
+       ve = v->getElementType();
+  bool halfCache = qe.isF32() && ke.isF16() && ve.isF16();
+  if (!halfCache && (qe != ke || qe != ve))
+    return fail(emitError, "query, key and value element types differ: ", qe,
+                ", ", ke, ", ", ve,
+                " (key and value may differ from the query only as f16 "
+                "under an f32 query)");
   std::optional<ArrayRef<int64_t>> mask;
   if (maskType) {
     auto m = expectTensor(emitError, maskType, "mask");

@@ -33,6 +33,11 @@
  * Scores are q.k * scale + mask (an additive bias, broadcast by zero
  * strides); with `causal`, row i sees keys j <= i + tk - tq.
  *
+ * Keys and values are f32, or f16 (a KV cache kept in half precision,
+ * tfc-compile --kv-cache-type=f16: the *_f16 entry points), widened to f32
+ * as they are loaded (F16C's vcvtph2ps where the ISA has it, integer code
+ * on plain x86-64); scores, softmax and outputs stay f32.
+ *
  * Plain C: the loops over the head dimension and over a tile of keys are
  * what the compiler vectorises for the bitcode's instruction set; exp is a
  * polynomial (no libm call, vectorisable).
@@ -108,6 +113,66 @@ INLINE vf splat(float x) {
   return v;
 }
 
+/* Loads of keys and values, f32 or f16 (`half`, a constant after inlining
+ * into each entry point, so every loop is specialised for one of them). */
+typedef uint16_t half_t;
+#if defined(__F16C__)
+typedef _Float16 vh __attribute__((vector_size(VL * 2)));
+INLINE vf vload_half(const half_t *p) {
+  vh h;
+  memcpy(&h, p, sizeof h);
+  return __builtin_convertvector(h, vf);
+}
+INLINE float half_to_float(half_t bits) {
+  _Float16 h;
+  memcpy(&h, &bits, 2);
+  return (float)h;
+}
+#else
+typedef uint16_t vu16 __attribute__((vector_size(VL * 2)));
+/* IEEE half to float in integer lanes: normal numbers rebias the exponent
+ * (+112), subnormals are their mantissa times 2^-24, infinities and NaNs
+ * get the all-ones exponent (the libcall plain x86-64 would otherwise
+ * make per element is not linked into models). */
+INLINE vf vload_half(const half_t *p) {
+  vu16 raw;
+  memcpy(&raw, p, sizeof raw);
+  vi h = __builtin_convertvector(raw, vi);
+  vi em = h & 0x7fff, sign = (h & 0x8000) << 16;
+  vi sub = em < 0x0400, special = em >= 0x7c00;
+  vi normal = (em << 13) + (112 << 23);
+  vi tiny = (vi)(__builtin_convertvector(em, vf) * 5.9604644775390625e-8f);
+  vi inf_nan = (em << 13) | 0x7f800000;
+  return (vf)(sign | (normal & ~sub & ~special) | (tiny & sub) |
+              (inf_nan & special));
+}
+INLINE float half_to_float(half_t bits) {
+  uint32_t em = bits & 0x7fffu, sign = (uint32_t)(bits & 0x8000u) << 16;
+  float f;
+  if (em < 0x0400u) /* zero, subnormal */
+    f = (float)em * 5.9604644775390625e-8f;
+  else
+    f = bits_to_float(em >= 0x7c00u ? (em << 13) | 0x7f800000u
+                                    : (em << 13) + (112u << 23));
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return bits_to_float(u | sign);
+}
+#endif
+
+/* Element i of keys or values p, as floats. */
+INLINE vf kv_vload(const void *p, int64_t i, int half) {
+  return half ? vload_half((const half_t *)p + i) : vload((const float *)p + i);
+}
+INLINE float kv_load(const void *p, int64_t i, int half) {
+  return half ? half_to_float(((const half_t *)p)[i]) : ((const float *)p)[i];
+}
+/* p advanced by i elements. */
+INLINE const void *kv_at(const void *p, int64_t i, int half) {
+  return half ? (const void *)((const half_t *)p + i)
+              : (const void *)((const float *)p + i);
+}
+
 /* exp_neg of every lane. Lanes below -87.3 (-inf too) give 0; they are
  * computed from -87.3 (bit operations, so NaN stays NaN), which keeps the
  * float-to-int conversion in range. */
@@ -132,14 +197,14 @@ INLINE vf exp_neg_v(vf x) {
  * exp_neg's rounding away), but it vectorises a loop over lanes. */
 #define LANES 16
 
-INLINE float dot(const float *a, const float *b, int64_t n) {
+INLINE float dot(const float *a, const void *b, int64_t n, int half) {
   float acc[LANES] = {0};
   int64_t i = 0;
   for (; i + LANES <= n; i += LANES)
     for (int t = 0; t < LANES; ++t)
-      acc[t] += a[i + t] * b[i + t];
+      acc[t] += a[i + t] * kv_load(b, i + t, half);
   for (int t = 0; i + t < n; ++t)
-    acc[t] += a[i + t] * b[i + t];
+    acc[t] += a[i + t] * kv_load(b, i + t, half);
   float sum = 0;
   for (int t = 0; t < LANES; ++t)
     sum += acc[t];
@@ -198,25 +263,25 @@ INLINE vf lane_sums(vf p[VL]) {
  * load of K and one FMA per VL floats, q's chunk shared by the VL keys) and
  * summed by lane_sums; keys left over (and any d not a multiple of VL) by
  * dot. */
-INLINE void row_scores(const float *q, const float *k, int64_t kstride,
-                       int64_t d, int64_t n, float scale, float *sr) {
+INLINE void row_scores(const float *q, const void *k, int64_t kstride,
+                       int64_t d, int64_t n, float scale, float *sr, int half) {
   int64_t jj = 0;
   if (d % VL == 0)
     for (; jj + VL <= n; jj += VL) {
-      const float *kt = k + jj * kstride;
+      const void *kt = kv_at(k, jj * kstride, half);
       vf acc[VL];
       vf qv = vload(q);
       for (int t = 0; t < VL; ++t)
-        acc[t] = qv * vload(kt + t * kstride);
+        acc[t] = qv * kv_vload(kt, t * kstride, half);
       for (int64_t c = VL; c < d; c += VL) {
         qv = vload(q + c);
         for (int t = 0; t < VL; ++t)
-          acc[t] += qv * vload(kt + t * kstride + c);
+          acc[t] += qv * kv_vload(kt, t * kstride + c, half);
       }
       vstore(sr + jj, lane_sums(acc) * scale);
     }
   for (; jj < n; ++jj)
-    sr[jj] = dot(q, k + jj * kstride, d) * scale;
+    sr[jj] = dot(q, kv_at(k, jj * kstride, half), d, half) * scale;
 }
 
 /* PV_VECS vectors of output columns per pass of rows_times_v. */
@@ -226,17 +291,17 @@ INLINE void row_scores(const float *q, const float *k, int64_t kstride,
  * o1 and p1: two rows per pass, sharing each load of V, their 2 PV_VECS
  * accumulators in registers over the n keys (v rows vstride apart). */
 INLINE void two_rows_times_v(float *o0, const float *p0, float *o1,
-                             const float *p1, const float *v, int64_t vstride,
-                             int64_t n) {
+                             const float *p1, const void *v, int64_t vstride,
+                             int64_t n, int half) {
   vf a0[PV_VECS], a1[PV_VECS];
   for (int i = 0; i < PV_VECS; ++i) {
     a0[i] = vload(o0 + i * VL);
     a1[i] = vload(o1 + i * VL);
   }
-  for (int64_t jj = 0; jj < n; ++jj, v += vstride) {
+  for (int64_t jj = 0; jj < n; ++jj) {
     vf s0 = splat(p0[jj]), s1 = splat(p1[jj]);
     for (int i = 0; i < PV_VECS; ++i) {
-      vf vv = vload(v + i * VL);
+      vf vv = kv_vload(v, jj * vstride + i * VL, half);
       a0[i] += s0 * vv;
       a1[i] += s1 * vv;
     }
@@ -247,30 +312,70 @@ INLINE void two_rows_times_v(float *o0, const float *p0, float *o1,
   }
 }
 
+/* two_rows_times_v for one row (an odd last row). */
+INLINE void one_row_times_v(float *o0, const float *p0, const void *v,
+                            int64_t vstride, int64_t n, int half) {
+  vf a0[PV_VECS];
+  for (int i = 0; i < PV_VECS; ++i)
+    a0[i] = vload(o0 + i * VL);
+  for (int64_t jj = 0; jj < n; ++jj) {
+    vf s0 = splat(p0[jj]);
+    for (int i = 0; i < PV_VECS; ++i)
+      a0[i] += s0 * kv_vload(v, jj * vstride + i * VL, half);
+  }
+  for (int i = 0; i < PV_VECS; ++i)
+    vstore(o0 + i * VL, a0[i]);
+}
+
 /* o[r][c] += sum_jj p[r][jj] v[jj][c] for rows r < rows, columns c < dv,
  * keys jj < n (v rows vstride apart): whole passes of PV_VECS vectors two
- * rows at a time (an odd last row paired with itself into a scratch row),
- * then the columns left one by one. */
+ * rows at a time (an odd last row alone), then the columns left one by
+ * one. */
 INLINE void rows_times_v(float *const *o, float (*p)[TILE], int64_t rows,
-                         const float *v, int64_t vstride, int64_t dv,
-                         int64_t n) {
-  float scratch[PV_VECS * VL];
+                         const void *v, int64_t vstride, int64_t dv, int64_t n,
+                         int half) {
   int64_t c0 = 0;
-  for (; c0 + PV_VECS * VL <= dv; c0 += PV_VECS * VL)
-    for (int64_t r = 0; r < rows; r += 2) {
-      int pair = r + 1 < rows;
-      if (!pair)
-        memcpy(scratch, o[r] + c0, sizeof scratch);
-      two_rows_times_v(o[r] + c0, p[r], pair ? o[r + 1] + c0 : scratch,
-                       p[pair ? r + 1 : r], v + c0, vstride, n);
-    }
+  for (; c0 + PV_VECS * VL <= dv; c0 += PV_VECS * VL) {
+    int64_t r = 0;
+    for (; r + 1 < rows; r += 2)
+      two_rows_times_v(o[r] + c0, p[r], o[r + 1] + c0, p[r + 1],
+                       kv_at(v, c0, half), vstride, n, half);
+    if (r < rows)
+      one_row_times_v(o[r] + c0, p[r], kv_at(v, c0, half), vstride, n, half);
+  }
   for (; c0 < dv; ++c0)
     for (int64_t r = 0; r < rows; ++r) {
       float acc = o[r][c0];
       for (int64_t jj = 0; jj < n; ++jj)
-        acc += p[r][jj] * v[jj * vstride + c0];
+        acc += p[r][jj] * kv_load(v, jj * vstride + c0, half);
       o[r][c0] = acc;
     }
+}
+
+/* Floats of the decode kernel's widened tile of f16 keys or values. */
+#define WIDE_FLOATS (TILE * 128)
+
+/* dst[j * width + c] = src[j * stride + c] as floats, for n rows of `width`
+ * halves; row j of the next tile (`ahead` rows further, none if 0) is
+ * prefetched meanwhile. */
+INLINE void widen_rows(const void *src, int64_t stride, int64_t n,
+                       int64_t width, float *dst, int64_t ahead,
+                       const half_t *also, int64_t alsoStride,
+                       int64_t alsoWidth) {
+  const half_t *h = (const half_t *)src;
+  for (int64_t j = 0; j < n; ++j, h += stride, dst += width) {
+    if (j < ahead) {
+      for (int64_t c = 0; c < width; c += 32)
+        __builtin_prefetch(h + ahead * stride + c, 0, 2);
+      for (int64_t c = 0; c < alsoWidth; c += 32)
+        __builtin_prefetch(also + j * alsoStride + c, 0, 2);
+    }
+    int64_t c = 0;
+    for (; c + VL <= width; c += VL)
+      vstore(dst + c, vload_half(h + c));
+    for (; c < width; ++c)
+      dst[c] = half_to_float(h[c]);
+  }
 }
 
 /* The shape array (MicroKernels.h, tfc_uk_attention_split). */
@@ -458,10 +563,11 @@ int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
          (2 + s.dv);
 }
 
-void tfc_uk_attention_split(const float *q, const float *k, const float *v,
-                            const float *mask, const float *relBias,
-                            const float *slopes, float *partial,
-                            const int64_t *shape, float scale, int64_t task) {
+/* tfc_uk_attention_split with keys and values of f32 or f16 (`half`). */
+INLINE void split(const float *q, const void *k, const void *v,
+                  const float *mask, const float *relBias, const float *slopes,
+                  float *partial, const int64_t *shape, float scale,
+                  int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t split = task % s.splits, rest = task / s.splits;
   int64_t kvh = rest % s.kvHeads, b = rest / s.kvHeads;
@@ -472,8 +578,8 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
   int64_t rowsAll = (hEnd - hFirst) * s.tq;
   float *out = partial + ((b * s.kvHeads + kvh) * s.splits + split) *
                              max_heads_per_kv(&s) * s.tq * (2 + s.dv);
-  const float *kb = k + b * s.ks[0] + kvh * s.ks[1];
-  const float *vb = v + b * s.vs[0] + kvh * s.vs[1];
+  const void *kb = kv_at(k, b * s.ks[0] + kvh * s.ks[1], half);
+  const void *vb = kv_at(v, b * s.vs[0] + kvh * s.vs[1], half);
   for (int64_t r0 = 0; r0 < rowsAll; r0 += MAX_ROWS) {
     int64_t rows = rowsAll - r0 < MAX_ROWS ? rowsAll - r0 : MAX_ROWS;
     row_t row[MAX_ROWS];
@@ -492,11 +598,30 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
     /* Keys before every row's window are never read. */
     int64_t start = j0 > firstAll ? j0 : firstAll;
     float sc[MAX_ROWS][TILE];
-    for (int64_t t0 = start; t0 < j1; t0 += TILE) {
-      int64_t n = j1 - t0 < TILE ? j1 - t0 : TILE;
+    /* f16 keys and values are widened a tile at a time into `wide` (keys,
+     * then values), once for all the rows (a group's query heads) instead
+     * of once per row; the tile shrinks so that it fits. Rows wider than
+     * `wide` convert as they read. */
+    float wide[WIDE_FLOATS];
+    int64_t width = s.d > s.dv ? s.d : s.dv;
+    int widen = half && width > 0 && width <= WIDE_FLOATS;
+    int64_t step =
+        widen && WIDE_FLOATS / width < TILE ? WIDE_FLOATS / width : TILE;
+    for (int64_t t0 = start; t0 < j1; t0 += step) {
+      int64_t n = j1 - t0 < step ? j1 - t0 : step;
+      /* The next tile's rows (prefetched while this one is widened). */
+      int64_t next = j1 - (t0 + n) < n ? j1 - (t0 + n) : n;
       /* Scores. */
-      for (int64_t r = 0; r < rows; ++r)
-        row_scores(row[r].q, kb + t0 * s.ks[2], s.ks[2], s.d, n, scale, sc[r]);
+      if (widen) {
+        widen_rows(kv_at(kb, t0 * s.ks[2], 1), s.ks[2], n, s.d, wide, next,
+                   (const half_t *)vb + (t0 + n) * s.vs[2], s.vs[2], s.dv);
+        for (int64_t r = 0; r < rows; ++r)
+          row_scores(row[r].q, wide, s.d, s.d, n, scale, sc[r], 0);
+      } else {
+        for (int64_t r = 0; r < rows; ++r)
+          row_scores(row[r].q, kv_at(kb, t0 * s.ks[2], half), s.ks[2], s.d, n,
+                     scale, sc[r], half);
+      }
       /* Mask, causality, online softmax. */
       for (int64_t r = 0; r < rows; ++r) {
         float *sr = sc[r];
@@ -507,7 +632,8 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
             o[r][c] *= alpha;
       }
       /* o += p . V over the tile (in L1 after the first pass). */
-      rows_times_v(o, sc, rows, vb + t0 * s.vs[2], s.vs[2], s.dv, n);
+      rows_times_v(o, sc, rows, kv_at(vb, t0 * s.vs[2], half), s.vs[2], s.dv, n,
+                   half);
     }
     for (int64_t r = 0; r < rows; ++r) {
       o[r][-2] = m[r];
@@ -516,14 +642,29 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
   }
 }
 
+void tfc_uk_attention_split(const float *q, const float *k, const float *v,
+                            const float *mask, const float *relBias,
+                            const float *slopes, float *partial,
+                            const int64_t *shape, float scale, int64_t task) {
+  split(q, k, v, mask, relBias, slopes, partial, shape, scale, task, 0);
+}
+
+void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
+                                const uint16_t *v, const float *mask,
+                                const float *relBias, const float *slopes,
+                                float *partial, const int64_t *shape,
+                                float scale, int64_t task) {
+  split(q, k, v, mask, relBias, slopes, partial, shape, scale, task, 1);
+}
+
 void tfc_uk_attention_combine(const float *partial, float *out,
                               const int64_t *shape, int64_t task) {
   shape_t s = read_shape(shape);
   int64_t h = task % s.heads, b = task / s.heads;
-  int64_t kvh = kv_head_of(&s, h), hFirst, hEnd;
-  heads_of(&s, kvh, &hFirst, &hEnd);
-  /* the head's rows among its key/value head's in each split's slot */
-  int64_t g = h - hFirst, rowsAll = max_heads_per_kv(&s) * s.tq;
+  int64_t kvh = kv_head_of(&s, h);
+  /* the head's rows among its key/value head's in each split's slot (its
+   * first head is kvh * group: heads_of) */
+  int64_t g = h - kvh * group_of(&s), rowsAll = max_heads_per_kv(&s) * s.tq;
   for (int64_t i = 0; i < s.tq; ++i) {
     int64_t row = g * s.tq + i;
     float *dst = out + b * s.os[0] + h * s.os[1] + i * s.os[2];
@@ -583,16 +724,18 @@ void tfc_uk_attention_combine(const float *partial, float *out,
 
 /* The register tile both of the prefill's products accumulate:
  * acc[r][c] = sum over t < steps of a[r][t] * b[t * bstride + c * VL]
- * (scores: a the q rows, b kt; P.V: a the rows of p, b V). */
-INLINE void tile_product(const float *const a[RT], const float *b,
-                         int64_t bstride, int64_t steps, vf acc[RT][KV]) {
+ * (scores: a the q rows, b kt, f32; P.V: a the rows of p, b V, f32 or
+ * f16 as `half` says). */
+INLINE void tile_product(const float *const a[RT], const void *b,
+                         int64_t bstride, int64_t steps, vf acc[RT][KV],
+                         int half) {
   for (int r = 0; r < RT; ++r)
     for (int c = 0; c < KV; ++c)
       acc[r][c] = splat(0);
-  for (int64_t t = 0; t < steps; ++t, b += bstride) {
+  for (int64_t t = 0; t < steps; ++t) {
     vf bv[KV];
     for (int c = 0; c < KV; ++c)
-      bv[c] = vload(b + c * VL);
+      bv[c] = kv_vload(b, t * bstride + c * VL, half);
     for (int r = 0; r < RT; ++r) {
       vf av = splat(a[r][t]);
       for (int c = 0; c < KV; ++c)
@@ -610,18 +753,30 @@ int64_t tfc_uk_attention_kt_floats(const int64_t *shape) {
   return s.batch * s.kvHeads * s.d * padded_keys(&s);
 }
 
-void tfc_uk_attention_transpose_k(const float *k, float *kt,
-                                  const int64_t *shape, int64_t task) {
+/* kt (f32) from keys of f32 or f16 (`half`). */
+INLINE void transpose_k(const void *k, float *kt, const int64_t *shape,
+                        int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t kvh = task % s.kvHeads, b = task / s.kvHeads;
   int64_t tkp = padded_keys(&s);
-  const float *src = k + b * s.ks[0] + kvh * s.ks[1];
+  const void *src = kv_at(k, b * s.ks[0] + kvh * s.ks[1], half);
   float *dst = kt + task * s.d * tkp;
   /* In blocks of 16 keys: 16 rows of K read, 16-float runs of kt written. */
   for (int64_t j0 = 0; j0 < tkp; j0 += 16)
     for (int64_t dd = 0; dd < s.d; ++dd)
       for (int64_t j = j0; j < j0 + 16; ++j)
-        dst[dd * tkp + j] = j < s.tk ? src[j * s.ks[2] + dd] : 0.0f;
+        dst[dd * tkp + j] =
+            j < s.tk ? kv_load(src, j * s.ks[2] + dd, half) : 0.0f;
+}
+
+void tfc_uk_attention_transpose_k(const float *k, float *kt,
+                                  const int64_t *shape, int64_t task) {
+  transpose_k(k, kt, shape, task, 0);
+}
+
+void tfc_uk_attention_transpose_k_f16(const uint16_t *k, float *kt,
+                                      const int64_t *shape, int64_t task) {
+  transpose_k(k, kt, shape, task, 1);
 }
 
 int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape) {
@@ -629,10 +784,11 @@ int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape) {
   return s.batch * s.heads * ((s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS);
 }
 
-void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
-                              const float *mask, const float *relBias,
-                              const float *slopes, float *out,
-                              const int64_t *shape, float scale, int64_t task) {
+/* tfc_uk_attention_prefill with values of f32 or f16 (`half`). */
+INLINE void prefill(const float *q, const float *kt, const void *v,
+                    const float *mask, const float *relBias,
+                    const float *slopes, float *out, const int64_t *shape,
+                    float scale, int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t blocks = (s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS;
   int64_t blk = task % blocks, bh = task / blocks;
@@ -642,7 +798,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
   int64_t rows = s.tq - i0 < PREFILL_ROWS ? s.tq - i0 : PREFILL_ROWS;
   int64_t tkp = padded_keys(&s), d = s.d, dv = s.dv;
   const float *ktb = kt + (b * s.kvHeads + kvh) * d * tkp;
-  const float *vb = v + b * s.vs[0] + kvh * s.vs[1];
+  const void *vb = kv_at(v, b * s.vs[0] + kvh * s.vs[1], half);
 
   /* The keys any row of the block sees: [j0, j1), j0 a multiple of KEY_PAD
    * (kt's tiles stay aligned), j1 rounded up to whole tiles within kt. */
@@ -694,7 +850,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
       /* Scores: RT rows x KV vectors of keys per register tile. */
       for (int64_t j = c0; j < c0 + width; j += KV * VL) {
         vf acc[RT][KV];
-        tile_product(qr, ktb + j, tkp, d, acc);
+        tile_product(qr, ktb + j, tkp, d, acc, 0);
         for (int r = 0; r < rr; ++r)
           for (int c = 0; c < KV; ++c)
             vstore(sc + r * width + (j - c0) + c * VL, acc[r][c] * scale);
@@ -721,11 +877,11 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
       int mode = !chunked ? 0 : c0 == j0 ? 1 : 2;
       for (int r = 0; r < RT; ++r)
         pr[r] = sc + (r < rr ? r : rr - 1) * width;
-      const float *vc = vb + c0 * s.vs[2];
+      const void *vc = kv_at(vb, c0 * s.vs[2], half);
       int64_t col = 0;
       for (; col + KV * VL <= dv; col += KV * VL) {
         vf acc[RT][KV];
-        tile_product(pr, vc + col, s.vs[2], ck, acc);
+        tile_product(pr, kv_at(vc, col, half), s.vs[2], ck, acc, half);
         for (int r = 0; r < rr; ++r)
           for (int c = 0; c < KV; ++c) {
             float *o = dst[r] + col + c * VL;
@@ -739,7 +895,7 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
         for (int r = 0; r < rr; ++r) {
           float acc = 0;
           for (int64_t jj = 0; jj < ck; ++jj)
-            acc += pr[r][jj] * vc[jj * s.vs[2] + col];
+            acc += pr[r][jj] * kv_load(vc, jj * s.vs[2] + col, half);
           float *o = dst[r] + col;
           *o = mode == 0 ? acc * inv[r] : mode == 1 ? acc : *o * alpha[r] + acc;
         }
@@ -749,4 +905,19 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
         for (int64_t col = 0; col < dv; ++col)
           dst[r][col] *= inv[r];
   }
+}
+
+void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
+                              const float *mask, const float *relBias,
+                              const float *slopes, float *out,
+                              const int64_t *shape, float scale, int64_t task) {
+  prefill(q, kt, v, mask, relBias, slopes, out, shape, scale, task, 0);
+}
+
+void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
+                                  const uint16_t *v, const float *mask,
+                                  const float *relBias, const float *slopes,
+                                  float *out, const int64_t *shape, float scale,
+                                  int64_t task) {
+  prefill(q, kt, v, mask, relBias, slopes, out, shape, scale, task, 1);
 }

@@ -276,6 +276,10 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
       softmax ignores the per-row constant that separates it from BLOOM's
       `slope_h · j`.
 
+    Key and value have the query's element type, or are both f16 under an f32
+    query (a KV cache kept in half precision, `tfc-compile
+    --kv-cache-type=f16`): they are widened to f32 as they are read.
+
     A query row whose keys are all masked yields zeros, never NaN. The result
     is [B, H, Tq, Dv].
   }];
