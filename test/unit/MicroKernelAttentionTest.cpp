@@ -406,6 +406,18 @@ TEST(MicroKernelAttention, MaskBiasByDistanceAndAlibi) {
   check(p);
 }
 
+// Head sizes past 128 shrink the decode kernel's tiles of widened f16 keys
+// (8192 floats: 51 keys of 160), past 8192 it converts keys as it reads
+// them; d != dv, GQA, keys past one tile.
+TEST(MicroKernelAttention, WideHeads) {
+  Problem p;
+  p.heads = 4, p.kvHeads = 2, p.d = 160, p.dv = 48, p.causal = true;
+  p.tq = 3, p.tk = 300;
+  check(p);
+  p.d = 8200, p.dv = 16, p.tq = 2, p.tk = 5, p.scale = 0.01f;
+  check(p);
+}
+
 // Past TFC_UK_ATTENTION_PREFILL_KEYS keys the prefill kernel carries each
 // row's running maximum and sum across chunks; past 256 the decode kernel
 // splits the keys.
