@@ -40,14 +40,15 @@ using ScoringFn = void (*)(const float *, const float *, const float *,
 using SizeFn = int64_t (*)(const int64_t *);
 using CombineFn = void (*)(const float *, float *, const int64_t *, int64_t);
 using TransposeFn = void (*)(const float *, float *, const int64_t *, int64_t);
-// The *_f16 entry points take k (or v) as IEEE halves.
-using ScoringF16Fn = void (*)(const float *, const void *, const void *,
+// The *_f16 entry points take k (or v) as IEEE halves (their exact types:
+// the sanitizer job checks calls through function pointers).
+using ScoringF16Fn = void (*)(const float *, const uint16_t *, const uint16_t *,
                               const float *, const float *, const float *,
                               float *, const int64_t *, float, int64_t);
-using PrefillF16Fn = void (*)(const float *, const float *, const void *,
+using PrefillF16Fn = void (*)(const float *, const float *, const uint16_t *,
                               const float *, const float *, const float *,
                               float *, const int64_t *, float, int64_t);
-using TransposeF16Fn = void (*)(const void *, float *, const int64_t *,
+using TransposeF16Fn = void (*)(const uint16_t *, float *, const int64_t *,
                                 int64_t);
 
 /// One build of Attention.c, loaded from its shared library.
@@ -406,9 +407,8 @@ TEST(MicroKernelAttention, MaskBiasByDistanceAndAlibi) {
   check(p);
 }
 
-// Head sizes past 128 shrink the decode kernel's tiles of widened f16 keys
-// (8192 floats: 51 keys of 160), past 8192 it converts keys as it reads
-// them; d != dv, GQA, keys past one tile.
+// Head sizes of many vectors (160) and not a multiple of the vector (8200:
+// the decode kernel's per-row scores); d != dv, GQA, keys past one tile.
 TEST(MicroKernelAttention, WideHeads) {
   Problem p;
   p.heads = 4, p.kvHeads = 2, p.d = 160, p.dv = 48, p.causal = true;

@@ -19,14 +19,19 @@
  *   - per (query head, row) it keeps the running max m, sum l and
  *     unnormalised output o of online softmax over its keys, written to a
  *     partial buffer;
- *   - per tile of keys, a row's scores are VL keys at a time: VL vector
- *     accumulators of q . k over the head dimension, then one tree of
- *     shuffles and adds (lane_sums) for the VL sums, and p . V keeps two
- *     rows' output chunks in registers over the tile (two_rows_times_v).
- *     Against a dot product per (row, key) (a serial sum of its lanes) and
- *     o updated in memory per key: a decode step of SmolLM2-135M (Q4_1)
- *     at cache position 4096 took 0.57-0.66x the time (2 threads, Xeon
- *     family 6 model 207);
+ *   - per tile of keys, up to GROUP_ROWS rows (a GQA group's query heads)
+ *     are scored together, VL / R keys for R rows at a time: VL vector
+ *     accumulators of q . k over the head dimension, each chunk of K
+ *     loaded (and converted) once for the R rows, then one tree of
+ *     shuffles and adds (lane_sums) for the VL sums (group_scores); p . V
+ *     keeps up to PV_ROWS rows' output chunks in registers over the tile,
+ *     each chunk of V loaded once for them (some_rows_times_v). Against a
+ *     dot product per (row, key) (a serial sum of its lanes) and o updated
+ *     in memory per key, the per-row form of this took 0.57-0.66x the time
+ *     of a decode step of SmolLM2-135M (Q4_1) at cache position 4096 (2
+ *     threads, Xeon family 6 model 207);
+ *   - the next tile's K and V rows are prefetched into L2 as the first
+ *     pass of scores reads this tile's;
  *   - tfc_uk_attention_combine merges the splits of one (batch, head):
  *     o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s, M = max_s m_s;
  *     a row that saw no key (l = 0) gives zeros, as in the tensor path.
@@ -284,65 +289,137 @@ INLINE void row_scores(const float *q, const void *k, int64_t kstride,
     sr[jj] = dot(q, kv_at(k, jj * kstride, half), d, half) * scale;
 }
 
+/* Query rows whose scores (and P.V) one pass computes together, sharing
+ * each load (and f16 conversion) of K and V: up to 4 (a GQA group of a
+ * decode step; more rows go 4 at a time). */
+#define GROUP_ROWS 4
+
+/* The scores of R rows (q[r], R <= GROUP_ROWS, a constant after inlining)
+ * over keys j = t0.. (rows kstride apart): sc[r][0, n) = (q[r] . K row j) *
+ * scale. VL / R keys at a time: their R x (VL / R) products accumulate in
+ * VL vectors (each K chunk loaded once for the R rows) and one lane_sums
+ * gives all of them; keys left over by dot. With f16 keys and values,
+ * while it reads a key it prefetches the same key of the next tile (`ahead`
+ * of them: its K row at nextK, its V row at nextV) into L2, so that the
+ * next tile's rows arrive while this one computes: without, the f16 kernel
+ * read DRAM at half the f32 one's bytes per second (its conversions' stalls
+ * not overlapped; 4097 keys x 30 layers, 2 threads: 7.9-9.1 ms a step
+ * against 6.8-7.1 with). The f32 kernel, at the core's read bandwidth
+ * already, lost more to the prefetches' issue slots than it gained. d must
+ * be a multiple of VL. */
+INLINE void group_scores(const float *const *q, const int R, const void *k,
+                         int64_t kstride, int64_t d, int64_t n, float scale,
+                         float (*sc)[TILE], int half, const void *nextK,
+                         const void *nextV, int64_t vstride, int64_t dv,
+                         int64_t ahead) {
+  const int kpg = VL / R; /* keys per pass */
+  int64_t kbytes = d * (half ? 2 : 4), vbytes = dv * (half ? 2 : 4);
+  int64_t kstep = kstride * (half ? 2 : 4), vstep = vstride * (half ? 2 : 4);
+  int64_t jj = 0;
+  for (; jj + kpg <= n; jj += kpg) {
+    for (int t = 0; half && t < kpg && jj + t < ahead; ++t) {
+      const char *pk = (const char *)nextK + (jj + t) * kstep;
+      const char *pv = (const char *)nextV + (jj + t) * vstep;
+      for (int64_t b = 0; b < kbytes; b += 64)
+        __builtin_prefetch(pk + b, 0, 2);
+      for (int64_t b = 0; b < vbytes; b += 64)
+        __builtin_prefetch(pv + b, 0, 2);
+    }
+    vf acc[VL];
+    for (int a = 0; a < VL; ++a)
+      acc[a] = splat(0);
+    for (int64_t c = 0; c < d; c += VL) {
+      vf qv[GROUP_ROWS];
+      for (int r = 0; r < R; ++r)
+        qv[r] = vload(q[r] + c);
+      for (int t = 0; t < kpg; ++t) {
+        vf kv = kv_vload(k, (jj + t) * kstride + c, half);
+        for (int r = 0; r < R; ++r)
+          acc[t * R + r] += qv[r] * kv;
+      }
+    }
+    vf sum = lane_sums(acc) * scale;
+    for (int t = 0; t < kpg; ++t)
+      for (int r = 0; r < R; ++r)
+        sc[r][jj + t] = sum[t * R + r];
+  }
+  for (; jj < n; ++jj)
+    for (int r = 0; r < R; ++r)
+      sc[r][jj] = dot(q[r], kv_at(k, jj * kstride, half), d, half) * scale;
+}
+
 /* PV_VECS vectors of output columns per pass of rows_times_v. */
 #define PV_VECS 4
 
-/* o0[c] += sum_jj p0[jj] v[jj][c] over c < PV_VECS VL, and the same for
- * o1 and p1: two rows per pass, sharing each load of V, their 2 PV_VECS
- * accumulators in registers over the n keys (v rows vstride apart). */
-INLINE void two_rows_times_v(float *o0, const float *p0, float *o1,
-                             const float *p1, const void *v, int64_t vstride,
-                             int64_t n, int half) {
-  vf a0[PV_VECS], a1[PV_VECS];
-  for (int i = 0; i < PV_VECS; ++i) {
-    a0[i] = vload(o0 + i * VL);
-    a1[i] = vload(o1 + i * VL);
-  }
+/* Rows of P.V per pass: their accumulators (PV_ROWS x PV_VECS vectors)
+ * stay in registers (32 on AVX-512, 16 on AVX2 and SSE). */
+#if VL == 16
+#define PV_ROWS 4
+#else
+#define PV_ROWS 2
+#endif
+
+/* o[r][c] += sum_jj p[r][jj] v[jj][c] over c < PV_VECS VL for R rows (R <=
+ * PV_ROWS, a constant after inlining): each V chunk loaded (and converted)
+ * once for the R rows, the R PV_VECS accumulators in registers over the n
+ * keys (v rows vstride apart). */
+INLINE void some_rows_times_v(float *const *o, const float *const *p,
+                              const int R, const void *v, int64_t vstride,
+                              int64_t n, int half) {
+  vf a[PV_ROWS][PV_VECS];
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < PV_VECS; ++i)
+      a[r][i] = vload(o[r] + i * VL);
   for (int64_t jj = 0; jj < n; ++jj) {
-    vf s0 = splat(p0[jj]), s1 = splat(p1[jj]);
-    for (int i = 0; i < PV_VECS; ++i) {
-      vf vv = kv_vload(v, jj * vstride + i * VL, half);
-      a0[i] += s0 * vv;
-      a1[i] += s1 * vv;
+    vf vv[PV_VECS];
+    for (int i = 0; i < PV_VECS; ++i)
+      vv[i] = kv_vload(v, jj * vstride + i * VL, half);
+    for (int r = 0; r < R; ++r) {
+      vf sr = splat(p[r][jj]);
+      for (int i = 0; i < PV_VECS; ++i)
+        a[r][i] += sr * vv[i];
     }
   }
-  for (int i = 0; i < PV_VECS; ++i) {
-    vstore(o0 + i * VL, a0[i]);
-    vstore(o1 + i * VL, a1[i]);
-  }
-}
-
-/* two_rows_times_v for one row (an odd last row). */
-INLINE void one_row_times_v(float *o0, const float *p0, const void *v,
-                            int64_t vstride, int64_t n, int half) {
-  vf a0[PV_VECS];
-  for (int i = 0; i < PV_VECS; ++i)
-    a0[i] = vload(o0 + i * VL);
-  for (int64_t jj = 0; jj < n; ++jj) {
-    vf s0 = splat(p0[jj]);
+  for (int r = 0; r < R; ++r)
     for (int i = 0; i < PV_VECS; ++i)
-      a0[i] += s0 * kv_vload(v, jj * vstride + i * VL, half);
-  }
-  for (int i = 0; i < PV_VECS; ++i)
-    vstore(o0 + i * VL, a0[i]);
+      vstore(o[r] + i * VL, a[r][i]);
 }
 
 /* o[r][c] += sum_jj p[r][jj] v[jj][c] for rows r < rows, columns c < dv,
- * keys jj < n (v rows vstride apart): whole passes of PV_VECS vectors two
- * rows at a time (an odd last row alone), then the columns left one by
+ * keys jj < n (v rows vstride apart): whole passes of PV_VECS vectors
+ * PV_ROWS rows at a time (some_rows_times_v), then the columns left one by
  * one. */
 INLINE void rows_times_v(float *const *o, float (*p)[TILE], int64_t rows,
                          const void *v, int64_t vstride, int64_t dv, int64_t n,
                          int half) {
   int64_t c0 = 0;
-  for (; c0 + PV_VECS * VL <= dv; c0 += PV_VECS * VL) {
-    int64_t r = 0;
-    for (; r + 1 < rows; r += 2)
-      two_rows_times_v(o[r] + c0, p[r], o[r + 1] + c0, p[r + 1],
-                       kv_at(v, c0, half), vstride, n, half);
-    if (r < rows)
-      one_row_times_v(o[r] + c0, p[r], kv_at(v, c0, half), vstride, n, half);
-  }
+  for (; c0 + PV_VECS * VL <= dv; c0 += PV_VECS * VL)
+    for (int64_t r = 0; r < rows; r += PV_ROWS) {
+      float *oc[PV_ROWS];
+      const float *pr[PV_ROWS];
+      int64_t left = rows - r < PV_ROWS ? rows - r : PV_ROWS;
+      for (int64_t i = 0; i < left; ++i) {
+        oc[i] = o[r + i] + c0;
+        pr[i] = p[r + i];
+      }
+      const void *vc = kv_at(v, c0, half);
+      switch (left) {
+#if PV_ROWS == 4
+      case 4:
+        some_rows_times_v(oc, pr, 4, vc, vstride, n, half);
+        break;
+      case 3:
+        some_rows_times_v(oc, pr, 3, vc, vstride, n, half);
+        break;
+#endif
+      case 2:
+        some_rows_times_v(oc, pr, 2, vc, vstride, n, half);
+        break;
+      default:
+        some_rows_times_v(oc, pr, 1, vc, vstride, n, half);
+        break;
+      }
+    }
   for (; c0 < dv; ++c0)
     for (int64_t r = 0; r < rows; ++r) {
       float acc = o[r][c0];
@@ -350,35 +427,6 @@ INLINE void rows_times_v(float *const *o, float (*p)[TILE], int64_t rows,
         acc += p[r][jj] * kv_load(v, jj * vstride + c0, half);
       o[r][c0] = acc;
     }
-}
-
-/* Floats of the decode kernel's widened tile of f16 keys. */
-#define WIDE_FLOATS (TILE * 128)
-
-/* dst[j * width + c] = src[j * stride + c] as floats, for n rows of `width`
- * halves. Meanwhile, for j < ahead, row j of the next tile (`ahead` rows
- * further) and row j of `also` (alsoWidth halves, rows alsoStride apart:
- * the next tile's values) are prefetched into L2: with a tile only in
- * flight at a time the f16 decode kernel read 5 GB/s on one core against
- * the f32 one's 10 (the conversion's stalls were not overlapped). */
-INLINE void widen_rows(const void *src, int64_t stride, int64_t n,
-                       int64_t width, float *dst, int64_t ahead,
-                       const half_t *also, int64_t alsoStride,
-                       int64_t alsoWidth) {
-  const half_t *h = (const half_t *)src;
-  for (int64_t j = 0; j < n; ++j, h += stride, dst += width) {
-    if (j < ahead) {
-      for (int64_t c = 0; c < width; c += 32)
-        __builtin_prefetch(h + ahead * stride + c, 0, 2);
-      for (int64_t c = 0; c < alsoWidth; c += 32)
-        __builtin_prefetch(also + j * alsoStride + c, 0, 2);
-    }
-    int64_t c = 0;
-    for (; c + VL <= width; c += VL)
-      vstore(dst + c, vload_half(h + c));
-    for (; c < width; ++c)
-      dst[c] = half_to_float(h[c]);
-  }
 }
 
 /* The shape array (MicroKernels.h, tfc_uk_attention_split). */
@@ -601,28 +649,48 @@ INLINE void split(const float *q, const void *k, const void *v,
     /* Keys before every row's window are never read. */
     int64_t start = j0 > firstAll ? j0 : firstAll;
     float sc[MAX_ROWS][TILE];
-    /* f16 keys are widened a tile at a time into `wide`, once for all the
-     * rows (a group's query heads) instead of once per row; the tile
-     * shrinks so that it fits, and keys wider than `wide` convert as they
-     * are read. Values convert as P.V reads them (each once per pair of
-     * rows). */
-    float wide[WIDE_FLOATS];
-    int widen = half && s.d > 0 && s.d <= WIDE_FLOATS;
-    int64_t step = widen && WIDE_FLOATS / s.d < TILE ? WIDE_FLOATS / s.d : TILE;
-    for (int64_t t0 = start; t0 < j1; t0 += step) {
-      int64_t n = j1 - t0 < step ? j1 - t0 : step;
-      /* The next tile's rows (prefetched while this one is widened). */
-      int64_t next = j1 - (t0 + n) < n ? j1 - (t0 + n) : n;
-      /* Scores. */
-      if (widen) {
-        widen_rows(kv_at(kb, t0 * s.ks[2], 1), s.ks[2], n, s.d, wide, next,
-                   (const half_t *)vb + (t0 + n) * s.vs[2], s.vs[2], s.dv);
-        for (int64_t r = 0; r < rows; ++r)
-          row_scores(row[r].q, wide, s.d, s.d, n, scale, sc[r], 0);
-      } else {
-        for (int64_t r = 0; r < rows; ++r)
-          row_scores(row[r].q, kv_at(kb, t0 * s.ks[2], half), s.ks[2], s.d, n,
-                     scale, sc[r], half);
+    for (int64_t t0 = start; t0 < j1; t0 += TILE) {
+      int64_t n = j1 - t0 < TILE ? j1 - t0 : TILE;
+      /* Scores, GROUP_ROWS rows at a time (prefetching the next tile's
+       * rows, `ahead` of them, as the first pass reads this one's). */
+      int64_t ahead = j1 - (t0 + n) < n ? j1 - (t0 + n) : n;
+      const void *kt = kv_at(kb, t0 * s.ks[2], half);
+      const void *nextK = kv_at(kb, (t0 + n) * s.ks[2], half);
+      const void *nextV = kv_at(vb, (t0 + n) * s.vs[2], half);
+      for (int64_t r = 0; r < rows; r += GROUP_ROWS) {
+        int64_t left = rows - r < GROUP_ROWS ? rows - r : GROUP_ROWS;
+        const float *qr[GROUP_ROWS];
+        for (int64_t i = 0; i < left; ++i)
+          qr[i] = row[r + i].q;
+        int64_t pre = r == 0 ? ahead : 0;
+        /* f32 keys: row by row, VL keys at a time (row_scores): the loads
+         * of VL key rows per chunk keep more of DRAM's lines in flight
+         * than VL / R rows would, and f32 scores are bound by those reads
+         * (grouped, a decode step of SmolLM2-135M Q4_1 at 4096 took
+         * 1.06-1.20x the time). */
+        if (!half || s.d % VL != 0) {
+          for (int64_t i = 0; i < left; ++i)
+            row_scores(qr[i], kt, s.ks[2], s.d, n, scale, sc[r + i], half);
+          continue;
+        }
+        switch (left) {
+        case 4:
+          group_scores(qr, 4, kt, s.ks[2], s.d, n, scale, sc + r, half, nextK,
+                       nextV, s.vs[2], s.dv, pre);
+          break;
+        case 3:
+          group_scores(qr, 3, kt, s.ks[2], s.d, n, scale, sc + r, half, nextK,
+                       nextV, s.vs[2], s.dv, pre);
+          break;
+        case 2:
+          group_scores(qr, 2, kt, s.ks[2], s.d, n, scale, sc + r, half, nextK,
+                       nextV, s.vs[2], s.dv, pre);
+          break;
+        default:
+          group_scores(qr, 1, kt, s.ks[2], s.d, n, scale, sc + r, half, nextK,
+                       nextV, s.vs[2], s.dv, pre);
+          break;
+        }
       }
       /* Mask, causality, online softmax. */
       for (int64_t r = 0; r < rows; ++r) {
