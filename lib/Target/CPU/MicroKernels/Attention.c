@@ -263,32 +263,6 @@ INLINE vf lane_sums(vf p[VL]) {
   return COMBINE(p[0], p[1], R2_LO, R2_HI);
 }
 
-/* sr[0, n) = (q . K row j) * scale for keys j = t0.. (rows kstride apart):
- * VL keys at a time, their d-long products accumulated in VL vectors (one
- * load of K and one FMA per VL floats, q's chunk shared by the VL keys) and
- * summed by lane_sums; keys left over (and any d not a multiple of VL) by
- * dot. */
-INLINE void row_scores(const float *q, const void *k, int64_t kstride,
-                       int64_t d, int64_t n, float scale, float *sr, int half) {
-  int64_t jj = 0;
-  if (d % VL == 0)
-    for (; jj + VL <= n; jj += VL) {
-      const void *kt = kv_at(k, jj * kstride, half);
-      vf acc[VL];
-      vf qv = vload(q);
-      for (int t = 0; t < VL; ++t)
-        acc[t] = qv * kv_vload(kt, t * kstride, half);
-      for (int64_t c = VL; c < d; c += VL) {
-        qv = vload(q + c);
-        for (int t = 0; t < VL; ++t)
-          acc[t] += qv * kv_vload(kt, t * kstride + c, half);
-      }
-      vstore(sr + jj, lane_sums(acc) * scale);
-    }
-  for (; jj < n; ++jj)
-    sr[jj] = dot(q, kv_at(k, jj * kstride, half), d, half) * scale;
-}
-
 /* Query rows whose scores (and P.V) one pass computes together, sharing
  * each load (and f16 conversion) of K and V: up to 4 (a GQA group of a
  * decode step; more rows go 4 at a time). */
@@ -305,8 +279,9 @@ INLINE void row_scores(const float *q, const void *k, int64_t kstride,
  * read DRAM at half the f32 one's bytes per second (its conversions' stalls
  * not overlapped; 4097 keys x 30 layers, 2 threads: 7.9-9.1 ms a step
  * against 6.8-7.1 with). The f32 kernel, at the core's read bandwidth
- * already, lost more to the prefetches' issue slots than it gained. d must
- * be a multiple of VL. */
+ * already, lost more to the prefetches' issue slots than it gained. d
+ * not a multiple of VL: every score by dot. With R = 1 this is a row's
+ * scores VL keys at a time (the f32 kernel's). */
 INLINE void group_scores(const float *const *q, const int R, const void *k,
                          int64_t kstride, int64_t d, int64_t n, float scale,
                          float (*sc)[TILE], int half, const void *nextK,
@@ -316,7 +291,7 @@ INLINE void group_scores(const float *const *q, const int R, const void *k,
   int64_t kbytes = d * (half ? 2 : 4), vbytes = dv * (half ? 2 : 4);
   int64_t kstep = kstride * (half ? 2 : 4), vstep = vstride * (half ? 2 : 4);
   int64_t jj = 0;
-  for (; jj + kpg <= n; jj += kpg) {
+  for (; d % VL == 0 && jj + kpg <= n; jj += kpg) {
     for (int t = 0; half && t < kpg && jj + t < ahead; ++t) {
       const char *pk = (const char *)nextK + (jj + t) * kstep;
       const char *pv = (const char *)nextV + (jj + t) * vstep;
@@ -663,14 +638,15 @@ INLINE void split(const float *q, const void *k, const void *v,
         for (int64_t i = 0; i < left; ++i)
           qr[i] = row[r + i].q;
         int64_t pre = r == 0 ? ahead : 0;
-        /* f32 keys: row by row, VL keys at a time (row_scores): the loads
-         * of VL key rows per chunk keep more of DRAM's lines in flight
-         * than VL / R rows would, and f32 scores are bound by those reads
-         * (grouped, a decode step of SmolLM2-135M Q4_1 at 4096 took
-         * 1.06-1.20x the time). */
-        if (!half || s.d % VL != 0) {
+        /* f32 keys: row by row, VL keys at a time: the loads of VL key
+         * rows per chunk keep more of DRAM's lines in flight than VL / R
+         * rows would, and f32 scores are bound by those reads (grouped, a
+         * decode step of SmolLM2-135M Q4_1 at 4096 took 1.06-1.20x the
+         * time). */
+        if (!half) {
           for (int64_t i = 0; i < left; ++i)
-            row_scores(qr[i], kt, s.ks[2], s.d, n, scale, sc[r + i], half);
+            group_scores(qr + i, 1, kt, s.ks[2], s.d, n, scale, sc + r + i, 0,
+                         nextK, nextV, s.vs[2], s.dv, 0);
           continue;
         }
         switch (left) {
