@@ -38,6 +38,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
+
 namespace mlir::tfc {
 #define GEN_PASS_DEF_OUTLINEPARALLELLOOPS
 #include "tfc/Target/Host/Passes.h.inc"
@@ -48,6 +50,15 @@ using namespace mlir::tfc;
 using namespace mlir::tfc::cpu;
 
 namespace {
+
+/// The work (elements x ops of the loop body per element) below which a
+/// flat loop nest runs on the calling thread instead of the pool. A
+/// parallel region costs about a microsecond on 2 threads (publishing the
+/// job, the other thread's wake-up and the join: 0.75 us empty, Xeon
+/// family 6 model 207), the time of a few thousand elements of
+/// elementwise code; decoding runs hundreds of such regions per token
+/// over one row (a residual add of 576 elements, RoPE of 9 heads).
+constexpr int64_t kSerialWork = 1 << 15;
 
 /// The LLVM type a captured value travels as, or null if unsupported.
 Type transportType(Type t) {
@@ -90,9 +101,33 @@ struct OutlineParallelLoopsPass
         loops.push_back(loop);
     });
     unsigned counter = 0;
-    for (scf::ParallelOp loop : loops)
-      if (failed(outline(module, serializeInnermostDim(loop), counter++)))
+    for (scf::ParallelOp loop : loops) {
+      FlatNest flat = serializeInnermostDim(loop);
+      if (failed(outline(module, flat, counter++)))
         return signalPassFailure();
+    }
+  }
+
+  /// A loop to outline and, for a flat nest, what its call site needs to
+  /// estimate the work: the elements each parallel iteration covers (its
+  /// serial innermost loop's trip count, or 1) and the ops per element.
+  struct FlatNest {
+    scf::ParallelOp loop;
+    Value elementsPerIteration; // null: not flat (a kernel's loop)
+    int64_t opsPerElement = 0;
+  };
+
+  /// Whether `loop` is a flat nest: no region, alloca or call in its body.
+  static bool isFlat(scf::ParallelOp loop) {
+    return !loop.getBody()
+                ->walk([](Operation *op) {
+                  return op->getNumRegions() != 0 ||
+                                 isa<memref::AllocaOp>(op) ||
+                                 isa<CallOpInterface>(op)
+                             ? WalkResult::interrupt()
+                             : WalkResult::advance();
+                })
+                .wasInterrupted();
   }
 
   /// A flat loop nest (elementwise code and copies from linalg: no loop,
@@ -103,17 +138,20 @@ struct OutlineParallelLoopsPass
   /// BERT-base ran at 1.6 GB/s on an AMD EPYC Zen 5). The kernels' loops
   /// (which hold loops, or call a task function such as the GEMM's) keep
   /// all their dims parallel.
-  scf::ParallelOp serializeInnermostDim(scf::ParallelOp loop) {
-    if (loop.getNumLoops() < 2 ||
-        loop.getBody()->walk([](Operation *op) {
-          return op->getNumRegions() != 0 || isa<memref::AllocaOp>(op) ||
-                         isa<CallOpInterface>(op)
-                     ? WalkResult::interrupt()
-                     : WalkResult::advance();
-        }).wasInterrupted())
-      return loop;
+  ///
+  /// Flat nests also report their work per iteration (FlatNest), so that a
+  /// small one runs on the calling thread (outline).
+  FlatNest serializeInnermostDim(scf::ParallelOp loop) {
+    if (!isFlat(loop))
+      return {loop, Value(), 0};
     OpBuilder b(loop);
     Location loc = loop.getLoc();
+    int64_t ops = std::max<int64_t>(
+        1, static_cast<int64_t>(loop.getBody()->getOperations().size()) - 1);
+    if (loop.getNumLoops() < 2)
+      return {loop, arith::ConstantIndexOp::create(b, loc, 1), ops};
+    Value inner = tripCount(b, loc, loop.getLowerBound().back(),
+                            loop.getUpperBound().back(), loop.getStep().back());
     auto dropLast = [](ValueRange r) { return r.drop_back(); };
     SmallVector<Value> oldIvs(loop.getInductionVars());
     auto outer = scf::ParallelOp::create(
@@ -133,11 +171,23 @@ struct OutlineParallelLoopsPass
               });
         });
     loop.erase();
-    return outer;
+    return {outer, inner, ops};
   }
 
-  LogicalResult outline(ModuleOp module, scf::ParallelOp loop,
+  /// ceil((ub - lb) / step), 0 for an empty range (ub <= lb).
+  static Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub,
+                         Value step) {
+    Value span = arith::SubIOp::create(b, loc, ub, lb);
+    Value n = arith::CeilDivUIOp::create(b, loc, span, step);
+    Value empty =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, ub, lb);
+    return arith::SelectOp::create(
+        b, loc, empty, arith::ConstantIndexOp::create(b, loc, 0), n);
+  }
+
+  LogicalResult outline(ModuleOp module, const FlatNest &nest,
                         unsigned number) {
+    scf::ParallelOp loop = nest.loop;
     MLIRContext *ctx = module.getContext();
     Location loc = loop.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
@@ -150,13 +200,8 @@ struct OutlineParallelLoopsPass
     for (auto [lb, ub, step] :
          llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
                    loop.getStep())) {
-      Value span = arith::SubIOp::create(b, loc, ub, lb);
-      Value n = arith::CeilDivUIOp::create(b, loc, span, step);
-      // An empty range (ub < lb) runs nothing.
-      Value empty =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, ub, lb);
-      n = arith::SelectOp::create(
-          b, loc, empty, arith::ConstantIndexOp::create(b, loc, 0), n);
+      // An empty range (ub <= lb) runs nothing.
+      Value n = tripCount(b, loc, lb, ub, step);
       counts.push_back(n);
       total = arith::MulIOp::create(b, loc, total, n);
     }
@@ -303,6 +348,20 @@ struct OutlineParallelLoopsPass
         b, loc, arith::CmpIPredicate::sle, n,
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1)));
     Value serial = arith::OrIOp::create(b, loc, hooks.isNull, single);
+    // A flat nest with less work than a parallel region costs: the calling
+    // thread runs it (elements x ops per element below kSerialWork).
+    if (nest.elementsPerIteration) {
+      Value elements =
+          arith::MulIOp::create(b, loc, total, nest.elementsPerIteration);
+      Value work = arith::MulIOp::create(
+          b, loc, arith::IndexCastOp::create(b, loc, i64, elements),
+          arith::ConstantOp::create(b, loc,
+                                    b.getI64IntegerAttr(nest.opsPerElement)));
+      Value small = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, work,
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(kSerialWork)));
+      serial = arith::OrIOp::create(b, loc, serial, small);
+    }
     scf::IfOp::create(
         b, loc, serial,
         [&](OpBuilder &tb, Location l) {

@@ -6,7 +6,29 @@
 // be vectorised. A head-splitting copy [B, T, H, D] -> [B, H, T, D] is the
 // case that mattered (BERT-base 78 -> 66 ms on a 2-core AMD EPYC Zen 5,
 // AVX-512).
+// A flat nest whose work is small runs on the calling thread: the call
+// site adds "elements x ops per element < 32768" (kSerialWork) to the
+// conditions of the direct call (here 2 ops: the load and the store; the
+// elements are the parallel iterations times the serial loop's 64).
 // RUN: tfc-opt %s -split-input-file --tfc-outline-parallel-loops | FileCheck %s
+
+// CHECK-LABEL: func.func @transpose_copy
+// The serial loop's trip count comes first, then the parallel dims'.
+// CHECK: %[[INNER:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// CHECK: llvm.store
+// CHECK-NEXT: %[[N:.*]] = arith.index_cast %[[TOTAL:.*]] : index to i64
+// CHECK-NEXT: llvm.mlir.addressof @transpose_copy__par0
+// CHECK: %[[SERIAL:.*]] = arith.ori %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT: %[[ELEMENTS:.*]] = arith.muli %[[TOTAL]], %[[INNER]] : index
+// CHECK-NEXT: %[[E64:.*]] = arith.index_cast %[[ELEMENTS]] : index to i64
+// CHECK-NEXT: %[[OPS:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[E64]], %[[OPS]] : i64
+// CHECK-NEXT: %[[LIMIT:.*]] = arith.constant 32768 : i64
+// CHECK-NEXT: %[[SMALL:.*]] = arith.cmpi slt, %[[WORK]], %[[LIMIT]] : i64
+// CHECK-NEXT: %[[EITHER:.*]] = arith.ori %[[SERIAL]], %[[SMALL]] : i1
+// CHECK-NEXT: scf.if %[[EITHER]] {
+// CHECK-NEXT: llvm.mlir.constant(0 : i64)
+// CHECK-NEXT: llvm.call @transpose_copy__par0(%{{.*}}, %{{.*}}, %[[N]])
 
 // CHECK-LABEL: llvm.func internal @transpose_copy__par0
 // CHECK: scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -37,7 +59,11 @@ func.func @transpose_copy(%src: memref<?x?x12x64xf32>, %dst: memref<?x12x?x64xf3
 // A loop whose body calls a task function (the GEMM's: one call per (panel
 // group, row block)) is a kernel's, not a flat nest: both dims stay
 // parallel, linearised into one task index, with no serial loop over the
-// row blocks inside a task.
+// row blocks inside a task. Its work is not estimated: it runs on the
+// pool whenever it has two tasks or more.
+// CHECK-LABEL: func.func @tasks
+// CHECK-NOT: arith.constant 32768
+// CHECK: llvm.call %{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}) : !llvm.ptr, (i64, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-LABEL: llvm.func internal @tasks__par0
 // CHECK: scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: arith.remui %[[L]], %{{.*}} : index
