@@ -101,6 +101,8 @@ inline uint64_t rangeOf(uint32_t gen, uint32_t front, uint32_t back) {
   return (static_cast<uint64_t>(gen) << 32) |
          (static_cast<uint64_t>(front) << 16) | back;
 }
+static_assert(ThreadPool::kMaxThreads * ThreadPool::kChunksPerThread <= 0xFFFF,
+              "a range's front and back are 16-bit chunk indices");
 inline uint32_t frontOf(uint64_t r) { return (r >> 16) & 0xFFFF; }
 inline uint32_t backOf(uint64_t r) { return r & 0xFFFF; }
 
