@@ -268,20 +268,58 @@ INLINE vf lane_sums(vf p[VL]) {
  * decode step; more rows go 4 at a time). */
 #define GROUP_ROWS 4
 
+/* One pass of group_scores: the scores of R rows (q[r], R <= GROUP_ROWS, a
+ * constant after inlining) over the `count` keys jj.. (count <= VL / R;
+ * rows kstride apart): sc[r][jj + t] = (q[r] . K row jj + t) * scale. The
+ * pass's VL / R keys x R rows accumulate in VL vectors over the head
+ * dimension (each K chunk loaded and converted once for the R rows) and one
+ * lane_sums gives all their sums. A pass of fewer keys than VL / R (the
+ * end of a tile) reads its last key again in the place of the missing ones
+ * and stores only its own. */
+INLINE void score_pass(const float *const *q, const int R, const void *k,
+                       int64_t kstride, int64_t d, int64_t jj, int count,
+                       float scale, float (*sc)[TILE], int half) {
+  const int kpg = VL / R; /* keys per pass */
+  int64_t row[VL];
+  for (int t = 0; t < kpg; ++t)
+    row[t] = (jj + (t < count ? t : count - 1)) * kstride;
+  vf acc[VL];
+  for (int a = 0; a < VL; ++a)
+    acc[a] = splat(0);
+  for (int64_t c = 0; c < d; c += VL) {
+    vf qv[GROUP_ROWS];
+    for (int r = 0; r < R; ++r)
+      qv[r] = vload(q[r] + c);
+    for (int t = 0; t < kpg; ++t) {
+      vf kv = kv_vload(k, row[t] + c, half);
+      for (int r = 0; r < R; ++r)
+        acc[t * R + r] += qv[r] * kv;
+    }
+  }
+  vf sum = lane_sums(acc) * scale;
+  for (int t = 0; t < kpg && t < count; ++t)
+    for (int r = 0; r < R; ++r)
+      sc[r][jj + t] = sum[t * R + r];
+}
+
 /* The scores of R rows (q[r], R <= GROUP_ROWS, a constant after inlining)
  * over keys j = t0.. (rows kstride apart): sc[r][0, n) = (q[r] . K row j) *
- * scale. VL / R keys at a time: their R x (VL / R) products accumulate in
- * VL vectors (each K chunk loaded once for the R rows) and one lane_sums
- * gives all of them; keys left over by dot. With f16 keys and values,
- * while it reads a key it prefetches the same key of the next tile (`ahead`
- * of them: its K row at nextK, its V row at nextV) into L2, so that the
- * next tile's rows arrive while this one computes: without, the f16 kernel
- * read DRAM at half the f32 one's bytes per second (its conversions' stalls
- * not overlapped; 4097 keys x 30 layers, 2 threads: 7.9-9.1 ms a step
- * against 6.8-7.1 with). The f32 kernel, at the core's read bandwidth
- * already, lost more to the prefetches' issue slots than it gained. d
- * not a multiple of VL: every score by dot. With R = 1 this is a row's
- * scores VL keys at a time (the f32 kernel's). */
+ * scale, VL / R keys per score_pass; the keys past the last whole pass in
+ * one more pass. (With R = 3 on AVX-512, 64 keys are 12 passes of 5 and 4
+ * keys left over, which were scored by a dot product per (row, key), each
+ * ending in a serial sum of 16 lanes: SmolLM2-135M's decode attention, 3
+ * groups of 3 heads over 4097 f16 keys x 30 layers, 2 threads, took
+ * 6.8-9.1 ms a step that way, 4.9-5.6 ms (17-19 GB/s, the VM's read
+ * bandwidth) with the last pass; Xeon family 6 model 207.) With f16 keys and
+ * values, while it reads a key it prefetches the same key of the next tile
+ * (`ahead` of them: its K row at nextK, its V row at nextV) into L2, so that
+ * the next tile's rows arrive while this one computes: without, the f16 kernel
+ * read DRAM at half the f32 one's bytes per second (its conversions' stalls not
+ * overlapped; 4097 keys x 30 layers, 2 threads: 7.9-9.1 ms a step against
+ * 6.8-7.1 with). The f32 kernel, at the core's read bandwidth already, lost
+ * more to the prefetches' issue slots than it gained. d not a multiple of
+ * VL: every score by dot. With R = 1 this is a row's scores VL keys at a
+ * time (the f32 kernel's). */
 INLINE void group_scores(const float *const *q, const int R, const void *k,
                          int64_t kstride, int64_t d, int64_t n, float scale,
                          float (*sc)[TILE], int half, const void *nextK,
@@ -290,8 +328,13 @@ INLINE void group_scores(const float *const *q, const int R, const void *k,
   const int kpg = VL / R; /* keys per pass */
   int64_t kbytes = d * (half ? 2 : 4), vbytes = dv * (half ? 2 : 4);
   int64_t kstep = kstride * (half ? 2 : 4), vstep = vstride * (half ? 2 : 4);
-  int64_t jj = 0;
-  for (; d % VL == 0 && jj + kpg <= n; jj += kpg) {
+  if (d % VL != 0) {
+    for (int64_t jj = 0; jj < n; ++jj)
+      for (int r = 0; r < R; ++r)
+        sc[r][jj] = dot(q[r], kv_at(k, jj * kstride, half), d, half) * scale;
+    return;
+  }
+  for (int64_t jj = 0; jj < n; jj += kpg) {
     for (int t = 0; half && t < kpg && jj + t < ahead; ++t) {
       const char *pk = (const char *)nextK + (jj + t) * kstep;
       const char *pv = (const char *)nextV + (jj + t) * vstep;
@@ -300,27 +343,11 @@ INLINE void group_scores(const float *const *q, const int R, const void *k,
       for (int64_t b = 0; b < vbytes; b += 64)
         __builtin_prefetch(pv + b, 0, 2);
     }
-    vf acc[VL];
-    for (int a = 0; a < VL; ++a)
-      acc[a] = splat(0);
-    for (int64_t c = 0; c < d; c += VL) {
-      vf qv[GROUP_ROWS];
-      for (int r = 0; r < R; ++r)
-        qv[r] = vload(q[r] + c);
-      for (int t = 0; t < kpg; ++t) {
-        vf kv = kv_vload(k, (jj + t) * kstride + c, half);
-        for (int r = 0; r < R; ++r)
-          acc[t * R + r] += qv[r] * kv;
-      }
-    }
-    vf sum = lane_sums(acc) * scale;
-    for (int t = 0; t < kpg; ++t)
-      for (int r = 0; r < R; ++r)
-        sc[r][jj + t] = sum[t * R + r];
+    if (jj + kpg <= n)
+      score_pass(q, R, k, kstride, d, jj, kpg, scale, sc, half);
+    else
+      score_pass(q, R, k, kstride, d, jj, (int)(n - jj), scale, sc, half);
   }
-  for (; jj < n; ++jj)
-    for (int r = 0; r < R; ++r)
-      sc[r][jj] = dot(q[r], kv_at(k, jj * kstride, half), d, half) * scale;
 }
 
 /* PV_VECS vectors of output columns per pass of rows_times_v. */
