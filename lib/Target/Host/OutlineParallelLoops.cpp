@@ -51,7 +51,7 @@ using namespace mlir::tfc::cpu;
 
 namespace {
 
-/// The work (elements x ops of the loop body per element) below which a
+/// The work (elements x ops of the loop body per element, opCost) below which a
 /// flat loop nest runs on the calling thread instead of the pool. A
 /// parallel region costs about a microsecond on 2 threads (publishing the
 /// job, the other thread's wake-up and the join: 0.75 us empty, Xeon
@@ -146,8 +146,10 @@ struct OutlineParallelLoopsPass
       return {loop, Value(), 0};
     OpBuilder b(loop);
     Location loc = loop.getLoc();
-    int64_t ops = std::max<int64_t>(
-        1, static_cast<int64_t>(loop.getBody()->getOperations().size()) - 1);
+    int64_t ops = 0;
+    for (Operation &op : loop.getBody()->without_terminator())
+      ops += opCost(&op);
+    ops = std::max<int64_t>(ops, 1);
     if (loop.getNumLoops() < 2)
       return {loop, arith::ConstantIndexOp::create(b, loc, 1), ops};
     Value inner = tripCount(b, loc, loop.getLowerBound().back(),
@@ -172,6 +174,19 @@ struct OutlineParallelLoopsPass
         });
     loop.erase();
     return {outer, inner, ops};
+  }
+
+  /// The cost of one op of a flat body per element, in ops: a vector op
+  /// counts its lanes, a math op (exp, erf, tanh, ...: the polynomials of
+  /// tfc-approximate-math, which runs later) 20.
+  static int64_t opCost(Operation *op) {
+    int64_t lanes = 1;
+    for (Type t :
+         llvm::concat<Type>(op->getResultTypes(), op->getOperandTypes()))
+      if (auto v = dyn_cast<VectorType>(t); v && v.hasStaticShape())
+        lanes = std::max<int64_t>(lanes, v.getNumElements());
+    int64_t perLane = op->getName().getDialectNamespace() == "math" ? 20 : 1;
+    return lanes * perLane;
   }
 
   /// ceil((ub - lb) / step), 0 for an empty range (ub <= lb).
@@ -357,8 +372,9 @@ struct OutlineParallelLoopsPass
           b, loc, arith::IndexCastOp::create(b, loc, i64, elements),
           arith::ConstantOp::create(b, loc,
                                     b.getI64IntegerAttr(nest.opsPerElement)));
+      // (Unsigned: a product that wrapped reads as large, not small.)
       Value small = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::slt, work,
+          b, loc, arith::CmpIPredicate::ult, work,
           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(kSerialWork)));
       serial = arith::OrIOp::create(b, loc, serial, small);
     }

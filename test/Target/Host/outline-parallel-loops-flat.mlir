@@ -7,13 +7,14 @@
 // case that mattered (BERT-base 78 -> 66 ms on a 2-core AMD EPYC Zen 5,
 // AVX-512).
 // A flat nest whose work is small runs on the calling thread: the call
-// site adds "elements x ops per element < 32768" (kSerialWork) to the
+// site adds "elements x ops per element < 32768" (kSerialWork, unsigned) to the
 // conditions of the direct call (here 2 ops: the load and the store; the
 // elements are the parallel iterations times the serial loop's 64).
 // RUN: tfc-opt %s -split-input-file --tfc-outline-parallel-loops | FileCheck %s
 
 // CHECK-LABEL: func.func @transpose_copy
 // The serial loop's trip count comes first, then the parallel dims'.
+// CHECK: arith.subi %c64, %c0 : index
 // CHECK: %[[INNER:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
 // CHECK: llvm.store
 // CHECK-NEXT: %[[N:.*]] = arith.index_cast %[[TOTAL:.*]] : index to i64
@@ -24,7 +25,7 @@
 // CHECK-NEXT: %[[OPS:.*]] = arith.constant 2 : i64
 // CHECK-NEXT: %[[WORK:.*]] = arith.muli %[[E64]], %[[OPS]] : i64
 // CHECK-NEXT: %[[LIMIT:.*]] = arith.constant 32768 : i64
-// CHECK-NEXT: %[[SMALL:.*]] = arith.cmpi slt, %[[WORK]], %[[LIMIT]] : i64
+// CHECK-NEXT: %[[SMALL:.*]] = arith.cmpi ult, %[[WORK]], %[[LIMIT]] : i64
 // CHECK-NEXT: %[[EITHER:.*]] = arith.ori %[[SERIAL]], %[[SMALL]] : i1
 // CHECK-NEXT: scf.if %[[EITHER]] {
 // CHECK-NEXT: llvm.mlir.constant(0 : i64)
@@ -77,6 +78,33 @@ func.func @tasks(%g: index, %r: index) {
   %c1 = arith.constant 1 : index
   scf.parallel (%i, %j) = (%c0, %c0) to (%g, %r) step (%c1, %c1) {
     func.call @task(%i, %j) : (index, index) -> ()
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A flat nest of one dim: an element per iteration; a math op counts 20
+// (the polynomial it becomes), so the work is n x (load + exp + store) =
+// n x 22.
+// CHECK-LABEL: func.func @exp_1d
+// CHECK: llvm.store
+// CHECK-NEXT: %[[N:.*]] = arith.index_cast %[[TOTAL:.*]] : index to i64
+// CHECK-NEXT: llvm.mlir.addressof @exp_1d__par0
+// CHECK: %[[ELEMENTS:.*]] = arith.muli %[[TOTAL]], %{{.*}} : index
+// CHECK-NEXT: %[[E64:.*]] = arith.index_cast %[[ELEMENTS]] : index to i64
+// CHECK-NEXT: %[[OPS:.*]] = arith.constant 22 : i64
+// CHECK-NEXT: arith.muli %[[E64]], %[[OPS]] : i64
+// CHECK-NEXT: arith.constant 32768 : i64
+func.func @exp_1d(%x: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %x[%i] : memref<?xf32>
     scf.reduce
   }
   return
