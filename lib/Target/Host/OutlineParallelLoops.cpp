@@ -372,7 +372,7 @@ struct OutlineParallelLoopsPass
           b, loc, arith::IndexCastOp::create(b, loc, i64, elements),
           arith::ConstantOp::create(b, loc,
                                     b.getI64IntegerAttr(nest.opsPerElement)));
-      // (Unsigned: a product that wrapped reads as large, not small.)
+      // (Unsigned: the work is a count, never negative.)
       Value small = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ult, work,
           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(kSerialWork)));
