@@ -44,21 +44,52 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 
 tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
-# TFC_TEST_CPU=NAME compiles every model of the suite for that CPU (e.g.
-# x86-64-v3: AVX2 + FMA, the AVX2 kernels) whatever the host is:
-# scripts/test.sh runs the end-to-end tests once more that way.
-_test_cpu = os.environ.get("TFC_TEST_CPU", "")
-_compile = (ToolSubst("tfc-compile", extra_args=["--cpu=" + _test_cpu])
-            if _test_cpu else "tfc-compile")
-tools = ["tfc-opt", _compile, "tfc-interpret", "tfc-run", "tfc-weights",
+# TFC_HOST_CPU=LEVEL (x86-64-v3, ...; include/tfc/Schemas/CpuLevels.h) masks
+# the host's CPU down to an x86-64 level for every tool of the suite: the
+# compiler compiles for that level where it would for the host, the runtime
+# runs only what such a host could. scripts/test.sh runs the suite again so
+# on AVX-512 hosts, so that they also prove an AVX2 host's expectations.
+_host_cpu = os.environ.get("TFC_HOST_CPU", "")
+if _host_cpu:
+    config.environment["TFC_HOST_CPU"] = _host_cpu
+tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
          "tfc-tokenize", "tfc-pack", "tfc-perplexity", "tfc-quantize"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
-# tfc-compile without TFC_TEST_CPU's --cpu: for tests that name a CPU.
+# tfc-compile for tests that name a CPU (every tfc-compile is that now).
 config.substitutions.append(
     ("%tfc_compile_exact", os.path.join(config.tfc_tools_dir, "tfc-compile")))
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])
+
+# The host's instruction sets as the runtime sees them (tfc-run --host-cpu,
+# after TFC_HOST_CPU's mask), as lit features: "cpu-<feature>" for each, and
+# "x86-64-v3" (AVX2 + FMA + F16C: the AVX2 kernels) and "x86-64-v4"
+# (AVX-512 F/BW/CD/DQ/VL: the AVX-512 kernels) for the levels. A test whose
+# point is a kernel of one ISA says REQUIRES: x86-64-v4 (or cpu-avx512vnni)
+# and has a twin for the other ISA where the fallback path matters.
+def _host_cpu_features():
+    import subprocess
+    tfc_run = os.path.join(config.tfc_tools_dir, "tfc-run")
+    if not os.path.exists(tfc_run):
+        return set()
+    env = dict(os.environ)
+    result = subprocess.run([tfc_run, "--host-cpu"], capture_output=True,
+                            text=True, env=env)
+    if result.returncode != 0:
+        lit_config.fatal("tfc-run --host-cpu: " + result.stderr.strip())
+    for line in result.stdout.splitlines():
+        if line.startswith("features:"):
+            return set(line[len("features:"):].split())
+    return set()
+
+_cpu = _host_cpu_features()
+for _f in sorted(_cpu):
+    config.available_features.add("cpu-" + _f)
+if {"avx2", "fma", "f16c", "bmi2"} <= _cpu:
+    config.available_features.add("x86-64-v3")
+    if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= _cpu:
+        config.available_features.add("x86-64-v4")
 
 # The fuzz target is only built with clang (TFC_ENABLE_FUZZERS).
 if os.path.exists(os.path.join(config.tfc_tools_dir, "tfc-frontend-fuzzer")):

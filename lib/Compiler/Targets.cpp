@@ -33,6 +33,9 @@ public:
   }
 
   std::string configure(const CompileOptions &o) override {
+    std::string masked = mlir::tfc::hostCpuMaskError();
+    if (!masked.empty())
+      return masked;
     mlir::tfc::CpuTargetOptions t;
     t.cpu = o.cpu;
     t.features = o.features;

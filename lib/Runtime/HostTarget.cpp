@@ -8,11 +8,16 @@
 // library knowing a feature. On Linux a model using AMX also asks the kernel
 // for permission to use tile data (arch_prctl), without which the first tile
 // instruction faults. Features the table does not know are "unknown" and not
-// held against a model.
+// held against a model. TFC_HOST_CPU masks the host down to an x86-64 level
+// (include/tfc/Schemas/CpuLevels.h): a feature of the table outside the
+// level is then absent.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/ModelMetadata.h"
+#include "tfc/Schemas/CpuLevels.h"
+
+#include <cstdlib>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -34,6 +39,60 @@ std::string_view tfc::rt::hostArchitecture() {
 #else
   return "unknown";
 #endif
+}
+
+namespace {
+
+/// Whether the comma-separated `list` names `feature`.
+bool listNames(std::string_view list, std::string_view feature) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    if (list.substr(0, comma) == feature)
+      return true;
+    if (comma == std::string_view::npos)
+      break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+/// The level TFC_HOST_CPU names (null when unset or empty), or `invalid`
+/// set when it names none. Read once: the environment of a running process
+/// is not expected to change what its CPU is.
+struct HostMask {
+  const tfc_cpu_level *level = nullptr;
+  std::string invalid;
+};
+
+const HostMask &hostMask() {
+  static const HostMask mask = [] {
+    HostMask m;
+    const char *value = std::getenv(TFC_HOST_CPU_ENV);
+    if (!value || !*value)
+      return m;
+    for (const tfc_cpu_level &level : tfc_cpu_levels)
+      if (std::string_view(value) == level.name)
+        m.level = &level;
+    if (!m.level)
+      m.invalid = value;
+    return m;
+  }();
+  return mask;
+}
+
+} // namespace
+
+std::string tfc::rt::hostMaskError() {
+  const HostMask &mask = hostMask();
+  if (mask.invalid.empty())
+    return "";
+  return std::string(TFC_HOST_CPU_ENV) + "='" + mask.invalid +
+         "' is not an x86-64 level (expected one of " TFC_CPU_LEVEL_NAMES ")";
+}
+
+std::string_view tfc::rt::hostMaskLevel() {
+  const HostMask &mask = hostMask();
+  return mask.level ? mask.level->name : "";
 }
 
 #if defined(__x86_64__)
@@ -140,10 +199,20 @@ bool stateEnabled(State state) {
 
 } // namespace
 
+std::vector<std::string_view> tfc::rt::testableHostFeatures() {
+  std::vector<std::string_view> out;
+  for (const X86Feature &f : kX86Features)
+    out.push_back(f.name);
+  return out;
+}
+
 FeatureSupport tfc::rt::hostHasFeature(std::string_view feature) {
   for (const X86Feature &f : kX86Features) {
     if (feature != f.name)
       continue;
+    const HostMask &mask = hostMask();
+    if (mask.level && !listNames(mask.level->features, feature))
+      return FeatureSupport::No;
     unsigned regs[4];
     if (!cpuid(f.leaf, f.subleaf, regs) || !(regs[f.reg] & (1u << f.bit)))
       return FeatureSupport::No;
@@ -157,6 +226,8 @@ FeatureSupport tfc::rt::hostHasFeature(std::string_view feature) {
 
 #else
 
+std::vector<std::string_view> tfc::rt::testableHostFeatures() { return {}; }
+
 FeatureSupport tfc::rt::hostHasFeature(std::string_view) {
   return FeatureSupport::Unknown;
 }
@@ -164,6 +235,9 @@ FeatureSupport tfc::rt::hostHasFeature(std::string_view) {
 #endif
 
 std::string tfc::rt::checkHostTarget(const TargetSpec &target) {
+  std::string masked = hostMaskError();
+  if (!masked.empty())
+    return masked;
   std::string error = checkTarget(target, hostArchitecture(), hostHasFeature);
   if (!error.empty())
     return error;

@@ -10,6 +10,9 @@
 
 #include "tfc/Compiler/Compiler.h"
 #include "tfc/Compiler/Targets.h"
+#include "tfc/Runtime/ModelMetadata.h"
+#include "tfc/Schemas/CpuLevels.h"
+#include "tfc/Target/Host/HostTarget.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -123,3 +126,28 @@ TEST(CompilerTest, Errors) {
 }
 
 } // namespace
+
+// The x86-64 levels that compiler and runtime share (CpuLevels.h, which
+// TFC_HOST_CPU masks the host to) say what LLVM's definitions of the levels
+// say, for every feature the runtime tests with CPUID: a level naming a
+// feature LLVM does not give it would let the runtime run code the masked
+// compiler never made, and the reverse would refuse the masked compiler's.
+TEST(CompilerTest, CpuLevelsMatchLLVM) {
+  std::vector<std::string_view> testable = tfc::rt::testableHostFeatures();
+  ASSERT_FALSE(testable.empty());
+  for (const tfc_cpu_level &level : tfc_cpu_levels) {
+    mlir::tfc::CpuTargetOptions options;
+    options.cpu = level.name;
+    std::string list = std::string(",") + level.features + ",";
+    for (std::string_view f : testable) {
+      std::optional<bool> llvmHas = mlir::tfc::cpuHasFeatures(
+          options, llvm::StringRef("+" + std::string(f)));
+      ASSERT_TRUE(llvmHas.has_value()) << level.name;
+      bool listed = list.find("," + std::string(f) + ",") != std::string::npos;
+      EXPECT_EQ(*llvmHas, listed)
+          << level.name << ": " << f
+          << (listed ? " is listed, but LLVM's level lacks it"
+                     : " is implied by LLVM's level, but not listed");
+    }
+  }
+}

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Target/CPU/MicroKernels.h"
 
 #include <gtest/gtest.h>
@@ -65,17 +66,20 @@ struct Kernels {
 };
 
 /// Whether this CPU runs the build for `isa` (the names of
-/// lib/Target/CPU/MicroKernels/CMakeLists.txt).
+/// lib/Target/CPU/MicroKernels/CMakeLists.txt), as the runtime sees it: with
+/// TFC_HOST_CPU's mask (include/tfc/Schemas/CpuLevels.h), a masked run
+/// skips the builds the level lacks.
 bool hostRuns(const std::string &isa) {
-  __builtin_cpu_init();
+  auto has = [](std::initializer_list<const char *> features) {
+    for (const char *f : features)
+      if (tfc::rt::hostHasFeature(f) != tfc::rt::FeatureSupport::Yes)
+        return false;
+    return true;
+  };
   if (isa == "avx2")
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return has({"avx2", "fma", "f16c"});
   if (isa == "avx512vnni")
-    return __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vnni");
+    return has({"avx512f", "avx512bw", "avx512vl", "avx512vnni"});
   return true;
 }
 

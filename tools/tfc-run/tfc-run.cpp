@@ -94,6 +94,9 @@ options:
                           for it (tfc-compile --target=cuda makes CUDA
                           models; running one needs an NVIDIA GPU and
                           driver)
+      --host-cpu          print the instruction-set features the runtime
+                          finds on this host (with TFC_HOST_CPU's mask, if
+                          set) and exit; no model needed
   -h, --help              this text
 
 exit status: 0 on success, 1 on any error.
@@ -119,6 +122,23 @@ struct Options {
   bool stats = false, info = false;
 };
 
+/// The host as the runtime sees it: what decides which models and CPU
+/// variants run here (lit reads it for its CPU features, test/lit.cfg.py).
+void printHostCpu() {
+  std::string error = hostMaskError();
+  if (!error.empty())
+    fail(error);
+  std::printf("arch: %s\n", std::string(hostArchitecture()).c_str());
+  if (!hostMaskLevel().empty())
+    std::printf("masked to: %s (TFC_HOST_CPU)\n",
+                std::string(hostMaskLevel()).c_str());
+  std::string features;
+  for (std::string_view f : testableHostFeatures())
+    if (hostHasFeature(f) == FeatureSupport::Yes)
+      features += (features.empty() ? "" : " ") + std::string(f);
+  std::printf("features: %s\n", features.c_str());
+}
+
 bool parseInt(const std::string &s, int64_t &out) {
   if (s.empty())
     return false;
@@ -138,6 +158,10 @@ Options parseOptions(int argc, char **argv) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg == "--host-cpu") {
+      printHostCpu();
       std::exit(0);
     }
     std::string value;

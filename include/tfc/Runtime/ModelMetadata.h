@@ -156,8 +156,20 @@ checkTarget(const TargetSpec &target, std::string_view hostArch,
 /// This host's architecture as in a triple ("x86_64", "aarch64").
 std::string_view hostArchitecture();
 
-/// Whether this host's CPU and OS support a feature.
+/// Whether this host's CPU and OS support a feature; with TFC_HOST_CPU set
+/// to an x86-64 level (include/tfc/Schemas/CpuLevels.h), a feature the
+/// runtime tests that the level lacks is absent.
 FeatureSupport hostHasFeature(std::string_view feature);
+
+/// The features hostHasFeature tests with CPUID (the others are Unknown).
+std::vector<std::string_view> testableHostFeatures();
+
+/// The level TFC_HOST_CPU masks the host to ("x86-64-v3"), "" when unset.
+std::string_view hostMaskLevel();
+
+/// A message when TFC_HOST_CPU is set to something that is not a level, else
+/// "". checkHostTarget returns it, so no model runs on a mistyped mask.
+std::string hostMaskError();
 
 } // namespace tfc::rt
 

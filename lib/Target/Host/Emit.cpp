@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Target/Host/HostTarget.h"
+#include "tfc/Schemas/CpuLevels.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -30,6 +31,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <unistd.h>
 
@@ -37,14 +39,56 @@ LLD_HAS_DRIVER(elf)
 
 using namespace mlir;
 
-std::string tfc::hostCpuName() { return llvm::sys::getHostCPUName().str(); }
+namespace {
+
+std::unique_ptr<llvm::MCSubtargetInfo>
+subtargetInfo(const std::string &cpu, const std::string &features);
+
+/// The level TFC_HOST_CPU masks the host to (CpuLevels.h); null when unset
+/// or when it names no level (hostCpuMaskError says so).
+const tfc_cpu_level *maskedHostLevel() {
+  const char *value = std::getenv(TFC_HOST_CPU_ENV);
+  if (!value || !*value)
+    return nullptr;
+  for (const tfc_cpu_level &level : tfc_cpu_levels)
+    if (llvm::StringRef(value) == level.name)
+      return &level;
+  return nullptr;
+}
+
+} // namespace
+
+std::string tfc::hostCpuMaskError() {
+  const char *value = std::getenv(TFC_HOST_CPU_ENV);
+  if (!value || !*value || maskedHostLevel())
+    return "";
+  return std::string(TFC_HOST_CPU_ENV) + "='" + value +
+         "' is not an x86-64 level (expected one of " TFC_CPU_LEVEL_NAMES ")";
+}
+
+bool tfc::hostCpuMasked() { return maskedHostLevel() != nullptr; }
+
+std::string tfc::hostCpuName() {
+  if (const tfc_cpu_level *level = maskedHostLevel())
+    return level->name;
+  return llvm::sys::getHostCPUName().str();
+}
 
 std::string tfc::hostCpuFeatures() {
+  // Masked: a feature is on where the host has it and the level implies it
+  // (LLVM's definition of the level), and every other one is spelled off, so
+  // that the level's name cannot turn back on what the host lacks.
+  const tfc_cpu_level *level = maskedHostLevel();
+  std::unique_ptr<llvm::MCSubtargetInfo> levelInfo =
+      level ? subtargetInfo(level->name, "") : nullptr;
   std::string out;
   for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures()) {
+    bool on = enabled;
+    if (level)
+      on = on && levelInfo && levelInfo->checkFeatures(("+" + name).str());
     if (!out.empty())
       out += ",";
-    out += (enabled ? "+" : "-") + name.str();
+    out += (on ? "+" : "-") + name.str();
   }
   return out;
 }
@@ -205,7 +249,10 @@ int64_t tfc::knownL2Bytes(llvm::StringRef cpu) {
 }
 
 tfc::CpuTargetOptions tfc::resolveCpuTarget(CpuTargetOptions options) {
-  bool host = options.cpu.empty() || options.cpu == hostCpuName();
+  // A masked host (TFC_HOST_CPU) keeps this machine's caches (the mask is
+  // of instruction sets); a CPU named explicitly never takes the host's.
+  bool host = options.cpu.empty() ||
+              (!hostCpuMasked() && options.cpu == hostCpuName());
   if (options.cpu.empty()) {
     options.cpu = hostCpuName();
     if (options.features.empty())

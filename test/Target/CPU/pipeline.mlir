@@ -4,7 +4,7 @@
 // dialect, with the ABI symbols, the outlined parallel tasks and the 16-lane
 // kernels; the LLVM IR has <16 x float> FMAs. The CPU is pinned so that the
 // IR does not depend on the host.
-// RUN: tfc-compile %s --emit=llvm-dialect -o %t
+// RUN: tfc-compile %s --emit=llvm-dialect --cpu=x86-64-v4 -o %t
 // RUN: FileCheck %s < %t
 // RUN: FileCheck %s --check-prefix=ONLY-LLVM < %t
 // RUN: tfc-compile %s --emit=llvm --cpu=x86-64-v4 | FileCheck %s --check-prefix=IR

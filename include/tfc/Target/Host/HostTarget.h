@@ -51,9 +51,15 @@ struct CpuTargetOptions {
   int64_t l2Bytes = 0;
 };
 
-/// The host CPU and its features as LLVM spells them.
+/// The host CPU and its features as LLVM spells them. With TFC_HOST_CPU set
+/// to an x86-64 level (include/tfc/Schemas/CpuLevels.h), the level's name
+/// and the host's features that the level implies (every other one off).
 std::string hostCpuName();
 std::string hostCpuFeatures();
+/// Whether TFC_HOST_CPU masks the host to a level.
+bool hostCpuMasked();
+/// A message when TFC_HOST_CPU is set but names no level, else "".
+std::string hostCpuMaskError();
 /// The L1 data cache of one core of the host in bytes (sysconf, else
 /// /sys/devices/system/cpu); 0 if neither says.
 int64_t hostL1dBytes();
