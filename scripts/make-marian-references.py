@@ -35,10 +35,12 @@ config = MarianConfig(
 model = MarianMTModel(config).eval()
 # A random model with its output tied to its input embedding repeats one
 # token forever; an untied head and a random final_logits_bias (EOS a
-# little favoured) give varied sequences, some ending early.
+# little favoured) give varied sequences, one ending early. (With EOS
+# favoured more, 0.45, four of the five sources' beams were the same five
+# ids: a search that mixed up the sources' rows would have passed.)
 with torch.no_grad():
     model.final_logits_bias.normal_(0, 0.5)
-    model.final_logits_bias[0, 0] += 0.45
+    model.final_logits_bias[0, 0] += 0.25
 model.save_pretrained(out, safe_serialization=True)
 
 sources = [[14, 52, 7, 33, 0], [5, 81, 23, 60, 11, 42, 9, 0],
@@ -64,6 +66,11 @@ for src in sources:
             tokens = tokens[:tokens.index(0) + 1]
         case[name] = tokens
     cases.append(case)
+# The test tells the sources apart only if their references differ.
+for name in ("beam4", "greedy"):
+    seqs = [tuple(c[name]) for c in cases]
+    assert len(set(seqs)) == len(seqs), f"two sources share their {name} reference"
+assert any(c["beam4"][-1] == 0 for c in cases), "no beam hypothesis ends with EOS"
 ref = {"versions": {"torch": torch.__version__,
                     "transformers": transformers.__version__},
        "decoder_start_token_id": 95, "eos_token_id": 0, "max_new_tokens": 24,

@@ -162,49 +162,81 @@ TEST(ThreadPool, ConcurrentCallersShareThePool) {
   EXPECT_EQ(failures[1], 0);
 }
 
+/// Waits until `flag` is set (at most 60 s: a guard against a hang, not a
+/// timing assertion); whether it was set.
+bool awaitFlag(const std::atomic<bool> &flag) {
+  auto start = std::chrono::steady_clock::now();
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60))
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 TEST(ThreadPool, UsesItsWorkers) {
   ThreadPool pool(4);
-  // Chunks that wait for each other can only finish if four threads run
-  // them at once.
-  std::atomic<int> arrived{0};
+  // Four chunks that each wait until all four have begun: every chunk sees
+  // the other three only if four threads run them at once. Run one after
+  // another, the first would give up waiting having seen itself alone.
+  struct Meeting {
+    std::atomic<int> arrived{0}, met{0};
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+  } meeting;
   auto meet = [](void *ctx, int64_t, int64_t) {
-    auto *a = static_cast<std::atomic<int> *>(ctx);
-    a->fetch_add(1);
+    auto *m = static_cast<Meeting *>(ctx);
+    {
+      std::lock_guard<std::mutex> lock(m->mutex);
+      m->threads.insert(std::this_thread::get_id());
+    }
+    m->arrived.fetch_add(1);
     auto start = std::chrono::steady_clock::now();
-    while (a->load() < 4 &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+    while (m->arrived.load() < 4 &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
       std::this_thread::yield();
+    if (m->arrived.load() == 4)
+      m->met.fetch_add(1);
   };
-  pool.parallelFor(4, meet, &arrived);
-  EXPECT_EQ(arrived.load(), 4);
+  pool.parallelFor(4, meet, &meeting);
+  EXPECT_EQ(meeting.met.load(), 4);
+  EXPECT_EQ(meeting.threads.size(), 4u);
 }
 
 TEST(ThreadPool, EachThreadOwnsItsShare) {
-  // Two threads, four tasks of 5 ms: the caller owns tasks 0 and 1, the
-  // worker 2 and 3, on every call (first come, first served would give
-  // task 1 to the worker). Only a thread that has run out of its own
-  // tasks steals, so a late worker can change that; hence "most calls".
+  // Two threads, four tasks: the caller owns tasks 0 and 1, the worker 2
+  // and 3, on every call (first come, first served would give task 1 to the
+  // worker). Tasks 1 and 3 each wait until the other has begun, so that
+  // neither thread runs out of its own tasks while the other still has one
+  // to steal, however late a worker wakes on a loaded machine: the owners
+  // are then fixed, and asserted on every call.
   ThreadPool pool(2);
   struct Record {
     std::thread::id ran[4];
+    std::atomic<bool> began[4];
+    std::atomic<bool> timedOut{false};
   } record;
   auto run = [](void *ctx, int64_t begin, int64_t end) {
     auto *r = static_cast<Record *>(ctx);
     for (int64_t i = begin; i < end; ++i) {
       r->ran[i] = std::this_thread::get_id();
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      r->began[i].store(true);
+      if ((i == 1 && !awaitFlag(r->began[3])) ||
+          (i == 3 && !awaitFlag(r->began[1])))
+        r->timedOut = true;
     }
   };
-  int callerOwn = 0, workerOwn = 0, calls = 10;
-  for (int call = 0; call < calls; ++call) {
+  for (int call = 0; call < 20; ++call) {
+    for (std::atomic<bool> &b : record.began)
+      b.store(false);
     pool.parallelFor(4, run, &record);
+    ASSERT_FALSE(record.timedOut.load()) << "call " << call;
     std::thread::id me = std::this_thread::get_id();
-    callerOwn += record.ran[0] == me && record.ran[1] == me;
-    workerOwn += record.ran[2] != me && record.ran[3] != me &&
-                 record.ran[2] == record.ran[3];
+    EXPECT_EQ(record.ran[0], me) << "call " << call;
+    EXPECT_EQ(record.ran[1], me) << "call " << call;
+    EXPECT_NE(record.ran[2], me) << "call " << call;
+    EXPECT_EQ(record.ran[2], record.ran[3]) << "call " << call;
   }
-  EXPECT_GE(callerOwn, calls / 2);
-  EXPECT_GE(workerOwn, calls / 2);
 }
 
 TEST(ThreadPool, StatsCountTheRegionsAndTheTimeInTasks) {

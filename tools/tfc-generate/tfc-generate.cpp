@@ -23,6 +23,7 @@
 
 #include "tfc/Runtime/BeamSearch.h"
 #include "tfc/Runtime/ChatTemplate.h"
+#include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/Sampler.h"
 #include "tfc/Runtime/Tokenizer.h"
 #include "tfc/Runtime/TokenizerSource.h"
@@ -38,6 +39,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -114,6 +116,15 @@ sampling (default: greedy):
                            (prompt included) by R, multiply negative ones
                            (1: off; applies to greedy decoding too)
       --seed S             the random seed (default: random, printed)
+      --draws N            instead of generating: run the prompt, draw N
+                           tokens for its next position from the
+                           distribution above (each draw as generation
+                           would make it, one seeded stream), print the
+                           counts as JSON {"draws", "prompt_ids", "counts":
+                           {id: n}} and exit: the sampler end to end, for a test of its
+                           frequencies (test/Import/Inputs/check_draws.py)
+      --logits-out FILE    with --draws: the raw logits it drew from
+                           (.npy, f32 [vocab])
 
 beam search (transformers' num_beams; prints the best hypothesis at the end):
       --beams N            beams (default 1: greedy or sampling, streamed)
@@ -356,6 +367,8 @@ int main(int argc, char **argv) {
   tfc::rt::BeamSearchParams beam;
   beam.beams = 1;
   int64_t decoderStart = -1;
+  int64_t draws = 0;
+  std::string logitsOut;
   // Repeated --prompt or --ids: a batch.
   std::vector<std::string> promptTexts, idsTexts;
   std::vector<std::string> stops;
@@ -463,6 +476,10 @@ int main(int argc, char **argv) {
       beam.earlyStopping = true;
     else if (a == "--decoder-start")
       decoderStart = number(0);
+    else if (a == "--draws")
+      draws = number(1);
+    else if (a == "--logits-out")
+      logitsOut = next();
     else if (a == "--quiet")
       quiet = true;
     else if (a == "--stats")
@@ -501,6 +518,12 @@ int main(int argc, char **argv) {
     fail(chat ? "--chat needs --prompt or --messages"
               : "give the prompt with exactly one of --prompt and --ids");
   bool batch = promptTexts.size() + idsTexts.size() > 1;
+  if (!logitsOut.empty() && draws == 0)
+    fail("--logits-out writes the logits that --draws draws from: give "
+         "--draws");
+  if (draws > 0 && (batch || interactive || beam.beams > 1))
+    fail("--draws draws for one prompt's next token: leave out "
+         "--interactive, --beams and further prompts");
   if (batch && (chat || interactive || !stops.empty()))
     fail("several prompts are generated as one batch and printed at the "
          "end: leave out --chat, --interactive and --stop");
@@ -848,6 +871,34 @@ int main(int argc, char **argv) {
                       static_cast<long long>(r.tokens[i][k]));
         std::printf("\n");
       }
+    tfc_session_free(session);
+    tfc_model_free(m);
+    return 0;
+  }
+
+  if (draws > 0) {
+    // The prompt's next token, drawn `draws` times by the one sampler (its
+    // seeded stream advancing as in generation), with the prompt as the
+    // repetition penalty's history.
+    int64_t vocab = 0;
+    const float *logits =
+        inputs.run(promptIds, 1, static_cast<int64_t>(promptIds.size()), vocab);
+    if (!logitsOut.empty()) {
+      std::string error;
+      if (!tfc::rt::writeNpy(logitsOut, tfc::rt::DType::F32, {vocab}, logits,
+                             error))
+        fail(error);
+    }
+    std::map<int64_t, int64_t> counts;
+    for (int64_t i = 0; i < draws; ++i)
+      ++counts[sampler.sample(logits, static_cast<size_t>(vocab), promptIds)];
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    out["draws"] = draws;
+    out["prompt_ids"] = promptIds;
+    out["counts"] = nlohmann::ordered_json::object();
+    for (const auto &[id, n] : counts)
+      out["counts"][std::to_string(id)] = n;
+    std::printf("%s\n", out.dump().c_str());
     tfc_session_free(session);
     tfc_model_free(m);
     return 0;

@@ -5,13 +5,17 @@
 REF_DIR holds, per position of the prompt, transformers' argmax, max |logit|,
 the logits of 2,048 fixed vocabulary columns and of its top 64 tokens
 (scripts/make-references.py). Fails unless tfc's logits (finite, [1, T, V])
-agree with every stored value within 1e-3 x max |logit| of the position,
+agree with every stored value within TOL x max |logit| of the position,
 and the argmax agrees at every position.
 """
 import os
 import sys
 
 import numpy as np
+
+# SmolLM2-135M (f32 arithmetic on the Q4_1 file's values): measured 2.9e-6
+# (AVX-512 kernels) and 4.0e-6 (AVX2) on a Xeon family 6 model 167.
+TOL = 4e-5
 
 ref_dir, path = sys.argv[1:3]
 load = lambda n: np.load(os.path.join(ref_dir, n + ".npy"))
@@ -26,9 +30,9 @@ top = load("top_ids")
 err_top = np.abs(np.take_along_axis(logits, top, 1) - load("top_logits")).max(1)
 rel = np.maximum(err_cols, err_top) / scale
 same = logits.argmax(1) == load("argmax")
-print(f"{T} positions: max error {rel.max():.3g} x max |logit| (limit 1e-3), "
+print(f"{T} positions: max error {rel.max():.3g} x max |logit| (limit {TOL:g}), "
       f"argmax agrees at {same.sum()}/{T} positions")
-ok = rel.max() <= 1e-3 and same.all()
+ok = rel.max() <= TOL and same.all()
 if not ok:
     print("MISMATCH")
 sys.exit(0 if ok else 1)
