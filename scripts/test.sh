@@ -28,7 +28,8 @@ ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 # an AVX2 machine's expectations (docs/testing.md). An AVX2 host has run
 # exactly that already.
 if [[ ${TFC_MASKED_RUN:-1} != 0 ]]; then
-  if "$build_dir/bin/tfc-run" --host-cpu | grep -qw avx512f; then
+  host_cpu=$("$build_dir/bin/tfc-run" --host-cpu)
+  if grep -qw avx512f <<<"$host_cpu"; then
     echo "test: the suite again with the host masked to x86-64-v3 (TFC_HOST_CPU)"
     TFC_HOST_CPU=x86-64-v3 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
   else
