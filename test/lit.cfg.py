@@ -56,9 +56,6 @@ tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
          "tfc-tokenize", "tfc-pack", "tfc-perplexity", "tfc-quantize"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
-# tfc-compile for tests that name a CPU (every tfc-compile is that now).
-config.substitutions.append(
-    ("%tfc_compile_exact", os.path.join(config.tfc_tools_dir, "tfc-compile")))
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
                                    [config.llvm_tools_dir])
 
@@ -73,9 +70,8 @@ def _host_cpu_features():
     tfc_run = os.path.join(config.tfc_tools_dir, "tfc-run")
     if not os.path.exists(tfc_run):
         return set()
-    env = dict(os.environ)
     result = subprocess.run([tfc_run, "--host-cpu"], capture_output=True,
-                            text=True, env=env)
+                            text=True)
     if result.returncode != 0:
         lit_config.fatal("tfc-run --host-cpu: " + result.stderr.strip())
     for line in result.stdout.splitlines():

@@ -70,9 +70,7 @@ const HostMask &hostMask() {
     const char *value = std::getenv(TFC_HOST_CPU_ENV);
     if (!value || !*value)
       return m;
-    for (const tfc_cpu_level &level : tfc_cpu_levels)
-      if (std::string_view(value) == level.name)
-        m.level = &level;
+    m.level = tfc_cpu_level_named(value);
     if (!m.level)
       m.invalid = value;
     return m;

@@ -54,4 +54,17 @@ static const struct tfc_cpu_level tfc_cpu_levels[] = {
   (sizeof(tfc_cpu_levels) / sizeof(tfc_cpu_levels[0]))
 #define TFC_CPU_LEVEL_NAMES "x86-64, x86-64-v2, x86-64-v3, x86-64-v4"
 
+/* The level called `name`, or null (also for a null name). */
+static inline const struct tfc_cpu_level *tfc_cpu_level_named(const char *name) {
+  unsigned i;
+  for (i = 0; name && i < TFC_CPU_LEVEL_COUNT; ++i) {
+    const char *a = name, *b = tfc_cpu_levels[i].name;
+    while (*a && *a == *b)
+      ++a, ++b;
+    if (*a == *b)
+      return &tfc_cpu_levels[i];
+  }
+  return 0;
+}
+
 #endif /* TFC_SCHEMAS_CPULEVELS_H */

@@ -47,13 +47,7 @@ subtargetInfo(const std::string &cpu, const std::string &features);
 /// The level TFC_HOST_CPU masks the host to (CpuLevels.h); null when unset
 /// or when it names no level (hostCpuMaskError says so).
 const tfc_cpu_level *maskedHostLevel() {
-  const char *value = std::getenv(TFC_HOST_CPU_ENV);
-  if (!value || !*value)
-    return nullptr;
-  for (const tfc_cpu_level &level : tfc_cpu_levels)
-    if (llvm::StringRef(value) == level.name)
-      return &level;
-  return nullptr;
+  return tfc_cpu_level_named(std::getenv(TFC_HOST_CPU_ENV));
 }
 
 } // namespace
