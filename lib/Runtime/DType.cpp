@@ -76,12 +76,9 @@ double tfc::rt::dtypeLoad(DType dtype, const void *base, uint64_t i) {
   case DType::U8:
   case DType::Bool:
     return static_cast<double>(dtypeLoadInt(dtype, base, i));
-  case DType::Q8_0:
-  case DType::Q4_0:
-  case DType::Q4_1:
+  default: // block formats
     return 0;
   }
-  return 0;
 }
 
 void tfc::rt::dtypeStoreInt(DType dtype, void *base, uint64_t i, int64_t v) {
@@ -134,9 +131,8 @@ void tfc::rt::dtypeStore(DType dtype, void *base, uint64_t i, double v) {
                               (INT64_C(1) << (bits - 1)) - 1);
     return dtypeStoreInt(dtype, base, i, n);
   }
-  case DType::Q8_0:
-  case DType::Q4_0:
-  case DType::Q4_1:
+  default: // block formats
     return;
   }
 }
+

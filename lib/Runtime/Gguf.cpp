@@ -319,8 +319,8 @@ bool GgufFile::parse(std::string &error) {
     if (!traits)
       return c.fail("tensor '" + tn + "' has ggml type " + std::to_string(type) +
                     " (" + ggmlTypeName(type) +
-                    "), which tfc does not read (it reads F32, F16, BF16, "
-                    "Q8_0, Q4_0 and Q4_1)");
+                    "), which tfc does not read (it reads F32, F16, BF16, " +
+                    quantFormatList("and", /*upper=*/true) + ")");
     info.view.dtype = traits->type;
     uint64_t blockElems = traits->blockElements;
     if (dims[0] % static_cast<int64_t>(blockElems) != 0)
@@ -576,6 +576,8 @@ uint32_t fileTypeOf(DType d) {
   switch (d) {
   case DType::Q4_0: return 2;
   case DType::Q4_1: return 3;
+  case DType::Q5_0: return 8;
+  case DType::Q5_1: return 9;
   case DType::Q8_0: return 7;
   default: return 0; // ALL_F32
   }
@@ -614,9 +616,13 @@ void putString(std::string &out, std::string_view s) {
 bool tfc::rt::writeRequantizedGguf(const GgufFile &src,
                                    const std::string &path, DType target,
                                    GgufWriteStats &stats, std::string &error) {
-  if (target != DType::F32 && !isQuantized(target)) {
+  if (target != DType::F32 && !(isQuantized(target) && canQuantize(target))) {
+    std::string writable;
+    for (const DTypeTraits &t : kDTypeTable)
+      if (t.quantized && canQuantize(t.type))
+        writable += std::string(", ") + t.fileName;
     error = std::string("cannot write a .gguf of ") + dtypeName(target) +
-            " (expected F32, Q8_0, Q4_0 or Q4_1)";
+            " (expected F32" + writable + ")";
     return false;
   }
   uint64_t blockElems = traitsOf(target).blockElements;

@@ -291,6 +291,8 @@ static bool convertible(DType from, tfc_dtype to) {
   // Quantised weights of another format or floats are quantised at bind (a
   // quantised file of another format through its dequantised values).
   if (isQuantized(to)) {
+    if (!canQuantize(dtypeTraits(to)->type))
+      return traitsOf(from).api == to; // only as stored: no quantiser yet
     tfc_dtype f;
     return isQuantized(from) || (dtypeOfStorage(from, f) && isFloat(f));
   }

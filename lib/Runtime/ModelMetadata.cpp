@@ -157,7 +157,8 @@ bool MetadataReader::tensor(const Value &v, const std::string &outer,
   if (!parseDTypeName(dtype->string, out.dtype))
     return fail(where, "unknown dtype '" + dtype->string +
                            "' (expected f32, f64, f16, bf16, i64, i32, "
-                           "bool, or for weights q8_0, q4_0 or q4_1)");
+                           "bool, or for weights " +
+                           quantFormatList() + ")");
   const DTypeTraits &traits = *dtypeTraits(out.dtype);
   if (traits.quantized && !isWeight)
     return fail(where, "dtype " + dtype->string +

@@ -50,16 +50,19 @@ TEST(DType, TableIsConsistent) {
     }
   }
   // Every C API dtype has exactly one row.
-  EXPECT_EQ(apiTypes, TFC_Q4_1 + 1);
-  for (int d = 0; d <= TFC_Q4_1; ++d)
+  EXPECT_EQ(apiTypes, TFC_Q6_K + 1);
+  for (int d = 0; d <= TFC_Q6_K; ++d)
     EXPECT_NE(dtypeTraits(static_cast<tfc_dtype>(d)), nullptr) << d;
-  EXPECT_EQ(dtypeTraits(static_cast<tfc_dtype>(TFC_Q4_1 + 1)), nullptr);
+  EXPECT_EQ(dtypeTraits(static_cast<tfc_dtype>(TFC_Q6_K + 1)), nullptr);
   EXPECT_EQ(dtypeTraits(kNoApiDType), nullptr);
   tfc_dtype parsed;
   EXPECT_FALSE(parseDTypeName("u8", parsed)); // stored, not a model dtype
   EXPECT_EQ(quantFormatByName("f32"), nullptr);
   EXPECT_EQ(quantFormatByName("q4_1"), &traitsOf(DType::Q4_1));
-  EXPECT_EQ(dtypeByGgml(12), nullptr); // Q4_K: not read
+  EXPECT_EQ(dtypeByGgml(12), &traitsOf(DType::Q4_K));
+  EXPECT_EQ(dtypeByGgml(23), nullptr); // IQ4_XS: not read
+  EXPECT_EQ(quantFormatList(), "q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, "
+                               "q4_k, q5_k or q6_k");
 }
 
 TEST(DType, BlockSizes) {

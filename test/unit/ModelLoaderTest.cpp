@@ -885,9 +885,14 @@ TEST(ModelMetadata, QuantizedWeights) {
       "outputs cannot have it"));
   EXPECT_TRUE(contains(
       metadataError(withEntries(
+          R"("weights": [{"name": "w", "dtype": "iq4_xs", "shape": [32]}], )")),
+      "unknown dtype 'iq4_xs' (expected f32, f64, f16, bf16, i64, i32, bool, "
+      "or for weights q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k or "
+      "q6_k)"));
+  EXPECT_TRUE(contains(
+      metadataError(withEntries(
           R"("weights": [{"name": "w", "dtype": "q5_k", "shape": [32]}], )")),
-      "unknown dtype 'q5_k' (expected f32, f64, f16, bf16, i64, i32, bool, or "
-      "for weights q8_0, q4_0 or q4_1)"));
+      "weight 'w': a q5_k weight's last dim must be a multiple of 256"));
 }
 
 TEST(ModelMetadata, TargetChecks) {

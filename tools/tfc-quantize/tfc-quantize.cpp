@@ -21,12 +21,22 @@
 
 using namespace tfc::rt;
 
+/// The block formats tfc-quantize writes: "q8_0, q4_0, ...".
+static std::string writableTypes() {
+  std::string out;
+  for (const DTypeTraits &t : kDTypeTable)
+    if (t.quantized && canQuantize(t.type))
+      out += (out.empty() ? "" : ", ") + std::string(t.name);
+  return out;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && (std::string(argv[1]) == "-h" ||
                     std::string(argv[1]) == "--help")) {
-    std::puts("usage: tfc-quantize IN.gguf OUT.gguf TYPE\n\n"
-              "Writes IN with its matrices in TYPE (q8_0, q4_0, q4_1 or f32),\n"
-              "as llama.cpp's llama-quantize --pure does.");
+    std::printf("usage: tfc-quantize IN.gguf OUT.gguf TYPE\n\n"
+                "Writes IN with its matrices in TYPE (%s or f32),\n"
+                "as llama.cpp's llama-quantize --pure does.\n",
+                writableTypes().c_str());
     return 0;
   }
   if (argc != 4) {
@@ -35,22 +45,26 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::string type = argv[3];
-  DType target;
-  if (type == "q8_0" || type == "Q8_0")
-    target = DType::Q8_0;
-  else if (type == "q4_0" || type == "Q4_0")
-    target = DType::Q4_0;
-  else if (type == "q4_1" || type == "Q4_1")
-    target = DType::Q4_1;
-  else if (type == "f32" || type == "F32")
-    target = DType::F32;
-  else {
+  DType target = DType::F32;
+  const DTypeTraits *row = nullptr;
+  for (const DTypeTraits &t : kDTypeTable)
+    if (type == t.name || type == t.fileName)
+      row = &t;
+  if (row && row->quantized && !canQuantize(row->type)) {
     std::fprintf(stderr,
-                 "tfc-quantize: error: unknown type '%s' (expected q8_0, "
-                 "q4_0, q4_1 or f32)\n",
-                 type.c_str());
+                 "tfc-quantize: error: tfc reads %s but cannot write it yet "
+                 "(expected %s or f32)\n",
+                 row->fileName, writableTypes().c_str());
     return 1;
   }
+  if (!row || (row->type != DType::F32 && !row->quantized)) {
+    std::fprintf(stderr,
+                 "tfc-quantize: error: unknown type '%s' (expected %s or "
+                 "f32)\n",
+                 type.c_str(), writableTypes().c_str());
+    return 1;
+  }
+  target = row->type;
   std::string error;
   std::unique_ptr<GgufFile> in = GgufFile::open(argv[1], error);
   if (!in) {

@@ -23,15 +23,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <string>
 #include <string_view>
 
 namespace tfc::rt {
 
-/// Element types of stored tensors, in the table's order. The last three
-/// are GGUF's block quantizations: a block of 32 elements is an f16 scale d
-/// (and for Q4_1 an f16 minimum m) followed by the quants: Q8_0
-/// x = d * q (int8 q); Q4_0 x = d * (q - 8) and Q4_1 x = d * q + m (4-bit q;
-/// byte j holds element j in its low and j + 16 in its high nibble).
+/// Element types of stored tensors, in the table's order. From Q8_0 on they
+/// are GGUF's block quantizations (docs/abi.md, "Quantized weights", has
+/// the layouts): a block of 32 elements is an f16 scale d (and for Q4_1 and
+/// Q5_1 an f16 minimum m) followed by the quants: Q8_0 x = d * q (int8 q);
+/// Q4_0 x = d * (q - 8) and Q4_1 x = d * q + m (4-bit q; byte j holds
+/// element j in its low and j + 16 in its high nibble); Q5_0 x = d * (q - 16)
+/// and Q5_1 x = d * q + m (Q4's nibbles plus a 32-bit word of fifth bits).
+/// The K-quants are super-blocks of 256 in sub-blocks of 16 or 32, each with
+/// an integer scale (and minimum) relative to the super-block's f16 d (and
+/// dmin): Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
 enum class DType : uint8_t {
   F64,
   F32,
@@ -45,7 +51,14 @@ enum class DType : uint8_t {
   Bool,
   Q8_0,
   Q4_0,
-  Q4_1
+  Q4_1,
+  Q5_0,
+  Q5_1,
+  Q2_K,
+  Q3_K,
+  Q4_K,
+  Q5_K,
+  Q6_K
 };
 
 /// What tfc knows about one element type.
@@ -58,7 +71,7 @@ struct DTypeTraits {
   /// ..., "BOOL", "Q4_1".
   const char *fileName;
   /// Elements and bytes of one storage block: (1, element size) for plain
-  /// types, (32, 34/18/20) for the block formats.
+  /// types, (32, 34) for Q8_0, (256, 144) for Q4_K, ...
   uint32_t blockElements, blockBytes;
   bool isFloat;
   /// A block-quantised weight format: weights only, never an input or output.
@@ -109,6 +122,20 @@ inline constexpr DTypeTraits kDTypeTable[] = {
      2},
     {DType::Q4_1, "q4_1", "Q4_1", 32, 20, false, true, false, TFC_Q4_1, nullptr,
      3},
+    {DType::Q5_0, "q5_0", "Q5_0", 32, 22, false, true, false, TFC_Q5_0, nullptr,
+     6},
+    {DType::Q5_1, "q5_1", "Q5_1", 32, 24, false, true, false, TFC_Q5_1, nullptr,
+     7},
+    {DType::Q2_K, "q2_k", "Q2_K", 256, 84, false, true, false, TFC_Q2_K,
+     nullptr, 10},
+    {DType::Q3_K, "q3_k", "Q3_K", 256, 110, false, true, false, TFC_Q3_K,
+     nullptr, 11},
+    {DType::Q4_K, "q4_k", "Q4_K", 256, 144, false, true, false, TFC_Q4_K,
+     nullptr, 12},
+    {DType::Q5_K, "q5_k", "Q5_K", 256, 176, false, true, false, TFC_Q5_K,
+     nullptr, 13},
+    {DType::Q6_K, "q6_k", "Q6_K", 256, 210, false, true, false, TFC_Q6_K,
+     nullptr, 14},
 };
 
 inline constexpr size_t kNumDTypes = std::size(kDTypeTable);
@@ -142,7 +169,7 @@ constexpr const DTypeTraits *dtypeByName(std::string_view name) {
   return nullptr;
 }
 
-/// The block format called `name` (q8_0, q4_0, q4_1), or null.
+/// The block format called `name` (q8_0, ..., q6_k), or null.
 constexpr const DTypeTraits *quantFormatByName(std::string_view name) {
   const DTypeTraits *t = dtypeByName(name);
   return t && t->quantized ? t : nullptr;
@@ -161,10 +188,35 @@ constexpr const char *dtypeName(DType dtype) {
   return traitsOf(dtype).fileName;
 }
 /// Its size in bytes (0 for the block formats: see DTypeTraits).
+/// The names of the block formats, "q8_0, q4_0, ... or q6_k", for messages
+/// (`upper`: their file spelling, "Q8_0, ...").
+inline std::string quantFormatList(const char *lastJoiner = "or",
+                                   bool upper = false) {
+  std::string out;
+  size_t count = 0, seen = 0;
+  for (const DTypeTraits &t : kDTypeTable)
+    count += t.quantized;
+  for (const DTypeTraits &t : kDTypeTable) {
+    if (!t.quantized)
+      continue;
+    if (seen)
+      out += seen + 1 == count ? std::string(" ") + lastJoiner + " " : ", ";
+    out += upper ? t.fileName : t.name;
+    ++seen;
+  }
+  return out;
+}
 constexpr size_t dtypeSize(DType dtype) {
   return traitsOf(dtype).elementSize();
 }
 constexpr bool isQuantized(DType dtype) { return traitsOf(dtype).quantized; }
+/// Whether tfc has a quantiser for the block format `dtype` (BlockQuants.cpp:
+/// ggml's reference ones): the 32-element formats; not yet the K-quants,
+/// which tfc reads (and runs) but does not write.
+constexpr bool canQuantize(DType dtype) {
+  return dtype == DType::Q8_0 || dtype == DType::Q4_0 ||
+         dtype == DType::Q4_1 || dtype == DType::Q5_0 || dtype == DType::Q5_1;
+}
 
 /// The bytes of `elements` elements of `dtype`; false when `elements` is not
 /// a whole number of blocks or the size overflows.

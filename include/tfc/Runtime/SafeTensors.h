@@ -34,8 +34,10 @@ namespace tfc::rt {
 void dequantize(DType dtype, const void *src, float *dst, uint64_t elements);
 /// Quantises `elements` floats (whole blocks) into a quantized dtype exactly
 /// as GGUF's reference quantisers do (ggml's quantize_row_*_ref), so that
-/// files written from tfc's blocks and llama.cpp's agree bit for bit.
+/// files written from tfc's blocks and llama.cpp's agree bit for bit. Only
+/// for the dtypes canQuantize accepts (others are left as they are).
 void quantize(DType dtype, const float *src, void *dst, uint64_t elements);
+
 
 struct TensorView {
   std::string name;

@@ -89,11 +89,20 @@ typedef enum tfc_dtype {
   TFC_I32 = 5,
   TFC_BOOL = 6,
   /* Block-quantised weights, as GGUF defines them (docs/abi.md, "Quantized
-   * weights"): blocks of 32 elements, 34 / 18 / 20 bytes each. Weights only:
-   * inputs and outputs never have these dtypes. */
+   * weights"): blocks of 32 elements (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1: 34 / 18
+   * / 20 / 22 / 24 bytes) or super-blocks of 256 (the K-quants Q2_K ... Q6_K:
+   * 84 / 110 / 144 / 176 / 210 bytes). Weights only: inputs and outputs never
+   * have these dtypes. */
   TFC_Q8_0 = 7,
   TFC_Q4_0 = 8,
   TFC_Q4_1 = 9,
+  TFC_Q5_0 = 10,
+  TFC_Q5_1 = 11,
+  TFC_Q2_K = 12,
+  TFC_Q3_K = 13,
+  TFC_Q4_K = 14,
+  TFC_Q5_K = 15,
+  TFC_Q6_K = 16,
   TFC_DTYPE_MAX_ENUM = 0x7FFFFFFF /* not a dtype */
 } tfc_dtype;
 

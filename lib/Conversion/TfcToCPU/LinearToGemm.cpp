@@ -104,7 +104,8 @@ void lowerQuantizedWeights(ModuleOp module) {
         parts.push_back(w);
       }
     }
-    if (parts.empty() || llvm::any_of(parts, [&](WeightOp w) {
+    if (parts.empty() || !cpu::hasQGemmKernel(*parts.front().getQuant()) ||
+        llvm::any_of(parts, [&](WeightOp w) {
           return *w.getQuant() != *parts.front().getQuant();
         }))
       continue;

@@ -28,6 +28,7 @@
 
 #include "tfc/Conversion/KernelCommon.h"
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
+#include "tfc/Runtime/DType.h"
 #include "tfc/Target/CPU/MicroKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,17 +51,17 @@ constexpr int64_t kQuantRows = 16;
 /// work for every thread.
 constexpr int64_t kColumnsPerTask = 32;
 
+/// The micro-kernels' code of a format: its ggml type number.
 int32_t formatCode(StringRef format) {
-  if (format == "q8_0")
-    return TFC_UK_Q8_0;
-  if (format == "q4_0")
-    return TFC_UK_Q4_0;
-  return TFC_UK_Q4_1;
+  const ::tfc::rt::DTypeTraits *t =
+      ::tfc::rt::quantFormatByName(std::string_view(format));
+  assert(t && "verified format");
+  return t->ggml;
 }
 
 } // namespace
 
-void tfc::cpu::emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input,
+void mlir::tfc::cpu::emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input,
                          Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
@@ -79,7 +80,7 @@ void tfc::cpu::emitQPack(OpBuilder &b, Location loc, QPackOp op, Value input,
                  pointerTo(b, loc, out)});
 }
 
-void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
+void mlir::tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
                          Value weight, Value bias, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
@@ -178,7 +179,7 @@ void tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value input,
       });
 }
 
-void tfc::cpu::emitDequantize(OpBuilder &b, Location loc, DequantizeOp op,
+void mlir::tfc::cpu::emitDequantize(OpBuilder &b, Location loc, DequantizeOp op,
                               Value input, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
@@ -196,7 +197,7 @@ void tfc::cpu::emitDequantize(OpBuilder &b, Location loc, DequantizeOp op,
                                   pointerTo(b, loc, out)});
 }
 
-void tfc::cpu::emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op,
+void mlir::tfc::cpu::emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op,
                               Value table, Value ids, Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
@@ -206,7 +207,8 @@ void tfc::cpu::emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op,
                                   {b.getI32Type(), ptr, b.getI64Type(), ptr});
   auto tType = cast<MemRefType>(table.getType());
   int64_t vocab = tType.getDimSize(0), blocks = tType.getDimSize(1);
-  int64_t rowBytes = blocks * tType.getDimSize(2), width = blocks * 32;
+  int64_t rowBytes = blocks * tType.getDimSize(2),
+          width = blocks * lookupQuantFormat(op.getFormat())->blockElements;
   // The ids as one vector, the rows as a matrix.
   auto idType = cast<MemRefType>(ids.getType());
   Value flatIds = contiguous(b, loc, ids, /*identity=*/true);

@@ -669,7 +669,15 @@ func.func @weight_dynamic() {
 // -----
 
 func.func @weight_quant_format() {
-  // expected-error @+1 {{'tfc.weight' op unknown quantised format 'q5_k' (expected q8_0, q4_0 or q4_1)}}
+  // expected-error @+1 {{'tfc.weight' op unknown quantised format 'iq4_xs' (expected q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k or q6_k)}}
+  %0 = tfc.weight "w" {quant = "iq4_xs"} : tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @weight_quant_superblock() {
+  // expected-error @+1 {{'tfc.weight' op a q5_k weight's last dim must be a multiple of 256, got [8, 64]}}
   %0 = tfc.weight "w" {quant = "q5_k"} : tensor<8x64xf32>
   return
 }

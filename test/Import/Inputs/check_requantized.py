@@ -9,7 +9,8 @@ from gguf import GGUFReader, GGMLQuantizationType as Q
 from gguf.quants import dequantize, quantize
 
 src, out, kind = GGUFReader(sys.argv[1]), GGUFReader(sys.argv[2]), sys.argv[3]
-target = {"q8_0": Q.Q8_0, "q4_0": Q.Q4_0, "q4_1": Q.Q4_1, "f32": Q.F32}[kind]
+target = {"q8_0": Q.Q8_0, "q4_0": Q.Q4_0, "q4_1": Q.Q4_1, "q5_0": Q.Q5_0,
+          "q5_1": Q.Q5_1, "f32": Q.F32}[kind]
 ts = {t.name: t for t in src.tensors}
 to = {t.name: t for t in out.tensors}
 bad = 0

@@ -2,9 +2,11 @@
 
     make_gguf.py DIR
 
-Valid: quants.gguf holds one 6x64 matrix in each type tfc reads (F32, F16,
-Q8_0, Q4_0, Q4_1) quantised by the `gguf` package (llama.cpp's Python
-implementation), with the package's dequantisation of each as NAME.npy;
+Valid: quants.gguf holds one 6x256 matrix in each type tfc reads (F32, F16,
+Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 quantised by the `gguf` package, llama.cpp's
+Python implementation; the K-quants Q2_K ... Q6_K, which it cannot quantise,
+as random blocks with finite f16 scales), with the package's dequantisation
+of each as NAME.npy;
 tiny-llama.gguf is a 2-layer llama model (random weights, Q8_0 embedding,
 F16 and Q4_0 projections). Malformed (bad-*.gguf): each breaks one rule of
 the format and must be refused with a message naming it.
@@ -23,15 +25,36 @@ os.makedirs(out, exist_ok=True)
 rng = np.random.default_rng(0)
 
 # --- quants.gguf -------------------------------------------------------------
+# Byte offsets of the f16 scales in a K-quant super-block (d, then dmin).
+K_SCALES = {Q.Q2_K: (80, 82), Q.Q3_K: (108,), Q.Q4_K: (0, 2),
+            Q.Q5_K: (0, 2), Q.Q6_K: (208,)}
+
+
+def random_blocks(qt, rows, cols):
+    """Random bytes as blocks of qt, the scales finite halves of either
+    sign (random bits would give infinities and NaNs)."""
+    block, size = gguf.GGML_QUANT_SIZES[qt]
+    data = rng.integers(0, 256, (rows, cols // block, size), dtype=np.uint8)
+    for off in K_SCALES[qt]:
+        h = (rng.standard_normal((rows, cols // block)) * 0.01).astype(np.float16)
+        data[:, :, off:off + 2] = h.view(np.uint8).reshape(rows, cols // block, 2)
+    return data.reshape(rows, -1)
+
+
 w = gguf.GGUFWriter(os.path.join(out, "quants.gguf"), "llama")
 for name, qt in [("f32", Q.F32), ("f16", Q.F16), ("q8_0", Q.Q8_0),
-                 ("q4_0", Q.Q4_0), ("q4_1", Q.Q4_1)]:
-    x = rng.standard_normal((6, 64)).astype(np.float32)
+                 ("q4_0", Q.Q4_0), ("q4_1", Q.Q4_1), ("q5_0", Q.Q5_0),
+                 ("q5_1", Q.Q5_1), ("q2_k", Q.Q2_K), ("q3_k", Q.Q3_K),
+                 ("q4_k", Q.Q4_K), ("q5_k", Q.Q5_K), ("q6_k", Q.Q6_K)]:
+    x = rng.standard_normal((6, 256)).astype(np.float32)
     if qt == Q.F32:
         data, ref = x, x
     elif qt == Q.F16:
         data = x.astype(np.float16)
         ref = data.astype(np.float32)
+    elif qt in K_SCALES:
+        data = random_blocks(qt, 6, 256)
+        ref = quants.dequantize(data, qt).astype(np.float32)
     else:
         data = quants.quantize(x, qt)
         ref = quants.dequantize(data, qt).astype(np.float32)
@@ -125,7 +148,7 @@ bad = {
     "bad-string-length": header(0, 1) + struct.pack("<Q", 1 << 40) + b"key" + b"\0" * 32,
     "bad-value-type": header(0, 1) + s("k") + struct.pack("<I", 99),
     "bad-array-count": header(0, 1) + s("k") + struct.pack("<IIQ", 9, 4, 1 << 50),
-    "bad-quant-type": pad(header(1, 1) + good_meta + tensor_info("w", [32, 2], 12, 0)) + b"\0" * 256,
+    "bad-quant-type": pad(header(1, 1) + good_meta + tensor_info("w", [256, 2], 23, 0)) + b"\0" * 512,
     "bad-dims": pad(header(1, 1) + good_meta + tensor_info("w", [1 << 40, 1 << 40], 0, 0)) + b"\0" * 256,
     "bad-offset": pad(header(1, 1) + good_meta + tensor_info("w", [32, 2], 0, 1 << 20)) + b"\0" * 256,
     "bad-misaligned": pad(header(1, 1) + good_meta + tensor_info("w", [32, 2], 0, 4)) + b"\0" * 512,
@@ -143,4 +166,7 @@ for name, data in bad.items():
 with open(os.path.join(out, "bad-truncated-meta.gguf"), "wb") as f:
     f.write(open(os.path.join(out, "tiny-llama.gguf"), "rb").read()[:300])
 with open(os.path.join(out, "bad-truncated-info.gguf"), "wb") as f:
-    f.write(open(os.path.join(out, "quants.gguf"), "rb").read()[:190])
+    # Cut inside the last tensor info's type: its name, 2 dims, 3 of 4 bytes.
+    data = open(os.path.join(out, "quants.gguf"), "rb").read()
+    name = struct.pack("<Q", 4) + b"q6_k"
+    f.write(data[:data.rindex(name) + len(name) + 4 + 16 + 3])

@@ -35,11 +35,14 @@
 extern "C" {
 #endif
 
-/* Weight formats, as the kernels' `format` argument. */
+/* Weight formats, as the kernels' `format` argument: their ggml type
+ * numbers (include/tfc/Schemas/BlockFormats.h). tfc_uk_dequantize takes
+ * every format BlockFormats.h decodes; qpack and qgemm the three below
+ * (tfc_uk_has_qgemm). */
 enum {
-  TFC_UK_Q8_0 = 0,
-  TFC_UK_Q4_0 = 1,
-  TFC_UK_Q4_1 = 2,
+  TFC_UK_Q8_0 = 8,
+  TFC_UK_Q4_0 = 2,
+  TFC_UK_Q4_1 = 3,
 };
 
 /* Bytes of one quantised activation block. */
@@ -74,8 +77,8 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
                   int64_t g0, int64_t g1, int64_t n, int64_t kBlocks,
                   const float *bias, float *c, int64_t ldc);
 
-/* Dequantises `blocks` blocks of `format` from w into out (32 floats per
- * block). */
+/* Dequantises `blocks` blocks of `format` from w into out (32 or 256
+ * floats per block: tfc_block_elements), bit for bit as the runtime does. */
 void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
                        float *out);
 

@@ -795,7 +795,8 @@ LogicalResult WeightOp::verify() {
   const QuantFormat *format = lookupQuantFormat(*getQuant());
   if (!format)
     return emitOpError() << "unknown quantised format '" << *getQuant()
-                         << "' (expected q8_0, q4_0 or q4_1)";
+                         << "' (expected " << ::tfc::rt::quantFormatList()
+                         << ")";
   auto type = getType();
   Type element = type.getElementType();
   if (element.isF32()) {

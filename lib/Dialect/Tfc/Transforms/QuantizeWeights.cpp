@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Runtime/DType.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
 
@@ -40,15 +41,25 @@ bool usedAsLinearWeight(Value v) {
 }
 
 struct QuantizeWeightsPass
-    : tfc::impl::TfcQuantizeWeightsBase<QuantizeWeightsPass> {
+    : mlir::tfc::impl::TfcQuantizeWeightsBase<QuantizeWeightsPass> {
   using Base::Base;
   void runOnOperation() override {
     const QuantFormat *target = nullptr;
     if (format != "none") {
       target = lookupQuantFormat(format);
-      if (!target) {
-        getOperation().emitError("unknown weight format '")
-            << format << "' (expected q8_0, q4_0, q4_1 or none)";
+      const ::tfc::rt::DTypeTraits *row =
+          ::tfc::rt::quantFormatByName(std::string_view(format));
+      if (!target || !row || !::tfc::rt::canQuantize(row->type)) {
+        std::string writable;
+        for (const ::tfc::rt::DTypeTraits &t : ::tfc::rt::kDTypeTable)
+          if (t.quantized && ::tfc::rt::canQuantize(t.type))
+            writable += std::string(t.name) + ", ";
+        // "q8_0, ..., q5_1 or none"
+        if (!writable.empty())
+          writable.resize(writable.size() - 2);
+        getOperation().emitError(target ? "tfc has no quantiser for '"
+                                        : "unknown weight format '")
+            << format << "' (expected " << writable << " or none)";
         return signalPassFailure();
       }
     }

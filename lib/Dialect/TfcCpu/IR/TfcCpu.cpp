@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Runtime/DType.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
 
 #include "mlir/IR/Builders.h"
@@ -100,7 +101,7 @@ static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
   const QuantFormat *format = lookupQuantFormat(name);
   if (!format) {
     op->emitOpError("unknown quantised format '")
-        << name << "' (expected q8_0, q4_0 or q4_1)";
+        << name << "' (expected " << ::tfc::rt::quantFormatList() << ")";
     return nullptr;
   }
   if (raw.getRank() < 2 || !raw.hasStaticShape() ||
@@ -111,6 +112,10 @@ static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
     return nullptr;
   }
   return format;
+}
+
+bool mlir::tfc::cpu::hasQGemmKernel(StringRef format) {
+  return format == "q8_0" || format == "q4_0" || format == "q4_1";
 }
 
 int64_t mlir::tfc::cpu::quantGroupBlockBytes(const QuantFormat &format) {
@@ -129,6 +134,9 @@ LogicalResult QPackOp::verify() {
   const QuantFormat *format = checkRawWeight(*this, getFormat(), in);
   if (!format)
     return failure();
+  if (!hasQGemmKernel(getFormat()))
+    return emitOpError("no int8 kernel for ") << getFormat()
+           << " (q8_0, q4_0 and q4_1 have one)";
   if (in.getRank() != 3)
     return emitOpError("input must be [N, K / 32, block bytes], got ") << in;
   int64_t groups = (in.getDimSize(0) + kQuantGroupRows - 1) / kQuantGroupRows;
@@ -156,7 +164,11 @@ LogicalResult QGemmOp::verify() {
   const QuantFormat *format = lookupQuantFormat(getFormat());
   if (!format)
     return emitOpError("unknown quantised format '")
-           << getFormat() << "' (expected q8_0, q4_0 or q4_1)";
+           << getFormat() << "' (expected " << ::tfc::rt::quantFormatList()
+           << ")";
+  if (!hasQGemmKernel(getFormat()))
+    return emitOpError("no int8 kernel for ") << getFormat()
+           << " (q8_0, q4_0 and q4_1 have one)";
   if (w.getRank() != 3 || !w.hasStaticShape() ||
       w.getDimSize(2) != quantGroupBlockBytes(*format))
     return emitOpError("weight must be packed [groups, K / 32, ")

@@ -32,6 +32,7 @@
  *===----------------------------------------------------------------------===*/
 
 #include "tfc/Target/CPU/MicroKernels.h"
+#include "tfc/Schemas/BlockFormats.h"
 
 #include <string.h>
 
@@ -56,28 +57,6 @@ _Static_assert(sizeof(act_block) == TFC_UK_ACT_BLOCK_BYTES,
                "activation block layout");
 
 #define INLINE static inline __attribute__((always_inline))
-
-INLINE float half_to_float(const uint8_t *p) {
-  uint16_t h;
-  memcpy(&h, p, 2);
-#if defined(__F16C__)
-  return _cvtsh_ss(h);
-#else
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-  if (exp == 0) {
-    float v = (float)man * 5.9604644775390625e-08f; /* 2^-24 */
-    return sign ? -v : v;
-  }
-  if (exp == 31)
-    bits = sign | 0x7F800000u | (man << 13);
-  else
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  float v;
-  memcpy(&v, &bits, 4);
-  return v;
-#endif
-}
 
 INLINE int64_t block_bytes(int32_t format) {
   return format == TFC_UK_Q8_0 ? 34 : format == TFC_UK_Q4_0 ? 18 : 20;
@@ -138,22 +117,15 @@ void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
 
 void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
                        float *out) {
+  /* Block bytes by ggml type, for the formats BlockFormats.h decodes. */
+  static const int16_t bytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,
+                                    84, 110, 144, 176, 210};
+  if (format < 0 || format >= 15 || !bytes[format])
+    return;
   const uint8_t *p = (const uint8_t *)w;
-  int64_t bb = block_bytes(format);
-  for (int64_t b = 0; b < blocks; ++b, p += bb, out += 32) {
-    float d = half_to_float(p);
-    if (format == TFC_UK_Q8_0) {
-      for (int j = 0; j < 32; ++j)
-        out[j] = d * (float)(int8_t)p[2 + j];
-    } else {
-      float m = format == TFC_UK_Q4_1 ? half_to_float(p + 2) : -8 * d;
-      const uint8_t *qs = p + (format == TFC_UK_Q4_1 ? 4 : 2);
-      for (int j = 0; j < 16; ++j) {
-        out[j] = d * (float)(qs[j] & 0xF) + m;
-        out[j + 16] = d * (float)(qs[j] >> 4) + m;
-      }
-    }
-  }
+  int64_t elements = tfc_block_elements(format);
+  for (int64_t b = 0; b < blocks; ++b, p += bytes[format], out += elements)
+    tfc_block_dequantize(format, p, out);
 }
 
 /* The packed layout (MicroKernels.h): per group of 8 rows and block, the 8
@@ -466,7 +438,7 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
           const uint8_t *p = (const uint8_t *)w + (g * kBlocks + b) * gb;
           const uint8_t *q = p + quant_offset(format);
           const act_block *x = ab + i * kBlocks + b;
-          float d = half_to_float(p + 2 * r);
+          float d = tfc_block_half(p + 2 * r);
           int32_t dot = 0;
           if (format == TFC_UK_Q8_0) {
             for (int k = 0; k < 32; ++k)
@@ -478,7 +450,7 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
             uint8_t byte = q[(j / 4) * 32 + r * 4 + j % 4];
             dot += (byte & 0xF) * x->q[j] + (byte >> 4) * x->q[j + 16];
           }
-          float zero = format == TFC_UK_Q4_1 ? half_to_float(p + 16 + 2 * r)
+          float zero = format == TFC_UK_Q4_1 ? tfc_block_half(p + 16 + 2 * r)
                                              : -8 * d;
           sum += d * x->d * (float)dot + zero * x->s;
         }

@@ -7,6 +7,7 @@
 // RUN: tfc-opt %s --tfc-quantize-weights="format=q8_0" | FileCheck %s --check-prefix=Q8
 // RUN: tfc-opt %s --tfc-quantize-weights="format=q8_0" | tfc-opt --tfc-quantize-weights="format=none" | FileCheck %s --check-prefix=NONE
 // RUN: not tfc-opt %s --tfc-quantize-weights="format=q5_k" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not tfc-opt %s --tfc-quantize-weights="format=iq4_xs" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // Q8-LABEL: func.func @f
 // Q8-DAG: tfc.weight "w" {quant = "q8_0"} : tensor<96x64xf32>
@@ -19,7 +20,8 @@
 // Q8-LABEL: func.func @g
 // Q8: tfc.weight "w" {quant = "q8_0"} : tensor<96x64xf32>
 // NONE-NOT: quant
-// BAD: error: unknown weight format 'q5_k' (expected q8_0, q4_0, q4_1 or none)
+// BAD: error: tfc has no quantiser for 'q5_k' (expected q8_0, q4_0, q4_1, q5_0, q5_1 or none)
+// UNKNOWN: error: unknown weight format 'iq4_xs' (expected q8_0, q4_0, q4_1, q5_0, q5_1 or none)
 func.func @f(%x: tensor<?x64xf32>, %ids: tensor<?xi64>, %y: tensor<?x48xf32>)
     -> (tensor<?x96xf32>, tensor<?x64xf32>, tensor<?x96xf32>, tensor<?x8xf32>, tensor<?x96xf32>) {
   %w = tfc.weight "w" : tensor<96x64xf32>
