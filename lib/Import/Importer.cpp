@@ -277,6 +277,23 @@ struct DecoderSpec {
   /// Sliding-window attention (Mistral): each query sees the last `window`
   /// keys; 0: full causal attention.
   int64_t window = 0;
+  /// Gemma 2/3's interleaving: with a window, layer l is a global
+  /// (full-attention) layer when (l + 1) % globalEvery == 0, the others
+  /// slide; 0: every layer slides. Sliding layers rotate with
+  /// `localRopeBase` when it is set.
+  int64_t globalEvery = 0;
+  double localRopeBase = 0;
+  /// Per-head RMSNorm of q and k before RoPE (Qwen3, Gemma 3): the tensor
+  /// names without .weight, or "".
+  std::string qNorm, kNorm;
+  /// Gemma: the embedding times sqrt(d_model), GELU (tanh) gate, RMSNorm
+  /// scaled by (1 + w) (Hugging Face's weights; GGUF stores 1 + w), norms
+  /// after attention and the MLP as well as before (Gemma 2/3: names without
+  /// .weight, or ""), the attention scale 1/sqrt(query_pre_attn_scalar)
+  /// (0: 1/sqrt(d_head)).
+  bool embedScale = false, geluGate = false, normPlusOne = false;
+  std::string postAttnNorm, postFfnNorm;
+  double attnScalar = 0;
   // Tensor names; "{l}" is the layer index.
   std::string embed, finalNorm, lmHead;
   // The block-quantised storage format ("q4_1") of a tensor name (with its
@@ -302,6 +319,7 @@ std::string ropeArgs(const DecoderSpec &s) {
 
 void writeDecoder(const DecoderSpec &s, std::string &tfm,
                   std::vector<Use> &uses) {
+  bool interleaved = s.window && s.globalEvery;
   std::ostringstream o;
   o << s.header << "\nmodel " << s.name << "\n\n"
     << "const vocab = " << s.vocab << "\n"
@@ -313,8 +331,22 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     << "const d_head = " << s.headDim << "\n"
     << "const d_ff = " << s.dFF << "\n"
     << "const eps = " << fmtFloat(s.eps) << "\n"
-    << "const rope_base = " << fmtFloat(s.ropeBase) << "\n\n"
-    << "dim batch\ndim seq <= n_ctx\n\n";
+    << "const rope_base = " << fmtFloat(s.ropeBase) << "\n";
+  if (interleaved)
+    o << "# Layers l with (l + 1) % global_every == 0 attend to every key, "
+         "the others to\n# the last `window`"
+      << (s.localRopeBase ? ", rotating with local_rope_base" : "")
+      << ".\nconst window = " << s.window
+      << "\nconst global_every = " << s.globalEvery << "\n"
+      << (s.localRopeBase
+              ? "const local_rope_base = " + fmtFloat(s.localRopeBase) + "\n"
+              : std::string());
+  o << "\ndim batch\ndim seq <= n_ctx\n\n";
+  // rms_norm of a weight w: Hugging Face's Gemma scales by (1 + w).
+  auto norm = [&](const std::string &x, const char *w) {
+    return "rms_norm(" + x + ", " + (s.normPlusOne ? "1 + " : "") + w +
+           ", eps = eps)";
+  };
   auto w = [&](const char *var, const std::string &shape,
                const std::string &name) {
     auto format = s.storage.find(name);
@@ -336,28 +368,70 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     bk = ", bk";
     bv = ", bv";
   }
-  o << "  q = rope(split_heads(linear(x, wq" << bq << "), heads), "
-    << ropeArgs(s) << ")\n"
-    << "  k = rope(split_heads(linear(x, wk" << bk << "), kv_heads), "
-    << ropeArgs(s) << ")\n"
-    << "  v = split_heads(linear(x, wv" << bv << "), kv_heads)\n"
-    << "  a = attention(q, k, v, causal = true"
-    << (s.window ? ", window = " + std::to_string(s.window) : std::string())
-    << ")\n"
-    << "  return linear(merge_heads(a), wo)\n}\n\n";
-  o << "# SwiGLU: down(silu(gate(x)) * up(x)).\n"
-    << "block mlp(x: [batch, seq, d_model], l: int) {\n";
+  std::string qh = "split_heads(linear(x, wq" + bq + "), heads)",
+              kh = "split_heads(linear(x, wk" + bk + "), kv_heads)";
+  if (!s.qNorm.empty()) {
+    w("q_norm", "[d_head]", s.qNorm + ".weight");
+    w("k_norm", "[d_head]", s.kNorm + ".weight");
+    qh = norm(qh, "q_norm");
+    kh = norm(kh, "k_norm");
+  }
+  std::string scale =
+      s.attnScalar ? ", scale = " + fmtFloat(1 / std::sqrt(s.attnScalar)) : "";
+  auto attend = [&](const std::string &indent, const std::string &args,
+                    const std::string &window) {
+    o << indent << "q = rope(" << qh << ", " << args << ")\n"
+      << indent << "k = rope(" << kh << ", " << args << ")\n"
+      << indent << "a = attention(q, k, v, causal = true" << window << scale
+      << ")\n";
+  };
+  o << "  v = split_heads(linear(x, wv" << bv << "), kv_heads)\n";
+  if (interleaved) {
+    DecoderSpec localSpec = s;
+    localSpec.scaling = RopeScaling(); // Gemma 3 scales only global layers
+    std::string local = ropeArgs(localSpec);
+    if (s.localRopeBase)
+      local.replace(local.find("base = rope_base"), 16,
+                    "base = local_rope_base");
+    o << "  if (l + 1) % global_every == 0 {\n";
+    attend("    ", ropeArgs(s), "");
+    o << "  } else {\n";
+    attend("    ", local, ", window = window");
+    o << "  }\n";
+  } else {
+    attend("  ", ropeArgs(s),
+           s.window ? ", window = " + std::to_string(s.window) : "");
+  }
+  o << "  return linear(merge_heads(a), wo)\n}\n\n";
+  if (s.geluGate)
+    o << "# GeGLU: down(gelu_tanh(gate(x)) * up(x)).\n";
+  else
+    o << "# SwiGLU: down(silu(gate(x)) * up(x)).\n";
+  o << "block mlp(x: [batch, seq, d_model], l: int) {\n";
   w("w_gate", "[d_ff, d_model]", s.gate + ".weight");
   w("w_up", "[d_ff, d_model]", s.up + ".weight");
   w("w_down", "[d_model, d_ff]", s.down + ".weight");
-  o << "  return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)\n"
+  o << "  return linear("
+    << (s.geluGate ? "gelu(linear(x, w_gate), approximate = \"tanh\")"
+                   : "silu(linear(x, w_gate))")
+    << " * linear(x, w_up), w_down)\n"
     << "}\n\n";
   o << "block layer(x: [batch, seq, d_model], l: int) {\n";
   w("norm1", "[d_model]", s.attnNorm + ".weight");
   w("norm2", "[d_model]", s.ffnNorm + ".weight");
-  o << "  x = x + attention_block(rms_norm(x, norm1, eps = eps), l)\n"
-    << "  x = x + mlp(rms_norm(x, norm2, eps = eps), l)\n"
-    << "  return x\n}\n\n";
+  if (!s.postAttnNorm.empty()) {
+    w("post_norm1", "[d_model]", s.postAttnNorm + ".weight");
+    w("post_norm2", "[d_model]", s.postFfnNorm + ".weight");
+    o << "  x = x + " << norm("attention_block(" + norm("x", "norm1") + ", l)",
+                              "post_norm1")
+      << "\n"
+      << "  x = x + " << norm("mlp(" + norm("x", "norm2") + ", l)", "post_norm2")
+      << "\n";
+  } else {
+    o << "  x = x + attention_block(" << norm("x", "norm1") << ", l)\n"
+      << "  x = x + mlp(" << norm("x", "norm2") << ", l)\n";
+  }
+  o << "  return x\n}\n\n";
   o << "# Next-token logits for every position.\n"
     << "entry forward(input_ids: i64[batch, seq]) {\n";
   w("embed_tokens", "[vocab, d_model]", s.embed);
@@ -365,9 +439,13 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
   bool tied = s.lmHead == s.embed;
   if (!tied)
     w("lm_head", "[vocab, d_model]", s.lmHead);
-  o << "\n  x = embed(embed_tokens, input_ids)\n"
+  o << "\n  x = embed(embed_tokens, input_ids)"
+    << (s.embedScale ? " * " + fmtFloat(std::sqrt(double(s.dModel))) +
+                           "   # times sqrt(d_model)"
+                     : "")
+    << "\n"
     << "  for l in 0..layers {\n    x = layer(x, l)\n  }\n"
-    << "  logits = linear(rms_norm(x, final_norm, eps = eps), "
+    << "  logits = linear(" << norm("x", "final_norm") << ", "
     << (tied ? "embed_tokens)   # the LM head is tied to the embedding"
              : "lm_head)")
     << "\n  return logits\n}\n";
@@ -396,6 +474,14 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     uses.push_back({n(s.down, ".weight"), {s.dModel, s.dFF}});
     uses.push_back({n(s.attnNorm, ".weight"), {s.dModel}});
     uses.push_back({n(s.ffnNorm, ".weight"), {s.dModel}});
+    if (!s.qNorm.empty()) {
+      uses.push_back({n(s.qNorm, ".weight"), {s.headDim}});
+      uses.push_back({n(s.kNorm, ".weight"), {s.headDim}});
+    }
+    if (!s.postAttnNorm.empty()) {
+      uses.push_back({n(s.postAttnNorm, ".weight"), {s.dModel}});
+      uses.push_back({n(s.postFfnNorm, ".weight"), {s.dModel}});
+    }
   }
 }
 
@@ -1807,6 +1893,11 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
 // GGUF
 //===----------------------------------------------------------------------===//
 
+/// The GGUF architectures of LLaMA-style decoders (llama.cpp's names), as
+/// llama.cpp builds them (src/models/*.cpp).
+const char *const kGgufArchs[] = {"llama", "mistral", "qwen2", "qwen3",
+                                  "gemma", "gemma2", "gemma3"};
+
 bool importGguf(const std::string &path, ImportedModel &out,
                 std::string &error) {
   std::unique_ptr<tfc::rt::GgufFile> f = tfc::rt::GgufFile::open(path, error);
@@ -1815,14 +1906,22 @@ bool importGguf(const std::string &path, ImportedModel &out,
   std::string arch;
   if (!f->getString("general.architecture", arch, error))
     return false;
-  if (arch != "llama") {
+  std::string supported;
+  for (const char *a : kGgufArchs)
+    supported += std::string(supported.empty() ? "" : ", ") + a;
+  if (std::find(std::begin(kGgufArchs), std::end(kGgufArchs), arch) ==
+      std::end(kGgufArchs)) {
     error = path + ": general.architecture '" + arch +
-            "' is not supported (supported: llama)";
+            "' is not supported (supported: " + supported + ")";
     return false;
   }
+  bool gemma = arch.rfind("gemma", 0) == 0;
+  // Metadata keys are prefixed by the architecture: "qwen2.block_count".
+  std::string kp = arch + ".";
   DecoderSpec s;
   int64_t v;
-  auto need = [&](const char *key, int64_t &dst) {
+  auto need = [&](const std::string &suffix, int64_t &dst) {
+    std::string key = kp + suffix;
     if (!f->getInt(key, v, error))
       return false;
     if (v <= 0 || v > (int64_t(1) << 40)) {
@@ -1833,44 +1932,84 @@ bool importGguf(const std::string &path, ImportedModel &out,
     dst = v;
     return true;
   };
-  if (!need("llama.embedding_length", s.dModel) ||
-      !need("llama.block_count", s.layers) ||
-      !need("llama.attention.head_count", s.heads) ||
-      !need("llama.feed_forward_length", s.dFF) ||
-      !need("llama.context_length", s.ctx))
+  auto has = [&](const std::string &suffix) {
+    return f->find(kp + suffix) != nullptr;
+  };
+  if (!need("embedding_length", s.dModel) || !need("block_count", s.layers) ||
+      !need("attention.head_count", s.heads) ||
+      !need("feed_forward_length", s.dFF) || !need("context_length", s.ctx))
     return false;
   s.kvHeads = s.heads;
-  if (f->find("llama.attention.head_count_kv") &&
-      !need("llama.attention.head_count_kv", s.kvHeads))
+  if (has("attention.head_count_kv") &&
+      !need("attention.head_count_kv", s.kvHeads))
     return false;
   s.headDim = s.dModel / s.heads;
-  if (f->find("llama.attention.key_length") &&
-      !need("llama.attention.key_length", s.headDim))
+  if (has("attention.key_length") && !need("attention.key_length", s.headDim))
     return false;
+  if (has("attention.value_length")) {
+    int64_t vd;
+    if (!need("attention.value_length", vd))
+      return false;
+    if (vd != s.headDim) {
+      error = path + ": " + kp + "attention.value_length " +
+              std::to_string(vd) + " differs from the key length " +
+              std::to_string(s.headDim) + ", which tfc does not support";
+      return false;
+    }
+  }
   s.rotaryDim = s.headDim;
-  if (f->find("llama.rope.dimension_count") &&
-      !need("llama.rope.dimension_count", s.rotaryDim))
+  if (has("rope.dimension_count") &&
+      !need("rope.dimension_count", s.rotaryDim))
     return false;
-  if (!f->getFloat("llama.attention.layer_norm_rms_epsilon", s.eps, error))
+  if (!f->getFloat(kp + "attention.layer_norm_rms_epsilon", s.eps, error))
     return false;
-  if (f->find("llama.rope.freq_base") &&
-      !f->getFloat("llama.rope.freq_base", s.ropeBase, error))
+  if (has("rope.freq_base") &&
+      !f->getFloat(kp + "rope.freq_base", s.ropeBase, error))
     return false;
   if (!(s.eps > 0) || !(s.ropeBase > 0)) {
-    error = path + ": llama.attention.layer_norm_rms_epsilon and "
-                   "llama.rope.freq_base must be positive";
+    error = path + ": " + kp + "attention.layer_norm_rms_epsilon and " + kp +
+            "rope.freq_base must be positive";
     return false;
   }
-  if (const tfc::rt::GgufValue *st = f->find("llama.rope.scaling.type")) {
+  if (has("attention.sliding_window")) {
+    if (!need("attention.sliding_window", s.window))
+      return false;
+    if (s.window >= s.ctx)
+      s.window = 0;
+  }
+  if (arch == "gemma2" || arch == "gemma3") {
+    // llama.cpp: every layer of Gemma 2 alternates (sliding first), Gemma 3
+    // has one global layer in six; Gemma 3's sliding layers rotate with
+    // base 10000 (rope.freq_base_swa when the file sets it).
+    s.globalEvery = arch == "gemma2" ? 2 : 6;
+    if (arch == "gemma3") {
+      s.localRopeBase = 10000;
+      if (has("rope.freq_base_swa") &&
+          !f->getFloat(kp + "rope.freq_base_swa", s.localRopeBase, error))
+        return false;
+    }
+    for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (has(key)) {
+        double cap = 0;
+        if (!f->getFloat(kp + key, cap, error))
+          return false;
+        if (cap != 0) {
+          error = path + ": " + kp + key +
+                  " is set; logit soft-capping is not supported yet";
+          return false;
+        }
+      }
+  }
+  if (const tfc::rt::GgufValue *st = f->find(kp + "rope.scaling.type")) {
     std::string type;
-    if (!f->getString("llama.rope.scaling.type", type, error))
+    if (!f->getString(kp + "rope.scaling.type", type, error))
       return false;
     if (type == "linear") {
       s.scaling.type = "linear";
-      if (!f->getFloat("llama.rope.scaling.factor", s.scaling.factor, error))
+      if (!f->getFloat(kp + "rope.scaling.factor", s.scaling.factor, error))
         return false;
     } else if (type != "none") {
-      error = path + ": llama.rope.scaling.type '" + type +
+      error = path + ": " + kp + "rope.scaling.type '" + type +
               "' is not supported (supported: none, linear)";
       return false;
     }
@@ -1882,18 +2021,21 @@ bool importGguf(const std::string &path, ImportedModel &out,
     return false;
   }
   s.vocab = emb->shape[0];
-  if (f->find("llama.vocab_size") && !need("llama.vocab_size", s.vocab))
+  if (has("vocab_size") && !need("vocab_size", s.vocab))
     return false;
-  // llama.cpp's conversion permutes the rows of Q and K so that its RoPE
-  // rotates adjacent pairs: the same rotation as rotate_half on the
-  // original rows, so the weights are used as stored with "adjacent".
-  s.ropeMode = "adjacent";
+  // llama.cpp's conversion permutes the rows of Q and K of llama (and
+  // mistral) models so that its RoPE rotates adjacent pairs: the same
+  // rotation as rotate_half on the original rows, so the weights are used as
+  // stored with "adjacent". The other families are stored as trained and
+  // rotate halves (llama.cpp's NEOX rope type).
+  s.ropeMode = arch == "llama" || arch == "mistral" ? "adjacent" : "rotate_half";
   std::string name;
   if (f->find("general.name"))
     f->getString("general.name", name, error);
   s.name = identifier(name.empty() ? baseName(path) : name);
-  s.header = "# GGUF llama model, imported by tfc-import from\n#   " + path +
-             "\n# Hyper-parameters from the llama.* metadata: embedding_length=" +
+  s.header = "# GGUF " + arch + " model, imported by tfc-import from\n#   " +
+             path + "\n# Hyper-parameters from the " + kp +
+             "* metadata: embedding_length=" +
              std::to_string(s.dModel) + " block_count=" +
              std::to_string(s.layers) + "\n#   head_count=" +
              std::to_string(s.heads) + " head_count_kv=" +
@@ -1902,8 +2044,10 @@ bool importGguf(const std::string &path, ImportedModel &out,
              "\n#   rope.freq_base=" + fmtFloat(s.ropeBase) +
              " layer_norm_rms_epsilon=" + fmtFloat(s.eps) + " vocab=" +
              std::to_string(s.vocab) +
-             "\n# GGUF's Q/K rows are permuted for adjacent-pair RoPE; "
-             "tensor names are GGUF's.\n";
+             (s.ropeMode == "adjacent"
+                  ? "\n# GGUF's Q/K rows are permuted for adjacent-pair RoPE; "
+                    "tensor names are GGUF's.\n"
+                  : "\n# Tensor names are GGUF's.\n");
   s.embed = "token_embd.weight";
   s.finalNorm = "output_norm.weight";
   s.lmHead = f->findTensor("output.weight") ? "output.weight" : s.embed;
@@ -1918,6 +2062,19 @@ bool importGguf(const std::string &path, ImportedModel &out,
   s.attnNorm = p + ".attn_norm";
   s.ffnNorm = p + ".ffn_norm";
   s.qkvBias = f->findTensor("blk.0.attn_q.bias") != nullptr;
+  if (f->findTensor("blk.0.attn_q_norm.weight")) {
+    s.qNorm = p + ".attn_q_norm";
+    s.kNorm = p + ".attn_k_norm";
+  }
+  if (gemma) {
+    // llama.cpp's conversion stores Gemma's RMSNorm weights as 1 + w.
+    s.embedScale = true;
+    s.geluGate = true;
+    if (arch != "gemma") {
+      s.postAttnNorm = p + ".post_attention_norm";
+      s.postFfnNorm = p + ".post_ffw_norm";
+    }
+  }
   // Matrices stored in one block format in every layer stay in it.
   for (const std::string &t :
        {s.q, s.k, s.v, s.o, s.gate, s.up, s.down}) {
@@ -1944,10 +2101,10 @@ bool importGguf(const std::string &path, ImportedModel &out,
     return false;
   std::vector<Use> uses;
   writeDecoder(s, out.tfm, uses);
-  out.family = "gguf:llama";
+  out.family = "gguf:" + arch;
   out.weights = path;
   out.tokenizer = path;
-  return checkUses(*f, uses, "its llama.* metadata", error);
+  return checkUses(*f, uses, "its " + kp + "* metadata", error);
 }
 
 } // namespace
