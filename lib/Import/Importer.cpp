@@ -1895,8 +1895,10 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
 
 /// The GGUF architectures of LLaMA-style decoders (llama.cpp's names), as
 /// llama.cpp builds them (src/models/*.cpp).
+/// (Gemma and Gemma 2 are not: transformers cannot load the first from a
+/// .gguf to check it against, and every Gemma 2 soft-caps its logits.)
 const char *const kGgufArchs[] = {"llama", "mistral", "qwen2", "qwen3",
-                                  "gemma", "gemma2", "gemma3"};
+                                  "gemma3"};
 
 bool importGguf(const std::string &path, ImportedModel &out,
                 std::string &error) {
