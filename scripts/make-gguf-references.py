@@ -19,7 +19,8 @@ convert_hf_to_gguf.py; its built library the quantiser):
         /tmp/lcpp/llama_cpp_python-0.3.36/vendor/llama.cpp
 
 Writes test/Import/Inputs/gguf-archs/<arch>.gguf and <arch>/logits.npy,
-input_ids.npy, and versions.json. The tokenizer in the files is a stub (the
+input_ids.npy, generate.json (greedy generate(), 40 new tokens), and
+versions.json. The tokenizer in the files is a stub (the
 ids are the input; tokenizers are tested on the real files).
 """
 import json
@@ -127,6 +128,15 @@ def main():
         os.makedirs(d, exist_ok=True)
         np.save(os.path.join(d, "input_ids.npy"), IDS)
         np.save(os.path.join(d, "logits.npy"), logits)
+        # Greedy generation, 40 new tokens (no end-of-sequence id: the
+        # stub vocabulary has none), for generation through the KV cache.
+        ref.generation_config.eos_token_id = None
+        ref.generation_config.pad_token_id = 0
+        with torch.no_grad():
+            gen = ref.generate(torch.from_numpy(IDS), max_new_tokens=40,
+                               do_sample=False)[0, IDS.shape[1]:].tolist()
+        with open(os.path.join(d, "generate.json"), "w") as f:
+            json.dump({"prompt_ids": IDS[0].tolist(), "generated_ids": gen}, f)
         print(name, os.path.getsize(gguf_path), "bytes; argmax", logits[0].argmax(-1))
     with open(os.path.join(out_root, "versions.json"), "w") as f:
         json.dump(versions, f, indent=1)
