@@ -300,6 +300,10 @@ struct DecoderSpec {
   // "{l}"), when every layer's tensor is stored in it: declared so, the
   // weight is bound as stored and multiplied by the int8 kernels.
   std::map<std::string, std::string> storage;
+  /// The same for per-layer tensors whose format differs between layers
+  /// (a Q4_K_M file's ffn_down: Q6_K in some layers, Q4_K in the others):
+  /// one format ("" for floats) per layer, declared per layer by an `if`.
+  std::map<std::string, std::vector<std::string>> layerStorage;
   std::string q, k, v, o, gate, up, down, attnNorm, ffnNorm; // without .weight
 };
 
@@ -349,6 +353,29 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
   };
   auto w = [&](const char *var, const std::string &shape,
                const std::string &name) {
+    auto perLayer = s.layerStorage.find(name);
+    if (perLayer != s.layerStorage.end()) {
+      // One branch per format, naming its layers.
+      std::vector<std::string> formats;
+      for (const std::string &f : perLayer->second)
+        if (std::find(formats.begin(), formats.end(), f) == formats.end())
+          formats.push_back(f);
+      for (size_t i = 0; i < formats.size(); ++i) {
+        if (i + 1 < formats.size()) {
+          std::string cond;
+          for (size_t l = 0; l < perLayer->second.size(); ++l)
+            if (perLayer->second[l] == formats[i])
+              cond += (cond.empty() ? "l == " : " or l == ") + std::to_string(l);
+          o << (i == 0 ? "  if " : " else if ") << cond << " {\n";
+        } else {
+          o << " else {\n";
+        }
+        o << "    weight " << var << ": " << formats[i] << shape << " = \""
+          << name << "\"\n  }";
+      }
+      o << "\n";
+      return;
+    }
     auto format = s.storage.find(name);
     o << "  weight " << var << ": "
       << (format == s.storage.end() ? "" : format->second) << shape
@@ -485,15 +512,20 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
   }
 }
 
-/// The language's name of a block-quantised file dtype, or "".
+/// The language's name of a block-quantised file dtype that tfc runs as
+/// stored (on its int8 kernels), or "": the others (Q2_K, Q3_K) are
+/// declared f32 and dequantised when bound.
 std::string quantStorage(tfc::rt::DType d) {
   switch (d) {
   case tfc::rt::DType::Q8_0:
-    return "q8_0";
   case tfc::rt::DType::Q4_0:
-    return "q4_0";
   case tfc::rt::DType::Q4_1:
-    return "q4_1";
+  case tfc::rt::DType::Q5_0:
+  case tfc::rt::DType::Q5_1:
+  case tfc::rt::DType::Q4_K:
+  case tfc::rt::DType::Q5_K:
+  case tfc::rt::DType::Q6_K:
+    return tfc::rt::traitsOf(d).name;
   default:
     return "";
   }
@@ -2077,23 +2109,25 @@ bool importGguf(const std::string &path, ImportedModel &out,
       s.postFfnNorm = p + ".post_ffw_norm";
     }
   }
-  // Matrices stored in one block format in every layer stay in it.
+  // Matrices stay in the block format they are stored in: one declaration
+  // when every layer has the same, else one per format (Q*_K_M files mix
+  // them between layers).
   for (const std::string &t :
        {s.q, s.k, s.v, s.o, s.gate, s.up, s.down}) {
-    std::string format;
+    std::vector<std::string> formats;
     for (int64_t l = 0; l < s.layers; ++l) {
       const tfc::rt::TensorView *v =
           f->findTensor(subst(t, "l", std::to_string(l)) + ".weight");
-      std::string here = v ? quantStorage(v->dtype) : "";
-      if (l == 0)
-        format = here;
-      if (here.empty() || here != format) {
-        format.clear();
-        break;
-      }
+      formats.push_back(v ? quantStorage(v->dtype) : "");
     }
-    if (!format.empty())
-      s.storage[t + ".weight"] = format;
+    bool uniform = std::all_of(formats.begin(), formats.end(),
+                               [&](const std::string &x) {
+                                 return x == formats.front();
+                               });
+    if (uniform && !formats.front().empty())
+      s.storage[t + ".weight"] = formats.front();
+    else if (!uniform)
+      s.layerStorage[t + ".weight"] = formats;
   }
   for (const std::string &t : {s.embed, s.lmHead})
     if (const tfc::rt::TensorView *v = f->findTensor(t))

@@ -99,13 +99,13 @@ void mlir::tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value inp
   auto wType = cast<MemRefType>(weight.getType());
   int64_t groups = wType.getDimSize(0), kBlocks = wType.getDimSize(1);
   int64_t n = cast<MemRefType>(out.getType()).getShape().back();
-  int64_t k = kBlocks * 32;
+  int64_t k = kBlocks * lookupQuantFormat(op.getFormat())->blockElements;
   Value m = memref::DimOp::create(b, loc, a, 0);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
 
-  // The quantised activations: m rows of kBlocks blocks.
+  // The quantised activations: m rows of k / 32 blocks.
   Value scratchBytes = arith::MulIOp::create(
-      b, loc, m, indexConst(b, loc, kBlocks * TFC_UK_ACT_BLOCK_BYTES));
+      b, loc, m, indexConst(b, loc, k / 32 * TFC_UK_ACT_BLOCK_BYTES));
   Value scratch = memref::AllocOp::create(
       b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
       ValueRange{scratchBytes}, b.getI64IntegerAttr(64));

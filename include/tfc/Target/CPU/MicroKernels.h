@@ -11,18 +11,16 @@
  * between the emitters (lib/Conversion/TfcToCPU/QuantGemm.cpp) and the C
  * sources: names, argument lists and the layouts below.
  *
- * Block-quantised weights (GGUF's formats; blocks of 32 values along a row
- * of K):
- *   q8_0: f16 d, int8 q[32]               x = d * q              34 bytes
- *   q4_0: f16 d, u8 nibbles[16]           x = d * (q - 8)        18 bytes
- *   q4_1: f16 d, f16 m, u8 nibbles[16]    x = d * q + m          20 bytes
- * byte j of the nibbles holds element j (low) and element j + 16 (high).
+ * Block-quantised weights: GGUF's formats (include/tfc/Schemas/
+ * BlockFormats.h has their layouts), blocks of 32 values along a row of K
+ * (q8_0, q4_0, q4_1, q5_0, q5_1) or super-blocks of 256 in sub-blocks of 32
+ * or 16 (q4_k, q5_k, q6_k).
  *
  * Activations are quantised per block of 32 on the fly into
- *   struct { float d; float s; int32_t sum; int8_t q[32]; }      44 bytes
+ *   struct { float d; float s; int32_t sum, sum_lo; int8_t q[32]; }  48 bytes
  * with d = max|x| / 127, q = round-to-nearest-even(x * (1 / d)), sum = the
- * sum of q and s = d * sum (the term the zero points of q4_0 and q4_1
- * multiply).
+ * sum of q, sum_lo that of its first 16 and s = d * sum (the term the zero
+ * points and minima multiply; q6_k's sub-blocks of 16 take the halves).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -43,10 +41,15 @@ enum {
   TFC_UK_Q8_0 = 8,
   TFC_UK_Q4_0 = 2,
   TFC_UK_Q4_1 = 3,
+  TFC_UK_Q5_0 = 6,
+  TFC_UK_Q5_1 = 7,
+  TFC_UK_Q4_K = 12,
+  TFC_UK_Q5_K = 13,
+  TFC_UK_Q6_K = 14,
 };
 
 /* Bytes of one quantised activation block. */
-#define TFC_UK_ACT_BLOCK_BYTES 44
+#define TFC_UK_ACT_BLOCK_BYTES 48
 
 /* Quantises rows [row0, row1) of x ([rows, k], row stride ldx floats; k a
  * multiple of 32) into activation blocks: row r's k / 32 blocks start at
@@ -55,14 +58,28 @@ void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
                           int64_t row1, int64_t k, void *out);
 
 /* Weights are repacked at load into groups of TFC_UK_GROUP_ROWS rows: per
- * group and block, the rows' scales, then their quants interleaved so that
- * one vector of quants is a 4-element slice of every row of the group
- * (QuantGemm.c has the byte order). A packed [n, k] weight is
- * ceil(n / 8) x (k / 32) group-blocks of tfc_uk_group_block_bytes bytes:
- * 272 (q8_0), 144 (q4_0), 160 (q4_1), the same bits per weight as the
- * blocks; rows past n are zero. */
+ * group and block (super-block for the K-quants), the rows' scales, then
+ * their quants interleaved so that one vector of quants is a 4-element
+ * slice of every row of the group (QuantGemm.c has the byte order). A
+ * packed [n, k] weight is ceil(n / 8) x (k / block elements) group-blocks of
+ * tfc_uk_group_block_bytes(format) bytes: 8 times the block for the
+ * 32-element formats (272 for q8_0, ...) and q6_k (1680); 1184 for q4_k and
+ * 1440 for q5_k, whose 6-bit scales and minima are unpacked to bytes (2.8 %
+ * and 2.3 % more); rows past n are zero. 0 for a format without kernels. */
 #define TFC_UK_GROUP_ROWS 8
-int64_t tfc_uk_group_block_bytes(int32_t format);
+static inline int64_t tfc_uk_group_block_bytes(int32_t format) {
+  switch (format) {
+  case TFC_UK_Q8_0: return 272;
+  case TFC_UK_Q4_0: return 144;
+  case TFC_UK_Q4_1: return 160;
+  case TFC_UK_Q5_0: return 176;
+  case TFC_UK_Q5_1: return 192;
+  case TFC_UK_Q4_K: return 1184;
+  case TFC_UK_Q5_K: return 1440;
+  case TFC_UK_Q6_K: return 1680;
+  default: return 0;
+  }
+}
 
 /* Packs w (n rows of kBlocks blocks of `format`, as stored) into out. */
 void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
@@ -71,8 +88,9 @@ void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
 /* c[i, r] = sum over k of a[i, k] * w[r, k] (+ bias[r] when bias is not
  * null) for rows i in [0, m) and the weight rows r of groups [g0, g1) that
  * are below n: a holds the quantised activations of m rows
- * (tfc_uk_quantize_rows), w the packed weight (tfc_uk_qpack), c has row
- * stride ldc floats. */
+ * (tfc_uk_quantize_rows: k / 32 blocks each), w the packed weight
+ * (tfc_uk_qpack, kBlocks blocks of the format per row), c has row stride
+ * ldc floats. */
 void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
                   int64_t g0, int64_t g1, int64_t n, int64_t kBlocks,
                   const float *bias, float *c, int64_t ldc);

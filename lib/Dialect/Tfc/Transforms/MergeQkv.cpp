@@ -31,6 +31,15 @@ using namespace mlir::tfc::fusion;
 
 namespace {
 
+/// The block format a weight is stored in ("q4_k"), or "" for any other
+/// value.
+StringRef storageFormat(Value weight) {
+  if (auto w = weight.getDefiningOp<WeightOp>())
+    if (auto quant = w.getQuant())
+      return *quant;
+  return "";
+}
+
 /// Why `b` cannot join a group led by `a`, or empty if it can.
 std::string incompatibility(LinearOp a, LinearOp b) {
   auto wa = cast<RankedTensorType>(a.getWeight().getType());
@@ -46,6 +55,12 @@ std::string incompatibility(LinearOp a, LinearOp b) {
            stringifyActivation(a.getActivation()).str();
   if (static_cast<bool>(a.getBias()) != static_cast<bool>(b.getBias()))
     return "one has a bias and the other not";
+  // Weights stored in different block formats stay apart: each keeps its
+  // own int8 kernel (a concatenation of two formats has none).
+  StringRef fa = storageFormat(a.getWeight()), fb = storageFormat(b.getWeight());
+  if (fa != fb)
+    return "its weight is stored as " + (fb.empty() ? "floats" : fb.str()) +
+           ", the other's as " + (fa.empty() ? "floats" : fa.str());
   return "";
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/DType.h"
+#include "tfc/Target/CPU/MicroKernels.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
 
 #include "mlir/IR/Builders.h"
@@ -115,14 +116,17 @@ static const QuantFormat *checkRawWeight(Operation *op, StringRef name,
 }
 
 bool mlir::tfc::cpu::hasQGemmKernel(StringRef format) {
-  return format == "q8_0" || format == "q4_0" || format == "q4_1";
+  const ::tfc::rt::DTypeTraits *t =
+      ::tfc::rt::quantFormatByName(std::string_view(format));
+  return t && tfc_uk_group_block_bytes(t->ggml) != 0;
 }
 
 int64_t mlir::tfc::cpu::quantGroupBlockBytes(const QuantFormat &format) {
-  // The scales of the group's rows (f16; q4_1 also its minima), then the
-  // quants of 8 rows x 32 (q4: two per byte): the rows' blocks rearranged,
-  // the same bytes (tfc_uk_group_block_bytes in MicroKernels.h).
-  return kQuantGroupRows * format.blockBytes;
+  // The micro-kernels' packed layout: the group's rows' blocks rearranged
+  // (tfc_uk_group_block_bytes in MicroKernels.h).
+  const ::tfc::rt::DTypeTraits *t =
+      ::tfc::rt::quantFormatByName(std::string_view(format.name));
+  return t ? tfc_uk_group_block_bytes(t->ggml) : 0;
 }
 
 LogicalResult QPackOp::verify() {
@@ -136,7 +140,7 @@ LogicalResult QPackOp::verify() {
     return failure();
   if (!hasQGemmKernel(getFormat()))
     return emitOpError("no int8 kernel for ") << getFormat()
-           << " (q8_0, q4_0 and q4_1 have one)";
+           << " (q2_k and q3_k have none yet)";
   if (in.getRank() != 3)
     return emitOpError("input must be [N, K / 32, block bytes], got ") << in;
   int64_t groups = (in.getDimSize(0) + kQuantGroupRows - 1) / kQuantGroupRows;
@@ -168,7 +172,7 @@ LogicalResult QGemmOp::verify() {
            << ")";
   if (!hasQGemmKernel(getFormat()))
     return emitOpError("no int8 kernel for ") << getFormat()
-           << " (q8_0, q4_0 and q4_1 have one)";
+           << " (q2_k and q3_k have none yet)";
   if (w.getRank() != 3 || !w.hasStaticShape() ||
       w.getDimSize(2) != quantGroupBlockBytes(*format))
     return emitOpError("weight must be packed [groups, K / 32, ")

@@ -32,7 +32,7 @@ namespace mlir::tfc::cpu {
 constexpr int64_t kQuantGroupRows = 8;
 int64_t quantGroupBlockBytes(const QuantFormat &format);
 /// Whether the int8 micro-kernels (tfc_cpu.qpack, tfc_cpu.qgemm) take
-/// `format`: q8_0, q4_0 and q4_1. Weights of the other block formats are
+/// `format`: all block formats but q2_k and q3_k, whose weights are
 /// dequantised once at load (tfc_cpu.dequantize) and go through the f32
 /// GEMM.
 bool hasQGemmKernel(StringRef format);
