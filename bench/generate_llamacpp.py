@@ -11,6 +11,7 @@ import sys
 import time
 
 import llama_cpp
+import llamacpp_compat  # noqa: F401 (before any model is loaded)
 from llama_cpp import Llama
 
 path, threads = sys.argv[1], int(sys.argv[2])

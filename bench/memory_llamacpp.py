@@ -9,6 +9,7 @@ import resource
 import sys
 
 import llama_cpp
+import llamacpp_compat  # noqa: F401 (before any model is loaded)
 from llama_cpp import Llama
 
 path, seq, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

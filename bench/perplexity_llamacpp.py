@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 import llama_cpp
+import llamacpp_compat  # noqa: F401 (before any model is loaded)
 from llama_cpp import Llama
 
 path, text_path = sys.argv[1], sys.argv[2]

@@ -17,6 +17,9 @@
 # source package: `pip install --no-binary llama-cpp-python
 # llama-cpp-python`), llama.cpp on the same .gguf for each format.
 #
+# With TFC_BENCH_GGUF=FILE.gguf, that file instead, as it is stored (one
+# format: "stored"; e.g. a Q4_K_M download from setup-test-data.sh --large).
+#
 #   bench/run-generate.sh [threads=2] [output file]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,6 +29,11 @@ build=${TFC_BUILD_DIR:-$root/build}
 cache=$("$root/scripts/setup-test-data.sh")
 q41=$cache/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 formats=${TFC_BENCH_FORMATS:-f32 q8_0 q4_1}
+model_name=SmolLM2-135M-Instruct
+if [[ -n ${TFC_BENCH_GGUF:-} ]]; then
+  formats=stored
+  model_name=$(basename "$TFC_BENCH_GGUF" .gguf)
+fi
 kv_types=${TFC_BENCH_KV:-f32 f16}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -36,6 +44,7 @@ clang-22 -O2 -std=c11 -I"$root/include" "$root/bench/generate_bench.c" \
 gguf_of() {
   case $1 in
   q4_1) echo "$q41" ;;
+  stored) echo "$TFC_BENCH_GGUF" ;;
   f32 | q8_0)
     local f=${q41%.Q4_1.gguf}.${1^^}.gguf
     [[ -f $f ]] || "$cache/venv/bin/python" "$root/bench/gguf_convert.py" "$q41" "$f" "$1" >&2
@@ -46,7 +55,7 @@ gguf_of() {
 report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 [[ -n $out ]] && : >"$out"
 {
-  echo "# tfc generation, SmolLM2-135M-Instruct, $(date -u +%Y-%m-%d), tfc $(git -C "$root" rev-parse --short HEAD), $threads threads"
+  echo "# tfc generation, $model_name, $(date -u +%Y-%m-%d), tfc $(git -C "$root" rev-parse --short HEAD), $threads threads"
   echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   for format in $formats; do
     gguf=$(gguf_of "$format")
@@ -58,7 +67,7 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
       echo "### tfc, KV cache $kv"
       "$work/generate_bench" "$work/$format-$kv.so" "$gguf" "$threads"
     done
-    if [[ $format == f32 && -n ${TFC_TORCH_PYTHON:-} ]]; then
+    if [[ $format == f32 && -n ${TFC_TORCH_PYTHON:-} && -z ${TFC_BENCH_GGUF:-} ]]; then
       echo "### peer: transformers (eager, f32)"
       "$TFC_TORCH_PYTHON" "$root/bench/generate_peer.py" "$(dirname "$q41")" "$(basename "$q41")" "$threads" 2>/dev/null
     fi
