@@ -162,3 +162,14 @@ if os.path.exists(_ref_python) and os.path.exists(os.path.join(_minilm, "config.
     config.available_features.add("real-models")
     config.substitutions.append(("%minilm_dir", _minilm))
     config.substitutions.append(("%smollm2_gguf", _smollm2))
+# The full-size tier (docs/testing.md): the Q4_K_M downloads of
+# scripts/setup-test-data.sh --large. Tests that need them say REQUIRES:
+# large-models; the README test command does not fetch them.
+_qwen = os.path.join(tfc_cache, "models", "qwen2.5-coder-0.5b",
+                     "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+_gemma3 = os.path.join(tfc_cache, "models", "gemma3-270m", "gemma-3-270m-q4_k_m.gguf")
+if "real-models" in config.available_features and os.path.exists(_qwen) \
+        and os.path.exists(_gemma3):
+    config.available_features.add("large-models")
+    config.substitutions.append(("%qwen_gguf", _qwen))
+    config.substitutions.append(("%gemma3_gguf", _gemma3))

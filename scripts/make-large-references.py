@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Makes the references of the full-size tier (test/Import/large-models.test)
+for the Q4_K_M downloads of scripts/setup-test-data.sh --large:
+Qwen2.5-Coder-0.5B-Instruct and Gemma 3 270M.
+
+For each, three prompts tokenised by llama.cpp's own tokenizer of the file
+(llama-cpp-python, vocab only; a chat turn with the file's template markers
+for Qwen, plain text after BOS for Gemma), then transformers loading the same
+.gguf in f32: the logits of every prompt position (argmax, max |logit|, the
+top 64 and 2,048 fixed columns: test/Import/Inputs/check_logits.py) and
+greedy generate() of 64 new tokens (stopping at the file's end of turn).
+And llama.cpp's perplexity of the Qwen file over the Genesis text
+(bench/perplexity_llamacpp.py's protocol).
+
+    /tmp/ref/bin/python scripts/make-large-references.py [TFC_CACHE_DIR]
+
+(the venv of scripts/make-references.py plus llama-cpp-python 0.3.36).
+Writes test/Import/Inputs/large/<model>/ and versions.json.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import transformers
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(root, "bench"))
+import llama_cpp  # noqa: E402
+import llamacpp_compat  # noqa: E402,F401
+from llama_cpp import Llama  # noqa: E402
+
+cache = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(
+    "TFC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "tfc"))
+out_root = os.path.join(root, "test", "Import", "Inputs", "large")
+
+QWEN_PROMPTS = [
+    "Write a Python function that reverses a linked list.",
+    "¿Qué hace la función map() en JavaScript? Responde en español.",
+    "Explain what a mutex is, in two sentences. 🔒",
+]
+GEMMA_PROMPTS = [
+    "The capital of France is",
+    "Once upon a time, in a small village by the sea, there lived",
+    "Les trois couleurs du drapeau français sont",
+]
+MODELS = [
+    ("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+     lambda p: f"<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+               f"<|im_start|>user\n{p}<|im_end|>\n<|im_start|>assistant\n",
+     QWEN_PROMPTS, [151645, 151643]),
+    ("gemma3-270m", "gemma3-270m/gemma-3-270m-q4_k_m.gguf", lambda p: p,
+     GEMMA_PROMPTS, [1, 106]),
+]
+
+
+def save(d, name, a):
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, name + ".npy"), np.ascontiguousarray(a))
+
+
+def main():
+    rng = np.random.default_rng(0)
+    for name, rel, template, prompts, eos in MODELS:
+        path = os.path.join(cache, "models", rel)
+        vocab = Llama(model_path=path, vocab_only=True, verbose=False)
+        ids = [vocab.tokenize(template(p).encode(), add_bos=True, special=True)
+               for p in prompts]
+        del vocab
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            os.path.dirname(path), gguf_file=os.path.basename(path),
+            torch_dtype=torch.float32)
+        model.eval()
+        out = os.path.join(out_root, name)
+        cases = []
+        for i, prompt_ids in enumerate(ids):
+            with torch.no_grad():
+                logits = model(torch.tensor([prompt_ids])).logits[0].double().numpy()
+                gen = model.generate(torch.tensor([prompt_ids]), max_new_tokens=64,
+                                     do_sample=False, eos_token_id=eos,
+                                     pad_token_id=eos[0])[0, len(prompt_ids):].tolist()
+            d = os.path.join(out, f"prompt{i}")
+            V = logits.shape[1]
+            cols = np.sort(rng.choice(V, 2048, replace=False))
+            top = np.argsort(-logits, axis=1)[:, :64]
+            save(d, "input_ids", np.array([prompt_ids], dtype=np.int64))
+            save(d, "argmax", logits.argmax(1))
+            save(d, "max_abs", np.abs(logits).max(1))
+            save(d, "columns", cols)
+            save(d, "column_logits", logits[:, cols])
+            save(d, "top_ids", top)
+            save(d, "top_logits", np.take_along_axis(logits, top, 1))
+            cases.append({"prompt_ids": prompt_ids, "generated_ids": gen})
+            print(name, i, len(prompt_ids), "tokens; generated", len(gen))
+        with open(os.path.join(out, "generate.json"), "w") as f:
+            json.dump({"cases": cases, "eos_token_id": eos}, f)
+        del model
+    qwen = os.path.join(cache, "models", MODELS[0][1])
+    ppl = subprocess.run(
+        [sys.executable, os.path.join(root, "bench", "perplexity_llamacpp.py"), qwen,
+         os.path.join(root, "test", "Import", "Inputs", "perplexity", "genesis-1-5.txt"),
+         "512", "2"], capture_output=True, text=True, check=True).stdout
+    with open(os.path.join(out_root, "qwen2.5-coder-0.5b", "perplexity-llamacpp.json"), "w") as f:
+        f.write(ppl)
+    print("llama.cpp perplexity", ppl.strip())
+    with open(os.path.join(out_root, "versions.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "transformers": transformers.__version__,
+                   "llama-cpp-python": llama_cpp.__version__,
+                   "llama.cpp extra buffer types off (AMX host)":
+                       llamacpp_compat.EXTRA_BUFTS_OFF}, f, indent=1)
+
+
+main()
