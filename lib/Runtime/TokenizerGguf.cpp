@@ -16,8 +16,11 @@
 //                             Sequence[Split(Llama-3 regex, Isolated),
 //                                      ByteLevel(false, no regex)],
 //                             ignore_merges, BOS added by default
-//   qwen2, deepseek-r1-qwen   NFC, Sequence[Split(Qwen2 regex, Isolated),
-//                                           ByteLevel(false, no regex)]
+//   qwen2, deepseek-r1-qwen   Sequence[Split(Qwen2 regex, Isolated),
+//                                      ByteLevel(false, no regex)]
+//                             (tokenizer.json adds NFC; llama.cpp does not)
+//   and tokenizer.ggml.model "llama": SentencePiece merges by score
+//                             (SpmModel), spaces as U+2581
 //   default (or empty)        llama.cpp's default: Split on punctuation
 //                             runs, GPT-2's regex, digit runs and groups of
 //                             three ASCII digits, then ByteLevel
@@ -47,6 +50,19 @@ const char *const kDefaultPatterns[] = {
     "\\p{N}+", "[0-9][0-9][0-9]"};
 
 enum class Family { Gpt2, SmolLM, Llama3, Qwen2, Default };
+
+/// Texts llama.cpp takes for end-of-generation tokens whatever their type in
+/// the file, making them control tokens (llama-vocab.cpp, 0.3.36): matched
+/// in the text as special tokens (Qwen2.5's vocabulary has a normal "</s>",
+/// which llama.cpp's tokenizer and so tfc's keep whole).
+const char *const kEndOfGenerationTexts[] = {
+    "<|eot_id|>", "<|im_end|>",     "<|end|>",     "<|return|>",
+    "<|call|>",   "<|flush|>",      "<|calls|>",   "<end_of_turn>",
+    "<|endoftext|>", "</s>",        "<|eom_id|>",  "<EOT>",
+    "_<EOT>",     "[EOT]",          "[EOS]",       "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>",  "<turn|>",     "<|tool_response>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+    "[e~["};
 
 const struct {
   const char *name;
@@ -98,15 +114,19 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     error = what + ": " + key + ": " + message;
     return nullptr;
   };
-  if (v.model != "gpt2") {
-    std::string note = v.model == "llama" ? " (SentencePiece)" : "";
+  bool spm = v.model == "llama";
+  if (v.model != "gpt2" && !spm)
     return fail("tokenizer.ggml.model",
-                quoteText(v.model) + note +
+                quoteText(v.model) +
                     " is not supported yet (supported: \"gpt2\", byte-level "
-                    "BPE)");
-  }
+                    "BPE; \"llama\", SentencePiece)");
+  if (spm && v.scores.size() != v.tokens.size())
+    return fail("tokenizer.ggml.scores",
+                "a SentencePiece vocabulary needs one score per token");
   std::optional<Family> family;
-  if (v.pre.empty()) {
+  if (spm) {
+    family = Family::Default; // unused: SentencePiece does not pre-tokenize
+  } else if (v.pre.empty()) {
     family = Family::Default; // llama.cpp's fallback for old files
   } else {
     for (const auto &f : kFamilies)
@@ -156,7 +176,8 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     return nullptr;
   }
   std::vector<std::pair<std::string, std::string>> merges;
-  merges.reserve(v.merges.size());
+  if (!spm)
+    merges.reserve(v.merges.size());
   for (size_t i = 0; i < v.merges.size(); ++i) {
     const std::string &m = v.merges[i];
     // As llama.cpp: the first space after the first character separates.
@@ -168,62 +189,110 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
   }
 
   auto impl = std::make_unique<Impl>();
-  BpeModel::Options options;
-  options.ignoreMerges = *family == Family::Llama3;
-  auto model = std::make_unique<BpeModel>();
-  if (!model->init(std::move(vocab), merges, options, "tokenizer.ggml.merges",
-                   message)) {
-    error = what + ": " + message;
-    return nullptr;
-  }
-  impl->model = std::move(model);
-
-  std::unique_ptr<PreTokenizer> pre;
-  auto seq = std::make_unique<SequencePreTokenizer>();
-  switch (*family) {
-  case Family::Gpt2:
-    pre = byteLevel(true, message);
-    break;
-  case Family::SmolLM: {
-    auto digits = std::make_unique<DigitsPreTokenizer>();
-    digits->individualDigits = true;
-    seq->preTokenizers.push_back(std::move(digits));
-    seq->preTokenizers.push_back(byteLevel(true, message));
-    break;
-  }
-  case Family::Llama3:
-  case Family::Qwen2:
-    seq->preTokenizers.push_back(split(
-        *family == Family::Llama3 ? kLlama3Pattern : kQwen2Pattern, message));
-    seq->preTokenizers.push_back(byteLevel(false, message));
-    break;
-  case Family::Default:
-    for (const char *p : kDefaultPatterns)
-      seq->preTokenizers.push_back(split(p, message));
-    seq->preTokenizers.push_back(byteLevel(false, message));
-    break;
-  }
-  for (const auto &p : seq->preTokenizers)
-    if (!p) {
+  if (spm) {
+    // llama.cpp: spaces become U+2581 (and one is prepended with
+    // add_space_prefix), the whole text between special tokens is one
+    // piece, merged by score; decoding undoes it.
+    auto model = std::make_unique<SpmModel>();
+    if (!model->init(std::move(vocab), v.scores,
+                     v.unk ? static_cast<int32_t>(*v.unk) : -1, message)) {
       error = what + ": " + message;
       return nullptr;
     }
-  if (!pre && !seq->preTokenizers.empty())
-    pre = std::move(seq);
-  if (!pre) {
-    error = what + ": " + message;
-    return nullptr;
+    impl->model = std::move(model);
+    bool prefix = v.addSpacePrefix.value_or(true);
+    auto norm = std::make_unique<SequenceNormalizer>();
+    if (prefix) {
+      auto p = std::make_unique<PrependNormalizer>();
+      p->prepend = " ";
+      norm->normalizers.push_back(std::move(p));
+    }
+    auto replace = std::make_unique<ReplaceNormalizer>();
+    replace->pattern = Regex::compile(" ", /*literal=*/true, message);
+    replace->content = "\xE2\x96\x81";
+    if (!replace->pattern) {
+      error = what + ": " + message;
+      return nullptr;
+    }
+    norm->normalizers.push_back(std::move(replace));
+    impl->normalizer = std::move(norm);
+    auto dec = std::make_unique<SequenceDecoder>();
+    auto back = std::make_unique<ReplaceDecoder>();
+    back->pattern = Regex::compile("\xE2\x96\x81", /*literal=*/true, message);
+    back->content = " ";
+    dec->decoders.push_back(std::move(back));
+    dec->decoders.push_back(std::make_unique<ByteFallbackDecoder>());
+    dec->decoders.push_back(std::make_unique<FuseDecoder>());
+    if (prefix) {
+      auto strip = std::make_unique<StripDecoder>();
+      strip->start = 1;
+      dec->decoders.push_back(std::move(strip));
+    }
+    impl->decoder = std::move(dec);
   }
-  impl->preTokenizer = std::move(pre);
-  if (*family == Family::Qwen2)
-    impl->normalizer = std::make_unique<UnicodeNormalizer>(NormalForm::NFC);
-  impl->decoder = std::make_unique<ByteLevelDecoder>();
+  if (!spm) {
+    BpeModel::Options options;
+    options.ignoreMerges = *family == Family::Llama3;
+    auto model = std::make_unique<BpeModel>();
+    if (!model->init(std::move(vocab), merges, options, "tokenizer.ggml.merges",
+                     message)) {
+      error = what + ": " + message;
+      return nullptr;
+    }
+    impl->model = std::move(model);
+
+    std::unique_ptr<PreTokenizer> pre;
+    auto seq = std::make_unique<SequencePreTokenizer>();
+    switch (*family) {
+    case Family::Gpt2:
+      pre = byteLevel(true, message);
+      break;
+    case Family::SmolLM: {
+      auto digits = std::make_unique<DigitsPreTokenizer>();
+      digits->individualDigits = true;
+      seq->preTokenizers.push_back(std::move(digits));
+      seq->preTokenizers.push_back(byteLevel(true, message));
+      break;
+    }
+    case Family::Llama3:
+    case Family::Qwen2:
+      seq->preTokenizers.push_back(split(
+          *family == Family::Llama3 ? kLlama3Pattern : kQwen2Pattern, message));
+      seq->preTokenizers.push_back(byteLevel(false, message));
+      break;
+    case Family::Default:
+      for (const char *p : kDefaultPatterns)
+        seq->preTokenizers.push_back(split(p, message));
+      seq->preTokenizers.push_back(byteLevel(false, message));
+      break;
+    }
+    for (const auto &p : seq->preTokenizers)
+      if (!p) {
+        error = what + ": " + message;
+        return nullptr;
+      }
+    if (!pre && !seq->preTokenizers.empty())
+      pre = std::move(seq);
+    if (!pre) {
+      error = what + ": " + message;
+      return nullptr;
+    }
+    impl->preTokenizer = std::move(pre);
+    // No NFC for qwen2, although its tokenizer.json has one: llama.cpp
+    // tokenizes GGUF files without it, and the ids fed to a model from a
+    // .gguf are llama.cpp's (e + U+0301 stays two pieces; checked on
+    // 2,500 strings by test/Import/large-models.test).
+    impl->decoder = std::make_unique<ByteLevelDecoder>();
+  }
 
   // Control (3) and unknown (2) tokens are special, user-defined (4) ones
   // plain added tokens; all match the raw text.
   std::vector<AddedToken> added;
   for (size_t i = 0; i < v.tokenTypes.size(); ++i) {
     int32_t type = v.tokenTypes[i];
+    for (const char *t : kEndOfGenerationTexts)
+      if (v.tokens[i] == t)
+        type = 3;
     if (type != 2 && type != 3 && type != 4)
       continue;
     if (v.tokens[i].empty())

@@ -452,6 +452,28 @@ private:
   size_t maxPieceBytes = 0;
 };
 
+/// llama.cpp's SentencePiece tokenizer of GGUF files (tokenizer.ggml.model
+/// "llama": Llama 2, Gemma): a word starts as its UTF-8 characters, and the
+/// adjacent pair whose concatenation is a token with the highest score
+/// merges first (ties: the leftmost pair), until no pair is a token; each
+/// remaining piece is its token, or its bytes' <0xXX> tokens (the byte as a
+/// one-character token where there is none, else the unknown token).
+class SpmModel final : public Model {
+public:
+  bool init(Vocab vocab, std::vector<float> scores, int32_t unkId,
+            std::string &error);
+  const char *type() const override { return "SPM"; }
+  bool tokenize(std::string_view word, std::vector<int32_t> &ids,
+                std::string &error) const override;
+  const Vocab &vocab() const override { return vocab_; }
+
+private:
+  Vocab vocab_;
+  std::vector<float> scores; // by id
+  int32_t unkId = -1;
+  int32_t byteIds[256];
+};
+
 class BpeModel final : public Model {
 public:
   struct Options {

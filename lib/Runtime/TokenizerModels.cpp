@@ -514,3 +514,99 @@ bool BpeModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
   }
   return true;
 }
+
+//===----------------------------------------------------------------------===//
+// SentencePiece merges by score (GGUF "llama" vocabularies)
+//===----------------------------------------------------------------------===//
+
+bool SpmModel::init(Vocab vocab, std::vector<float> scoresById, int32_t unk,
+                    std::string &error) {
+  vocab_ = std::move(vocab);
+  scores = std::move(scoresById);
+  unkId = unk;
+  static const char hex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) {
+    std::string name = "<0x";
+    name += hex[b >> 4];
+    name += hex[b & 15];
+    name += '>';
+    int32_t id = vocab_.find(name);
+    if (id < 0)
+      id = vocab_.find(std::string(1, static_cast<char>(b)));
+    byteIds[b] = id;
+  }
+  (void)error;
+  return true;
+}
+
+bool SpmModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
+                        std::string &error) const {
+  struct Symbol {
+    size_t begin, size;
+    int prev, next;
+  };
+  struct Bigram {
+    float score;
+    int left, right;
+    size_t size;
+  };
+  std::vector<Symbol> symbols;
+  for (size_t i = 0; i < word.size();) {
+    size_t n = std::min(utf8Length(static_cast<unsigned char>(word[i])),
+                        word.size() - i);
+    int index = static_cast<int>(symbols.size());
+    symbols.push_back({i, n, index - 1, i + n == word.size() ? -1 : index + 1});
+    i += n;
+  }
+  // Highest score first; equal scores: the leftmost pair first.
+  auto lower = [](const Bigram &a, const Bigram &b) {
+    return a.score < b.score || (a.score == b.score && a.left > b.left);
+  };
+  std::priority_queue<Bigram, std::vector<Bigram>, decltype(lower)> queue(
+      lower);
+  auto tryPair = [&](int left, int right) {
+    if (left < 0 || right < 0)
+      return;
+    std::string_view text = word.substr(
+        symbols[left].begin, symbols[left].size + symbols[right].size);
+    int32_t id = vocab_.find(text);
+    if (id < 0 || static_cast<size_t>(id) >= scores.size())
+      return;
+    queue.push({scores[id], left, right, text.size()});
+  };
+  for (size_t i = 1; i < symbols.size(); ++i)
+    tryPair(static_cast<int>(i) - 1, static_cast<int>(i));
+  while (!queue.empty()) {
+    Bigram b = queue.top();
+    queue.pop();
+    Symbol &l = symbols[b.left], &r = symbols[b.right];
+    // Stale: one of the two was merged since.
+    if (l.size == 0 || r.size == 0 || l.size + r.size != b.size)
+      continue;
+    l.size += r.size;
+    r.size = 0;
+    l.next = r.next;
+    if (r.next >= 0)
+      symbols[r.next].prev = b.left;
+    tryPair(l.prev, b.left);
+    tryPair(b.left, l.next);
+  }
+  for (int i = symbols.empty() ? -1 : 0; i != -1; i = symbols[i].next) {
+    std::string_view text = word.substr(symbols[i].begin, symbols[i].size);
+    int32_t id = vocab_.find(text);
+    if (id >= 0) {
+      ids.push_back(id);
+      continue;
+    }
+    for (unsigned char c : text) {
+      int32_t b = byteIds[c] >= 0 ? byteIds[c] : unkId;
+      if (b < 0) {
+        error = "the byte 0x" + std::to_string(c) +
+                " has no token and the vocabulary no unknown token";
+        return false;
+      }
+      ids.push_back(b);
+    }
+  }
+  return true;
+}

@@ -30,6 +30,18 @@ bool tfc::rt::readGgufVocab(const GgufFile &file, GgufVocab &out,
   if (file.find("tokenizer.ggml.merges") &&
       !file.getStringArray("tokenizer.ggml.merges", out.merges, error))
     return false;
+  if (file.find("tokenizer.ggml.scores")) {
+    std::vector<double> scores;
+    if (!file.getFloatArray("tokenizer.ggml.scores", scores, error))
+      return false;
+    if (scores.size() != out.tokens.size()) {
+      error = file.path() + ": tokenizer.ggml.scores has " +
+              std::to_string(scores.size()) + " entries for " +
+              std::to_string(out.tokens.size()) + " tokens";
+      return false;
+    }
+    out.scores.assign(scores.begin(), scores.end());
+  }
   if (file.find("tokenizer.ggml.token_type")) {
     std::vector<int64_t> types;
     if (!file.getIntArray("tokenizer.ggml.token_type", types, error))
@@ -80,7 +92,8 @@ bool tfc::rt::readGgufVocab(const GgufFile &file, GgufVocab &out,
          id("tokenizer.ggml.unknown_token_id", out.unk) &&
          id("tokenizer.ggml.padding_token_id", out.pad) &&
          flag("tokenizer.ggml.add_bos_token", out.addBos) &&
-         flag("tokenizer.ggml.add_eos_token", out.addEos);
+         flag("tokenizer.ggml.add_eos_token", out.addEos) &&
+         flag("tokenizer.ggml.add_space_prefix", out.addSpacePrefix);
 }
 
 std::unique_ptr<Tokenizer> tfc::rt::openTokenizer(const std::string &path,

@@ -869,6 +869,43 @@ TEST(TokenizerGguf, SmolLMDigitsAndControlTokens) {
   EXPECT_EQ(encode(*t, "hello", false), (Ids{hello}));
 }
 
+// llama.cpp's SentencePiece tokenizer of GGUF "llama" vocabularies: merges by
+// score (the higher first, the leftmost of equals), spaces as U+2581, bytes
+// of pieces that are no token as <0xXX>; decoding undoes it.
+TEST(TokenizerGguf, SentencePieceMergesByScore) {
+  const std::string sp = "\xE2\x96\x81"; // U+2581
+  GgufVocab v;
+  v.model = "llama";
+  v.tokens = {"<unk>", "<s>", "</s>", "<0x41>", "<0xC3>", "<0xA9>", sp,
+              "a",     "b",   "c",    "ab",     "bc",     "abc",  sp + "a",
+              sp + "ab"};
+  v.scores = {0, 0, 0, 0, 0, 0, -1, -2, -2, -2, -5, -3, -4, -6, -1};
+  v.tokenTypes = {2, 3, 3, 6, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  v.unk = 0;
+  v.bos = 1;
+  v.addBos = true;
+  v.addSpacePrefix = false;
+  std::string error;
+  auto t = Tokenizer::fromGguf(v, error);
+  ASSERT_TRUE(t) << error;
+  // "bc" (-3) merges before "ab" (-5), then "a" + "bc" into "abc" (-4).
+  EXPECT_EQ(encode(*t, "abc"), (Ids{1, 12}));
+  // " ab": U+2581 + a (-6) and a + b (-5): "ab" first, then "▁ab" (-1).
+  EXPECT_EQ(encode(*t, " ab"), (Ids{1, 14}));
+  // "A" is no token: its byte; "é" (C3 A9) its two bytes.
+  EXPECT_EQ(encode(*t, "A\xC3\xA9", false), (Ids{3, 4, 5}));
+  EXPECT_EQ(decode(*t, {1, 14, 9, 3, 4, 5}, true), " abcA\xC3\xA9");
+  // With add_space_prefix (llama.cpp's default), one U+2581 is prepended
+  // and decoding strips it again.
+  v.addSpacePrefix.reset();
+  t = Tokenizer::fromGguf(v, error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(encode(*t, "ab", false), (Ids{14}));
+  EXPECT_EQ(decode(*t, {14}), "ab");
+  // A byte with neither a <0xXX> nor a one-byte token is the unknown token.
+  EXPECT_EQ(encode(*t, "Z", false), (Ids{6, 0}));
+}
+
 TEST(TokenizerGguf, FamiliesAndErrors) {
   std::string error;
   for (const char *pre : {"gpt-2", "llama-bpe", "qwen2", "default", ""}) {
@@ -897,9 +934,13 @@ TEST(TokenizerGguf, FamiliesAndErrors) {
   v = byteLevelVocab("smollm");
   v.model = "llama";
   m = errorOf(v);
-  EXPECT_NE(m.find("\"llama\" (SentencePiece) is not supported yet"),
+  EXPECT_NE(m.find("tokenizer.ggml.scores: a SentencePiece vocabulary needs "
+                   "one score per token"),
             std::string::npos)
       << m;
+  v.model = "bert";
+  m = errorOf(v);
+  EXPECT_NE(m.find("\"bert\" is not supported yet"), std::string::npos) << m;
   v = byteLevelVocab("smollm");
   v.merges.push_back("nospace");
   m = errorOf(v);

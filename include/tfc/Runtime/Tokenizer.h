@@ -52,8 +52,9 @@ namespace tfc::rt {
 /// The tokenizer metadata of a GGUF file (the `tokenizer.ggml.*` keys), as a
 /// GGUF reader hands it over.
 struct GgufVocab {
-  /// tokenizer.ggml.model: "gpt2" (byte-level BPE) is supported; "llama"
-  /// (SentencePiece) and others are an error.
+  /// tokenizer.ggml.model: "gpt2" (byte-level BPE) and "llama"
+  /// (SentencePiece merges by score, as llama.cpp's SPM tokenizer) are
+  /// supported; others are an error.
   std::string model;
   /// tokenizer.ggml.pre: the pre-tokenizer of the model's family ("smollm",
   /// "llama-bpe", "qwen2", "gpt-2", "default", ...; see supportedGgufPre).
@@ -67,6 +68,11 @@ struct GgufVocab {
   std::vector<int32_t> tokenTypes;
   /// tokenizer.ggml.merges, "a b" (ranked by position).
   std::vector<std::string> merges;
+  /// tokenizer.ggml.scores, one per token or empty ("llama" models).
+  std::vector<float> scores;
+  /// tokenizer.ggml.add_space_prefix ("llama" models; unset: true, as
+  /// llama.cpp).
+  std::optional<bool> addSpacePrefix;
   /// tokenizer.ggml.{bos,eos,unknown,padding}_token_id.
   std::optional<int64_t> bos, eos, unk, pad;
   /// tokenizer.ggml.add_bos_token / add_eos_token (unset: llama.cpp's
