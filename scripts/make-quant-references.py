@@ -4,11 +4,12 @@ test/E2E/quantized-llamacpp.test (whose Inputs/quant-llamacpp/model.tfm has
 one entry per format over these weights).
 
 For each block format tfc computes on as stored, a weight matrix of random
-values quantised by the gguf package (llama.cpp's reference quantisers) and a
-batch of activation rows, multiplied by llama.cpp's CPU backend (ggml_mul_mat
-in a ggml graph: it quantises the activations to the format's vec_dot type,
-Q8_0 or Q8_1, and sums block products as llama.cpp does when it runs a
-model). Needs llama-cpp-python built from its PyPI source package (its ggml
+values quantised by the gguf package (llama.cpp's reference quantisers; the
+K-quants, which the package cannot quantise, by ggml's own
+ggml_quantize_chunk) and a batch of activation rows, multiplied by
+llama.cpp's CPU backend (ggml_mul_mat in a ggml graph: it quantises the
+activations to the format's vec_dot type, Q8_0, Q8_1 or Q8_K, and sums block
+products as llama.cpp does when it runs a model). Needs llama-cpp-python built from its PyPI source package (its ggml
 libraries are loaded with ctypes), gguf and numpy; run once after changing
 what the test covers:
 
@@ -38,7 +39,9 @@ os.makedirs(out, exist_ok=True)
 # 256); N is not a multiple of the kernels' row groups; M covers a decode
 # row and a prefill tile with a tail.
 M, K, N = 7, 512, 72
-FORMATS = {"q8_0": Q.Q8_0, "q4_0": Q.Q4_0, "q4_1": Q.Q4_1}
+FORMATS = {"q8_0": Q.Q8_0, "q4_0": Q.Q4_0, "q4_1": Q.Q4_1, "q5_0": Q.Q5_0,
+           "q5_1": Q.Q5_1, "q4_k": Q.Q4_K, "q5_k": Q.Q5_K, "q6_k": Q.Q6_K}
+K_QUANTS = {Q.Q4_K, Q.Q5_K, Q.Q6_K}
 
 libdir = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
 base = ctypes.CDLL(os.path.join(libdir, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
@@ -65,8 +68,25 @@ base.ggml_get_data.argtypes = [vp]
 base.ggml_nbytes.restype = ctypes.c_size_t
 base.ggml_nbytes.argtypes = [vp]
 base.ggml_free.argtypes = [vp]
+base.ggml_quantize_chunk.restype = ctypes.c_size_t
+base.ggml_quantize_chunk.argtypes = [ctypes.c_int, vp, vp, ctypes.c_int64,
+                                     ctypes.c_int64, ctypes.c_int64, vp]
+base.ggml_row_size.restype = ctypes.c_size_t
+base.ggml_row_size.argtypes = [ctypes.c_int, ctypes.c_int64]
 cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
 cpu.ggml_graph_compute_with_ctx.argtypes = [vp, vp, ctypes.c_int]
+
+
+def ggml_quantize(qtype, w):
+    """ggml's quantiser (quantize_row_*_ref for these types): bytes [N, row]."""
+    rows, cols = w.shape
+    row_bytes = base.ggml_row_size(int(qtype), cols)
+    out = np.zeros((rows, row_bytes), dtype=np.uint8)
+    src = np.ascontiguousarray(w, dtype=np.float32)
+    n = base.ggml_quantize_chunk(int(qtype), src.ctypes.data, out.ctypes.data,
+                                 0, rows, cols, None)
+    assert n == out.size, (n, out.size)
+    return out
 
 
 def llamacpp_mul_mat(qtype, blocks, x):
@@ -98,7 +118,7 @@ np.save(os.path.join(out, "x.npy"), x)
 writer = GGUFWriter(os.path.join(out, "weights.gguf"), "tfc-test")
 for name, qtype in FORMATS.items():
     w = (rng.standard_normal((N, K)) * 0.05).astype(np.float32)
-    blocks = quantize(w, qtype)
+    blocks = ggml_quantize(qtype, w) if qtype in K_QUANTS else quantize(w, qtype)
     writer.add_tensor(name, blocks, raw_shape=blocks.shape, raw_dtype=qtype)
     y = llamacpp_mul_mat(qtype, blocks, x)
     np.save(os.path.join(out, name + ".npy"), y)
