@@ -32,6 +32,8 @@
 
 #include "TokenizerInternal.h"
 
+#include <cmath>
+
 using namespace tfc::rt;
 using namespace tfc::rt::tok;
 
@@ -61,7 +63,7 @@ const char *const kEndOfGenerationTexts[] = {
     "<|endoftext|>", "</s>",        "<|eom_id|>",  "<EOT>",
     "_<EOT>",     "[EOT]",          "[EOS]",       "<|end_of_text|>",
     "<end_of_utterance>", "<eos>",  "<turn|>",     "<|tool_response>",
-    "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+    "<\xEF\xBD\234end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
     "[e~["};
 
 const struct {
@@ -123,6 +125,10 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
   if (spm && v.scores.size() != v.tokens.size())
     return fail("tokenizer.ggml.scores",
                 "a SentencePiece vocabulary needs one score per token");
+  for (size_t i = 0; spm && i < v.scores.size(); ++i)
+    if (!std::isfinite(v.scores[i])) // merges are ordered by score
+      return fail("tokenizer.ggml.scores[" + std::to_string(i) + "]",
+                  "not a finite number");
   std::optional<Family> family;
   if (spm) {
     family = Family::Default; // unused: SentencePiece does not pre-tokenize

@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -904,6 +905,13 @@ TEST(TokenizerGguf, SentencePieceMergesByScore) {
   EXPECT_EQ(decode(*t, {14}), "ab");
   // A byte with neither a <0xXX> nor a one-byte token is the unknown token.
   EXPECT_EQ(encode(*t, "Z", false), (Ids{6, 0}));
+  // Scores order the merges: one that is not a number is an error.
+  v.scores[8] = std::nanf("");
+  t = Tokenizer::fromGguf(v, error);
+  EXPECT_FALSE(t);
+  EXPECT_NE(error.find("tokenizer.ggml.scores[8]: not a finite number"),
+            std::string::npos)
+      << error;
 }
 
 TEST(TokenizerGguf, FamiliesAndErrors) {
