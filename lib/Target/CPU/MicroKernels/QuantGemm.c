@@ -31,16 +31,10 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#define _DEFAULT_SOURCE /* madvise */
 #include "tfc/Target/CPU/MicroKernels.h"
 #include "tfc/Schemas/BlockFormats.h"
 
 #include <string.h>
-#include <sys/mman.h>
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21 /* Linux 5.4 */
-#endif
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
@@ -308,22 +302,6 @@ static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
     }
 }
 
-/* Once a weight is packed, its stored blocks are rarely read again (a tied
- * embedding's looked-up rows are): the whole pages among them leave the
- * process (MADV_PAGEOUT: a file mapping's clean pages are dropped and come
- * back from the file on demand; anonymous memory keeps its contents, in
- * swap or in place). Without it, a model's peak during load was its stored
- * weights plus their packed copies: Qwen2.5-Coder-0.5B Q4_K_M 921 MiB for a
- * 128-token forward, 1.6x llama.cpp's. On kernels without MADV_PAGEOUT
- * the call fails and nothing changes. */
-static void release_source(const void *w, int64_t bytes) {
-  const uintptr_t page = 4096;
-  uintptr_t b = ((uintptr_t)w + page - 1) & ~(page - 1);
-  uintptr_t e = ((uintptr_t)w + (uintptr_t)bytes) & ~(page - 1);
-  if (e > b)
-    madvise((void *)b, e - b, MADV_PAGEOUT);
-}
-
 static const int16_t kBlockBytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,
                                         84, 110, 144, 176, 210};
 
@@ -332,9 +310,12 @@ static void qpack_narrow(int32_t format, const void *w, int64_t n,
 
 void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
                   void *out) {
-  /* In chunks of 64 groups (512 rows), each chunk's source released once
-   * packed: the source and the packed copy of a large table (an LM head)
-   * are not resident whole at the same time. */
+  /* In chunks of 64 groups (512 rows). (Releasing each chunk's source once
+   * packed, MADV_PAGEOUT, took Qwen2.5-Coder-0.5B's load peak from 921 to
+   * 575 MiB, but it evicts the file from the page cache too: every later
+   * load read it from disk again, the test suite ran minutes longer. The
+   * runtime, which knows which ranges are file mappings, should drop them
+   * with MADV_DONTNEED instead.) */
   const int64_t chunk = 64 * TFC_UK_GROUP_ROWS;
   const int64_t rowBytes = kBlocks * kBlockBytes[format];
   const int64_t gb = tfc_uk_group_block_bytes(format);
@@ -347,7 +328,6 @@ void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
       qpack_wide(format, src, rows, kBlocks, dst);
     else
       qpack_narrow(format, src, rows, kBlocks, dst);
-    release_source(src, rows * rowBytes);
   }
 }
 
