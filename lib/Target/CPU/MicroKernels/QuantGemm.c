@@ -120,16 +120,19 @@ void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
   }
 }
 
+/* Bytes of one stored block by ggml type, for the formats BlockFormats.h
+ * decodes (0: not one). */
+static const int16_t kBlockBytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,
+                                        84, 110, 144, 176, 210};
+
 void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
                        float *out) {
-  /* Block bytes by ggml type, for the formats BlockFormats.h decodes. */
-  static const int16_t bytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,
-                                    84, 110, 144, 176, 210};
-  if (format < 0 || format >= 15 || !bytes[format])
+  if (format < 0 || format >= 15 || !kBlockBytes[format])
     return;
   const uint8_t *p = (const uint8_t *)w;
   int64_t elements = tfc_block_elements(format);
-  for (int64_t b = 0; b < blocks; ++b, p += bytes[format], out += elements)
+  for (int64_t b = 0; b < blocks; ++b, p += kBlockBytes[format],
+                                        out += elements)
     tfc_block_dequantize(format, p, out);
 }
 
@@ -263,9 +266,7 @@ static void pack_sub(int32_t format, uint8_t *sub, int r, const uint8_t *q) {
 
 static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
                        int64_t kBlocks, uint8_t *dst) {
-  static const int16_t bytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,
-                                    84, 110, 144, 176, 210};
-  int64_t bb = bytes[format], gb = tfc_uk_group_block_bytes(format);
+  int64_t bb = kBlockBytes[format], gb = tfc_uk_group_block_bytes(format);
   int subs = has_sub_blocks(format) ? 8 : 1;
   int64_t groups = (n + TFC_UK_GROUP_ROWS - 1) / TFC_UK_GROUP_ROWS;
   for (int64_t g = 0; g < groups; ++g)
@@ -302,8 +303,6 @@ static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
     }
 }
 
-static const int16_t kBlockBytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,
-                                        84, 110, 144, 176, 210};
 
 static void qpack_narrow(int32_t format, const void *w, int64_t n,
                          int64_t kBlocks, void *out);
