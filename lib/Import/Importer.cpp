@@ -33,11 +33,12 @@ namespace {
 
 const char *kSupported =
     "Hugging Face directories of model_type bert (BertModel, with "
-    "sentence-transformers pooling), gpt2 (GPT2LMHeadModel), llama "
+    "sentence-transformers pooling), mpnet (MPNetModel, the same), gpt2 (GPT2LMHeadModel), llama "
     "(LlamaForCausalLM), mistral (MistralForCausalLM), qwen2 "
     "(Qwen2ForCausalLM), bloom (BloomForCausalLM), marian (MarianMTModel), "
     "t5 (T5ForConditionalGeneration) and vit (ViTModel, "
-    "ViTForImageClassification); .gguf files of general.architecture llama";
+    "ViTForImageClassification); .gguf files of general.architecture "
+    "llama, mistral, qwen2, qwen3, gemma3 and nomic-bert";
 
 bool isDirectory(const std::string &p) {
   struct stat st;
@@ -1668,160 +1669,193 @@ bool readPooling(const std::string &dir, Pooling &p, std::string &error) {
   return true;
 }
 
-bool importBert(HfCheckpoint &c, ImportedModel &out, std::string &error) {
-  ConfigReader r(c.configPath, c.config);
-  int64_t vocab = r.positive("vocab_size");
-  int64_t d = r.positive("hidden_size");
-  int64_t layers = r.positive("num_hidden_layers");
-  int64_t heads = r.positive("num_attention_heads");
-  int64_t dFF = r.positive("intermediate_size");
-  int64_t maxPos = r.positive("max_position_embeddings");
-  int64_t types = r.positiveOr("type_vocab_size", 2);
-  double eps = r.positiveNumberOr("layer_norm_eps", 1e-12);
-  std::string act = r.stringOr("hidden_act", "gelu");
-  std::string posType = r.stringOr("position_embedding_type", "absolute");
-  if (!r.ok()) {
-    error = r.message();
-    return false;
-  }
-  if (posType != "absolute") {
-    error = c.configPath + ": position_embedding_type '" + posType +
-            "' is not supported (supported: \"absolute\")";
-    return false;
-  }
-  std::string actCall;
-  if (act == "gelu")
-    actCall = "gelu(h)";
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh")
-    actCall = "gelu(h, approximate = \"tanh\")";
-  else if (act == "relu")
-    actCall = "relu(h)";
-  else {
-    error = c.configPath + ": hidden_act '" + act +
-            "' is not supported (supported: gelu, gelu_new, "
-            "gelu_pytorch_tanh, relu)";
-    return false;
-  }
-  if (d % heads != 0) {
-    error = c.configPath + ": hidden_size " + std::to_string(d) +
-            " is not a multiple of num_attention_heads " + std::to_string(heads);
-    return false;
-  }
-  Pooling pool;
-  if (!readPooling(c.dir, pool, error))
-    return false;
-  std::string pre =
-      c.hasTensor("bert.embeddings.word_embeddings.weight") ? "bert." : "";
-  bool pooler = c.hasTensor(pre + "pooler.dense.weight");
-  // BertForSequenceClassification: a classifier over the pooled [CLS].
-  bool classifier = pooler && c.hasTensor("classifier.weight");
+//===----------------------------------------------------------------------===//
+// BERT-style encoders: bert, mpnet (Hugging Face), nomic-bert (GGUF)
+//===----------------------------------------------------------------------===//
+
+/// A post-norm encoder (LayerNorm after each residual sum), as BERT and the
+/// families derived from it build one.
+struct EncoderSpec {
+  std::string header, name;
+  int64_t vocab = 0, dModel = 0, heads = 0, layers = 0, dFF = 0;
+  double eps = 1e-12;
+  /// The longest sequence: the rows of a learned position table, or the
+  /// context length of a rotary encoder.
+  int64_t maxPositions = 0;
+  /// Learned positions: the table; the token at index i takes row
+  /// i + positionOffset (MPNet and RoBERTa count from padding_idx + 1).
+  std::string position;
+  int64_t positionOffset = 0;
+  /// Rotary positions on q and k (rotating halves) with this base; 0: none.
+  double ropeBase = 0;
+  /// MPNet: a bias by query-key distance from a [buckets, heads] table
+  /// shared by every layer (T5's bidirectional buckets); "" for none.
+  std::string relativeBias;
+  int64_t buckets = 0, maxDistance = 0;
+  /// Token types: the table, whose row is chosen per token by the input
+  /// token_type_ids when typeInput, else row 0 is added to every token
+  /// (llama.cpp's nomic-bert); "" for none.
+  std::string tokenType;
+  int64_t types = 0;
+  bool typeInput = false;
+  /// The activation as a call on "{x}": "gelu({x})".
+  std::string activation;
+  /// down(act(gate(x)) * up(x)) (nomic-bert's SwiGLU) instead of
+  /// down(act(up(x))).
+  bool gated = false;
+  /// Whether the linear layers have biases.
+  bool biases = true;
+  // Tensor names without .weight/.bias; "{l}" is the layer. `qkv` is a
+  // fused [3 d, d] projection (then q, k, v are unused).
+  std::string word, embedNorm, qkv, q, k, v, o, attnNorm, up, gate, down,
+      outNorm;
+  /// BERT's pooler (tanh of a dense layer on the first token) and a
+  /// classifier over it; "" for none.
+  std::string pooler, classifier;
   int64_t labels = 0;
   std::string labelNames;
-  if (classifier) {
-    const tfc::rt::TensorView *w = c.weights->findTensor("classifier.weight");
-    labels = w && w->shape.size() == 2 ? w->shape[0] : 0;
-    if (labels <= 0) {
-      error = c.dir + ": tensor 'classifier.weight' should be [num_labels, " +
-              std::to_string(d) + "]";
-      return false;
-    }
-    // id2label, in id order, for the description's comment.
-    if (c.config.contains("id2label") && c.config["id2label"].is_object())
-      for (int64_t i = 0; i < labels; ++i) {
-        std::string key = std::to_string(i);
-        labelNames += (i ? ", " : "") + key + " = " +
-                      (c.config["id2label"].contains(key) &&
-                               c.config["id2label"][key].is_string()
-                           ? c.config["id2label"][key].get<std::string>()
-                           : std::string("?"));
-      }
-  }
+  Pooling pool;
+};
 
+void writeEncoder(const EncoderSpec &s, std::string &tfm,
+                  std::vector<Use> &uses) {
+  std::string d = std::to_string(s.dModel);
+  auto params = [&](const std::string &indent) {
+    return s.typeInput ? "input_ids: i64[batch, seq], token_type_ids: "
+                         "i64[batch, seq],\n" +
+                             indent + "attention_mask: i64[batch, seq]"
+                       : std::string("input_ids: i64[batch, seq], "
+                                     "attention_mask: i64[batch, seq]");
+  };
+  std::string args = s.typeInput ? "input_ids, token_type_ids, attention_mask"
+                                 : "input_ids, attention_mask";
+  bool learned = !s.position.empty();
+  bool relative = !s.relativeBias.empty();
   std::ostringstream o;
-  o << hfHeader(c, classifier ? "BertForSequenceClassification" : "BertModel",
-                {"model_type", "vocab_size", "hidden_size", "num_hidden_layers",
-                 "num_attention_heads", "intermediate_size",
-                 "max_position_embeddings", "type_vocab_size",
-                 "layer_norm_eps", "hidden_act"});
-  if (pool.present)
-    o << "# sentence-transformers: " << pool.mode << " pooling"
-      << (pool.normalize ? ", L2-normalised" : "") << " (modules.json)"
-      << (pool.maxSeqLength
-              ? ", max_seq_length " + std::to_string(pool.maxSeqLength)
-              : "")
-      << ": entry encode.\n";
-  o << "\nmodel " << identifier(baseName(c.dir)) << "\n\n"
-    << "const vocab = " << vocab << "\nconst max_positions = " << maxPos
-    << "\nconst type_vocab = " << types << "\nconst d_model = " << d
-    << "\nconst heads = " << heads << "\nconst layers = " << layers
-    << "\nconst d_ff = " << dFF << "\nconst eps = " << fmtFloat(eps)
-    << "\n\ndim batch\ndim seq <= max_positions\n\n"
+  o << s.header << "\nmodel " << s.name << "\n\n"
+    << "const vocab = " << s.vocab << "\n"
+    << (learned ? "const max_positions = " : "const n_ctx = ")
+    << s.maxPositions << "\n";
+  if (!s.tokenType.empty())
+    o << "const type_vocab = " << s.types << "\n";
+  o << "const d_model = " << s.dModel << "\nconst heads = " << s.heads
+    << "\nconst layers = " << s.layers << "\nconst d_ff = " << s.dFF
+    << "\nconst eps = " << fmtFloat(s.eps) << "\n";
+  if (s.ropeBase)
+    o << "const rope_base = " << fmtFloat(s.ropeBase) << "\n";
+  if (relative)
+    o << "const buckets = " << s.buckets
+      << "\nconst max_distance = " << s.maxDistance << "\n";
+  if (learned && s.positionOffset)
+    o << "# The first position is row " << s.positionOffset << ".\n"
+      << "const max_seq = " << s.maxPositions - s.positionOffset << "\n";
+  o << "\ndim batch\ndim seq <= "
+    << (!learned ? "n_ctx" : s.positionOffset ? "max_seq" : "max_positions")
+    << "\n\n"
     << "block norm(x: [batch, seq, d_model], p: str) {\n"
-    << "  weight g: [d_model] = \"{p}.LayerNorm.weight\"\n"
-    << "  weight b: [d_model] = \"{p}.LayerNorm.bias\"\n"
+    << "  weight g: [d_model] = \"{p}.weight\"\n"
+    << "  weight b: [d_model] = \"{p}.bias\"\n"
     << "  return layer_norm(x, g, b, eps = eps)\n}\n\n"
     << "block dense(x, p: str, d_out: int, d_in: int) {\n"
-    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n"
-    << "  weight b: [d_out] = \"{p}.bias\"\n"
-    << "  return linear(x, w, b)\n}\n\n"
-    << "block layer(x: [batch, seq, d_model], mask: i64[batch, seq], l: int) {\n"
-    << "  p = \"" << pre << "encoder.layer.{l}\"\n"
-    << "  q = dense(x, \"{p}.attention.self.query\", d_model, d_model)\n"
-    << "  k = dense(x, \"{p}.attention.self.key\", d_model, d_model)\n"
-    << "  v = dense(x, \"{p}.attention.self.value\", d_model, d_model)\n"
-    << "  a = attention(q, k, v, heads = heads, mask = mask)\n"
-    << "  a = dense(a, \"{p}.attention.output.dense\", d_model, d_model)\n"
-    << "  x = norm(x + a, \"{p}.attention.output\")\n"
-    << "  h = dense(x, \"{p}.intermediate.dense\", d_ff, d_model)\n"
-    << "  h = " << actCall << "\n"
-    << "  h = dense(h, \"{p}.output.dense\", d_model, d_ff)\n"
-    << "  return norm(x + h, \"{p}.output\")\n}\n\n"
-    << "block encoder(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
-       "seq],\n              attention_mask: i64[batch, seq]) {\n"
-    << "  weight word: [vocab, d_model] = \"" << pre
-    << "embeddings.word_embeddings.weight\"\n"
-    << "  weight position: [max_positions, d_model] = \"" << pre
-    << "embeddings.position_embeddings.weight\"\n"
-    << "  weight token_type: [type_vocab, d_model] = \"" << pre
-    << "embeddings.token_type_embeddings.weight\"\n"
-    << "  x = (embed(word, input_ids) + embed(position, arange(seq)) +\n"
-    << "       embed(token_type, token_type_ids))\n"
-    << "  x = norm(x, \"" << pre << "embeddings\")\n"
-    << "  for l in 0..layers {\n    x = layer(x, attention_mask, l)\n  }\n"
-    << "  return x\n}\n\n"
-    << "# The last hidden states" << (pooler ? " and the pooler output" : "")
+    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n";
+  if (s.biases)
+    o << "  weight b: [d_out] = \"{p}.bias\"\n"
+      << "  return linear(x, w, b)\n}\n\n";
+  else
+    o << "  return linear(x, w)\n}\n\n";
+  auto act = [&](const std::string &x) { return subst(s.activation, "x", x); };
+  o << "block layer(x: [batch, seq, d_model], mask: i64[batch, seq], "
+    << (relative ? "bias, " : "") << "l: int) {\n";
+  if (!s.qkv.empty())
+    o << "  qkv = dense(x, \"" << s.qkv << "\", 3 * d_model, d_model)\n"
+      << "  q = slice(qkv, 0, d_model)\n"
+      << "  k = slice(qkv, d_model, d_model)\n"
+      << "  v = slice(qkv, 2 * d_model, d_model)\n";
+  else
+    o << "  q = dense(x, \"" << s.q << "\", d_model, d_model)\n"
+      << "  k = dense(x, \"" << s.k << "\", d_model, d_model)\n"
+      << "  v = dense(x, \"" << s.v << "\", d_model, d_model)\n";
+  if (s.ropeBase)
+    o << "  q = rope(split_heads(q, heads), base = rope_base)\n"
+      << "  k = rope(split_heads(k, heads), base = rope_base)\n"
+      << "  a = merge_heads(attention(q, k, split_heads(v, heads), mask = "
+         "mask))\n";
+  else
+    o << "  a = attention(q, k, v, heads = heads, mask = mask"
+      << (relative ? ", relative_bias = bias" : "") << ")\n";
+  o << "  a = dense(a, \"" << s.o << "\", d_model, d_model)\n"
+    << "  x = norm(x + a, \"" << s.attnNorm << "\")\n";
+  if (s.gated)
+    o << "  g = dense(x, \"" << s.gate << "\", d_ff, d_model)\n"
+      << "  h = " << act("g") << " * dense(x, \"" << s.up
+      << "\", d_ff, d_model)\n";
+  else
+    o << "  h = dense(x, \"" << s.up << "\", d_ff, d_model)\n"
+      << "  h = " << act("h") << "\n";
+  o << "  h = dense(h, \"" << s.down << "\", d_model, d_ff)\n"
+    << "  return norm(x + h, \"" << s.outNorm << "\")\n}\n\n";
+
+  o << "block encoder(" << params("              ") << ") {\n"
+    << "  weight word: [vocab, d_model] = \"" << s.word << ".weight\"\n";
+  if (learned)
+    o << "  weight position: [max_positions, d_model] = \"" << s.position
+      << ".weight\"\n";
+  if (!s.tokenType.empty())
+    o << "  weight token_type: [type_vocab, d_model] = \"" << s.tokenType
+      << ".weight\"\n";
+  o << "  x = embed(word, input_ids)\n";
+  if (learned)
+    o << "  x = x + embed(position, arange(seq"
+      << (s.positionOffset ? ", offset = " + std::to_string(s.positionOffset)
+                           : "")
+      << "))\n";
+  if (!s.tokenType.empty())
+    o << (s.typeInput
+              ? "  x = x + embed(token_type, token_type_ids)\n"
+              : "  x = x + reshape(slice(token_type, 0, 1, axis = 0), "
+                "[d_model])   # type 0\n");
+  o << "  x = norm(x, \"" << s.embedNorm << "\")\n";
+  if (relative)
+    o << "  weight table: [buckets, heads] = \"" << s.relativeBias
+      << ".weight\"\n"
+      << "  bias = relative_position_bias(table, buckets = buckets,\n"
+      << "                                max_distance = max_distance)\n";
+  o << "  for l in 0..layers {\n    x = layer(x, attention_mask, "
+    << (relative ? "bias, " : "") << "l)\n  }\n"
+    << "  return x\n}\n\n";
+
+  std::string pooled =
+      "  first = reshape(slice(hidden, 0, 1, axis = 1), [batch, d_model])\n"
+      "  pooled = tanh(dense(first, \"" +
+      s.pooler + "\", d_model, d_model))\n";
+  bool pooler = !s.pooler.empty();
+  o << "# The last hidden states" << (pooler ? " and the pooler output" : "")
     << ".\n"
-    << "entry forward(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
-       "seq],\n              attention_mask: i64[batch, seq]) {\n"
-    << "  hidden = encoder(input_ids, token_type_ids, attention_mask)\n";
+    << "entry forward(" << params("              ") << ") {\n"
+    << "  hidden = encoder(" << args << ")\n";
   if (pooler)
-    o << "  first = reshape(slice(hidden, 0, 1, axis = 1), [batch, d_model])\n"
-      << "  pooled = tanh(dense(first, \"" << pre
-      << "pooler.dense\", d_model, d_model))\n"
-      << "  return hidden, pooled\n}\n";
+    o << pooled << "  return hidden, pooled\n}\n";
   else
     o << "  return hidden\n}\n";
-  if (classifier)
-    o << "\n# Sequence classification: the pooled [CLS] state through the "
+  if (!s.classifier.empty())
+    o << "\n# Sequence classification: the pooled first token through the "
          "classifier;\n# logits and their softmax over the "
-      << labels << " labels" << (labelNames.empty() ? "" : " (" + labelNames + ")")
-      << ".\n"
-      << "entry classify(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
-         "seq],\n               attention_mask: i64[batch, seq]) {\n"
-      << "  weight w: [" << labels << ", d_model] = \"classifier.weight\"\n"
-      << "  weight b: [" << labels << "] = \"classifier.bias\"\n"
-      << "  hidden = encoder(input_ids, token_type_ids, attention_mask)\n"
-      << "  first = reshape(slice(hidden, 0, 1, axis = 1), [batch, d_model])\n"
-      << "  pooled = tanh(dense(first, \"" << pre
-      << "pooler.dense\", d_model, d_model))\n"
-      << "  logits = linear(pooled, w, b)\n"
+      << s.labels << " labels"
+      << (s.labelNames.empty() ? "" : " (" + s.labelNames + ")") << ".\n"
+      << "entry classify(" << params("               ") << ") {\n"
+      << "  weight w: [" << s.labels << ", d_model] = \"" << s.classifier
+      << ".weight\"\n"
+      << "  weight b: [" << s.labels << "] = \"" << s.classifier
+      << ".bias\"\n"
+      << "  hidden = encoder(" << args << ")\n"
+      << pooled << "  logits = linear(pooled, w, b)\n"
       << "  probabilities = softmax(logits)\n"
       << "  return logits, probabilities\n}\n";
+  const Pooling &pool = s.pool;
   if (pool.present) {
     o << "\n# Sentence embeddings as sentence-transformers computes them.\n"
-      << "entry encode(input_ids: i64[batch, seq], token_type_ids: i64[batch, "
-         "seq],\n             attention_mask: i64[batch, seq]) {\n"
-      << "  hidden = encoder(input_ids, token_type_ids, attention_mask)\n";
+      << "entry encode(" << params("             ") << ") {\n"
+      << "  hidden = encoder(" << args << ")\n";
     if (pool.mode == "mean")
       o << "  m = reshape(cast(attention_mask, f32), [batch, seq, 1])\n"
         << "  sentence_embedding = (sum(hidden * m, axis = 1) /\n"
@@ -1838,38 +1872,210 @@ bool importBert(HfCheckpoint &c, ImportedModel &out, std::string &error) {
            " 1e-12)\n";
     o << "  return sentence_embedding\n}\n";
   }
-  out.tfm = o.str();
+  tfm = o.str();
 
-  std::vector<Use> uses = {
-      {pre + "embeddings.word_embeddings.weight", {vocab, d}},
-      {pre + "embeddings.position_embeddings.weight", {maxPos, d}},
-      {pre + "embeddings.token_type_embeddings.weight", {types, d}},
-      {pre + "embeddings.LayerNorm.weight", {d}},
-      {pre + "embeddings.LayerNorm.bias", {d}}};
+  int64_t dm = s.dModel;
+  uses.push_back({s.word + ".weight", {s.vocab, dm}});
+  if (learned)
+    uses.push_back({s.position + ".weight", {s.maxPositions, dm}});
+  if (!s.tokenType.empty())
+    uses.push_back({s.tokenType + ".weight", {s.types, dm}});
+  uses.push_back({s.embedNorm + ".weight", {dm}});
+  uses.push_back({s.embedNorm + ".bias", {dm}});
+  if (relative)
+    uses.push_back({s.relativeBias + ".weight", {s.buckets, s.heads}});
   if (pooler) {
-    uses.push_back({pre + "pooler.dense.weight", {d, d}});
-    uses.push_back({pre + "pooler.dense.bias", {d}});
+    uses.push_back({s.pooler + ".weight", {dm, dm}});
+    uses.push_back({s.pooler + ".bias", {dm}});
   }
+  if (!s.classifier.empty()) {
+    uses.push_back({s.classifier + ".weight", {s.labels, dm}});
+    uses.push_back({s.classifier + ".bias", {s.labels}});
+  }
+  for (int64_t l = 0; l < s.layers; ++l) {
+    auto linear = [&](const std::string &t, int64_t out, int64_t in) {
+      std::string n = subst(t, "l", std::to_string(l));
+      uses.push_back({n + ".weight", {out, in}});
+      if (s.biases)
+        uses.push_back({n + ".bias", {out}});
+    };
+    if (!s.qkv.empty()) {
+      linear(s.qkv, 3 * dm, dm);
+    } else {
+      linear(s.q, dm, dm);
+      linear(s.k, dm, dm);
+      linear(s.v, dm, dm);
+    }
+    linear(s.o, dm, dm);
+    if (s.gated)
+      linear(s.gate, s.dFF, dm);
+    linear(s.up, s.dFF, dm);
+    linear(s.down, dm, s.dFF);
+    for (const std::string &t : {s.attnNorm, s.outNorm}) {
+      std::string n = subst(t, "l", std::to_string(l));
+      uses.push_back({n + ".weight", {dm}});
+      uses.push_back({n + ".bias", {dm}});
+    }
+  }
+}
+
+/// BERT's hidden_act as a call on "{x}", or "".
+std::string encoderActivation(const std::string &act) {
+  if (act == "gelu")
+    return "gelu({x})";
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh")
+    return "gelu({x}, approximate = \"tanh\")";
+  if (act == "relu")
+    return "relu({x})";
+  return "";
+}
+
+/// The sentence-transformers comment of an encoder with pooling.
+std::string poolingNote(const Pooling &pool) {
+  if (!pool.present)
+    return "";
+  return "# sentence-transformers: " + pool.mode + " pooling" +
+         (pool.normalize ? ", L2-normalised" : "") + " (modules.json)" +
+         (pool.maxSeqLength
+              ? ", max_seq_length " + std::to_string(pool.maxSeqLength)
+              : "") +
+         ": entry encode.\n";
+}
+
+/// bert (BertModel, BertForSequenceClassification) and mpnet (MPNetModel:
+/// BERT's layers with a T5-style bias by distance, positions from
+/// padding_idx + 1, no token types).
+bool importBert(HfCheckpoint &c, const std::string &type, ImportedModel &out,
+                std::string &error) {
+  bool mpnet = type == "mpnet";
+  ConfigReader r(c.configPath, c.config);
+  EncoderSpec s;
+  s.vocab = r.positive("vocab_size");
+  s.dModel = r.positive("hidden_size");
+  s.layers = r.positive("num_hidden_layers");
+  s.heads = r.positive("num_attention_heads");
+  s.dFF = r.positive("intermediate_size");
+  s.maxPositions = r.positive("max_position_embeddings");
+  s.types = mpnet ? 0 : r.positiveOr("type_vocab_size", 2);
+  s.eps = r.positiveNumberOr("layer_norm_eps", 1e-12);
+  std::string act = r.stringOr("hidden_act", "gelu");
+  std::string posType =
+      mpnet ? "absolute" : r.stringOr("position_embedding_type", "absolute");
+  int64_t padding = mpnet ? r.positiveOr("pad_token_id", 1) : 0;
+  s.buckets = mpnet ? r.positiveOr("relative_attention_num_buckets", 32) : 0;
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  if (posType != "absolute") {
+    error = c.configPath + ": position_embedding_type '" + posType +
+            "' is not supported (supported: \"absolute\")";
+    return false;
+  }
+  s.activation = encoderActivation(act);
+  if (s.activation.empty()) {
+    error = c.configPath + ": hidden_act '" + act +
+            "' is not supported (supported: gelu, gelu_new, "
+            "gelu_pytorch_tanh, relu)";
+    return false;
+  }
+  if (s.dModel % s.heads != 0) {
+    error = c.configPath + ": hidden_size " + std::to_string(s.dModel) +
+            " is not a multiple of num_attention_heads " +
+            std::to_string(s.heads);
+    return false;
+  }
+  // transformers' MPNet: the distance saturates at 128; each direction has
+  // half the buckets, exact below a quarter of them.
+  s.maxDistance = 128;
+  if (mpnet && (s.buckets < 4 || s.maxDistance <= s.buckets / 2)) {
+    error = c.configPath + ": relative_attention_num_buckets " +
+            std::to_string(s.buckets) +
+            " is not supported (at least 4 and at most 256)";
+    return false;
+  }
+  if (!readPooling(c.dir, s.pool, error))
+    return false;
+  std::string pre = mpnet ? "mpnet." : "bert.";
+  if (!c.hasTensor(pre + "embeddings.word_embeddings.weight"))
+    pre = "";
+  // MPNet positions start after padding_idx; a sequence that uses every
+  // row starts at padding_idx + 1, so it is that much shorter.
+  if (mpnet) {
+    s.positionOffset = padding + 1;
+    if (s.maxPositions <= s.positionOffset) {
+      error = c.configPath + ": max_position_embeddings " +
+              std::to_string(s.maxPositions) + " leaves no position after "
+              "pad_token_id " + std::to_string(padding);
+      return false;
+    }
+  }
+  bool pooler = c.hasTensor(pre + "pooler.dense.weight");
+  // BertForSequenceClassification: a classifier over the pooled [CLS].
+  bool classifier = !mpnet && pooler && c.hasTensor("classifier.weight");
   if (classifier) {
-    uses.push_back({"classifier.weight", {labels, d}});
-    uses.push_back({"classifier.bias", {labels}});
-  }
-  for (int64_t l = 0; l < layers; ++l) {
-    std::string p = pre + "encoder.layer." + std::to_string(l) + ".";
-    for (const char *n : {"attention.self.query", "attention.self.key",
-                          "attention.self.value", "attention.output.dense"}) {
-      uses.push_back({p + n + ".weight", {d, d}});
-      uses.push_back({p + n + ".bias", {d}});
+    const tfc::rt::TensorView *w = c.weights->findTensor("classifier.weight");
+    s.labels = w && w->shape.size() == 2 ? w->shape[0] : 0;
+    if (s.labels <= 0) {
+      error = c.dir + ": tensor 'classifier.weight' should be [num_labels, " +
+              std::to_string(s.dModel) + "]";
+      return false;
     }
-    uses.push_back({p + "intermediate.dense.weight", {dFF, d}});
-    uses.push_back({p + "intermediate.dense.bias", {dFF}});
-    uses.push_back({p + "output.dense.weight", {d, dFF}});
-    uses.push_back({p + "output.dense.bias", {d}});
-    for (const char *n : {"attention.output.LayerNorm", "output.LayerNorm"}) {
-      uses.push_back({p + n + ".weight", {d}});
-      uses.push_back({p + n + ".bias", {d}});
-    }
+    // id2label, in id order, for the description's comment.
+    if (c.config.contains("id2label") && c.config["id2label"].is_object())
+      for (int64_t i = 0; i < s.labels; ++i) {
+        std::string key = std::to_string(i);
+        s.labelNames += (i ? ", " : "") + key + " = " +
+                        (c.config["id2label"].contains(key) &&
+                                 c.config["id2label"][key].is_string()
+                             ? c.config["id2label"][key].get<std::string>()
+                             : std::string("?"));
+      }
+    s.classifier = "classifier";
   }
+  s.header = hfHeader(c,
+                      mpnet        ? "MPNetModel"
+                      : classifier ? "BertForSequenceClassification"
+                                   : "BertModel",
+                      {"model_type", "vocab_size", "hidden_size",
+                       "num_hidden_layers", "num_attention_heads",
+                       "intermediate_size", "max_position_embeddings",
+                       "type_vocab_size", "layer_norm_eps", "hidden_act",
+                       "pad_token_id", "relative_attention_num_buckets"}) +
+             (mpnet ? "# Positions from pad_token_id + 1; a bias by "
+                      "query-key distance (T5's buckets,\n# distances "
+                      "saturating at 128) learned once and added in every "
+                      "layer.\n"
+                    : "") +
+             poolingNote(s.pool);
+  s.name = identifier(baseName(c.dir));
+  s.word = pre + "embeddings.word_embeddings";
+  s.position = pre + "embeddings.position_embeddings";
+  s.embedNorm = pre + "embeddings.LayerNorm";
+  std::string p = pre + "encoder.layer.{l}";
+  if (mpnet) {
+    s.relativeBias = pre + "encoder.relative_attention_bias";
+    s.q = p + ".attention.attn.q";
+    s.k = p + ".attention.attn.k";
+    s.v = p + ".attention.attn.v";
+    s.o = p + ".attention.attn.o";
+    s.attnNorm = p + ".attention.LayerNorm";
+  } else {
+    s.tokenType = pre + "embeddings.token_type_embeddings";
+    s.typeInput = true;
+    s.q = p + ".attention.self.query";
+    s.k = p + ".attention.self.key";
+    s.v = p + ".attention.self.value";
+    s.o = p + ".attention.output.dense";
+    s.attnNorm = p + ".attention.output.LayerNorm";
+  }
+  s.up = p + ".intermediate.dense";
+  s.down = p + ".output.dense";
+  s.outNorm = p + ".output.LayerNorm";
+  if (pooler)
+    s.pooler = pre + "pooler.dense";
+  std::vector<Use> uses;
+  writeEncoder(s, out.tfm, uses);
   return checkUses(*c.weights, uses, c.configPath, error);
 }
 
@@ -1891,12 +2097,12 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
     error = r.message();
     return false;
   }
-  if (type != "bert" && type != "gpt2" && type != "llama" &&
-      type != "mistral" && type != "qwen2" && type != "marian" &&
-      type != "vit" && type != "bloom" && type != "t5") {
+  if (type != "bert" && type != "mpnet" && type != "gpt2" &&
+      type != "llama" && type != "mistral" && type != "qwen2" &&
+      type != "marian" && type != "vit" && type != "bloom" && type != "t5") {
     error = c.configPath + ": model_type '" + type +
             "' is not supported (supported: bert, bloom, gpt2, llama, marian, "
-            "mistral, qwen2, t5, vit)";
+            "mistral, mpnet, qwen2, t5, vit)";
     return false;
   }
   c.weights = tfc::rt::openWeights(dir, error);
@@ -1906,8 +2112,8 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
   out.weights = dir;
   out.tokenizer =
       isRegularFile(dir + "/tokenizer.json") ? dir + "/tokenizer.json" : "";
-  if (type == "bert")
-    return importBert(c, out, error);
+  if (type == "bert" || type == "mpnet")
+    return importBert(c, type, out, error);
   if (type == "gpt2")
     return importGpt2(c, out, error);
   if (type == "marian")
@@ -1932,6 +2138,146 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
 const char *const kGgufArchs[] = {"llama", "mistral", "qwen2", "qwen3",
                                   "gemma3"};
 
+/// GGUF's BERT-derived encoders, as llama.cpp builds them
+/// (src/models/bert.cpp): nomic-bert (fused QKV without biases, RoPE,
+/// SwiGLU, token type 0 added to every token).
+bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
+                       const std::string &arch, ImportedModel &out,
+                       std::string &error) {
+  std::string kp = arch + ".";
+  EncoderSpec s;
+  auto need = [&](const std::string &suffix, int64_t &dst) {
+    std::string key = kp + suffix;
+    int64_t v;
+    if (!f.getInt(key, v, error))
+      return false;
+    if (v <= 0 || v > (int64_t(1) << 40)) {
+      error = path + ": metadata '" + key + "' should be positive, found " +
+              std::to_string(v);
+      return false;
+    }
+    dst = v;
+    return true;
+  };
+  auto has = [&](const std::string &suffix) {
+    return f.find(kp + suffix) != nullptr;
+  };
+  if (!need("embedding_length", s.dModel) || !need("block_count", s.layers) ||
+      !need("attention.head_count", s.heads) ||
+      !need("feed_forward_length", s.dFF) ||
+      !need("context_length", s.maxPositions))
+    return false;
+  if (!f.getFloat(kp + "attention.layer_norm_epsilon", s.eps, error) ||
+      !f.getFloat(kp + "rope.freq_base", s.ropeBase, error))
+    return false;
+  if (!(s.eps > 0) || !(s.ropeBase > 0)) {
+    error = path + ": " + kp + "attention.layer_norm_epsilon and " + kp +
+            "rope.freq_base must be positive";
+    return false;
+  }
+  if (s.dModel % s.heads != 0) {
+    error = path + ": " + kp + "embedding_length " + std::to_string(s.dModel) +
+            " is not a multiple of " + kp + "attention.head_count " +
+            std::to_string(s.heads);
+    return false;
+  }
+  if (has("attention.head_count_kv")) {
+    int64_t kv;
+    if (!need("attention.head_count_kv", kv))
+      return false;
+    if (kv != s.heads) {
+      error = path + ": " + kp + "attention.head_count_kv " +
+              std::to_string(kv) + " differs from the head count; grouped "
+              "queries are not supported in encoders";
+      return false;
+    }
+  }
+  if (has("rope.dimension_count")) {
+    int64_t rot;
+    if (!need("rope.dimension_count", rot))
+      return false;
+    if (rot != s.dModel / s.heads) {
+      error = path + ": " + kp + "rope.dimension_count " + std::to_string(rot) +
+              " is not the head size " + std::to_string(s.dModel / s.heads) +
+              " (partial rotation is not supported in encoders)";
+      return false;
+    }
+  }
+  if (has("attention.causal")) {
+    bool causal = false;
+    if (!f.getBool(kp + "attention.causal", causal, error))
+      return false;
+    if (causal) {
+      error = path + ": " + kp + "attention.causal is true; tfc imports " +
+              arch + " as a bidirectional encoder";
+      return false;
+    }
+  }
+  // llama.cpp's pooling_type: 0 none, 1 mean, 2 cls (3 last, 4 rank).
+  int64_t pooling = 0;
+  if (has("pooling_type") && !f.getInt(kp + "pooling_type", pooling, error))
+    return false;
+  if (pooling < 0 || pooling > 2) {
+    error = path + ": " + kp + "pooling_type " + std::to_string(pooling) +
+            " is not supported (supported: 0 none, 1 mean, 2 cls)";
+    return false;
+  }
+  if (pooling) {
+    s.pool.present = true;
+    s.pool.mode = pooling == 1 ? "mean" : "cls";
+    s.pool.normalize = true; // as llama-server's embeddings
+  }
+  const tfc::rt::TensorView *emb = f.findTensor("token_embd.weight");
+  if (!emb || emb->shape.size() != 2) {
+    error = path + ": tensor 'token_embd.weight' is missing or not a matrix";
+    return false;
+  }
+  s.vocab = emb->shape[0];
+  if (const tfc::rt::TensorView *t = f.findTensor("token_types.weight")) {
+    s.tokenType = "token_types";
+    s.types = t->shape.empty() ? 0 : t->shape[0];
+  }
+  s.activation = "silu({x})";
+  s.gated = true;
+  s.biases = f.findTensor("blk.0.attn_qkv.bias") != nullptr;
+  std::string name;
+  if (f.find("general.name"))
+    f.getString("general.name", name, error);
+  s.name = identifier(name.empty() ? baseName(path) : name);
+  s.header =
+      "# GGUF " + arch + " encoder, imported by tfc-import from\n#   " + path +
+      "\n# Hyper-parameters from the " + kp + "* metadata: embedding_length=" +
+      std::to_string(s.dModel) + " block_count=" + std::to_string(s.layers) +
+      "\n#   head_count=" + std::to_string(s.heads) +
+      " feed_forward_length=" + std::to_string(s.dFF) +
+      " context_length=" + std::to_string(s.maxPositions) +
+      "\n#   rope.freq_base=" + fmtFloat(s.ropeBase) +
+      " layer_norm_epsilon=" + fmtFloat(s.eps) +
+      " pooling_type=" + std::to_string(pooling) +
+      "\n# Post-norm layers, rotary positions, SwiGLU"
+      "; tensor names are GGUF's." +
+      (s.pool.present ? "\n# Entry encode: " + s.pool.mode +
+                            " pooling, L2-normalised (llama.cpp's "
+                            "embeddings).\n"
+                      : "\n");
+  s.word = "token_embd";
+  s.embedNorm = "token_embd_norm";
+  std::string p = "blk.{l}";
+  s.qkv = p + ".attn_qkv";
+  s.o = p + ".attn_output";
+  s.attnNorm = p + ".attn_output_norm";
+  s.gate = p + ".ffn_gate";
+  s.up = p + ".ffn_up";
+  s.down = p + ".ffn_down";
+  s.outNorm = p + ".layer_output_norm";
+  std::vector<Use> uses;
+  writeEncoder(s, out.tfm, uses);
+  out.family = "gguf:" + arch;
+  out.weights = path;
+  out.tokenizer = path;
+  return checkUses(f, uses, "its " + kp + "* metadata", error);
+}
+
 bool importGguf(const std::string &path, ImportedModel &out,
                 std::string &error) {
   std::unique_ptr<tfc::rt::GgufFile> f = tfc::rt::GgufFile::open(path, error);
@@ -1940,9 +2286,12 @@ bool importGguf(const std::string &path, ImportedModel &out,
   std::string arch;
   if (!f->getString("general.architecture", arch, error))
     return false;
+  if (arch == "nomic-bert")
+    return importGgufEncoder(*f, path, arch, out, error);
   std::string supported;
   for (const char *a : kGgufArchs)
     supported += std::string(supported.empty() ? "" : ", ") + a;
+  supported += ", nomic-bert";
   if (std::find(std::begin(kGgufArchs), std::end(kGgufArchs), arch) ==
       std::end(kGgufArchs)) {
     error = path + ": general.architecture '" + arch +

@@ -117,11 +117,12 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     return nullptr;
   };
   bool spm = v.model == "llama";
-  if (v.model != "gpt2" && !spm)
+  bool wpm = v.model == "bert";
+  if (v.model != "gpt2" && !spm && !wpm)
     return fail("tokenizer.ggml.model",
                 quoteText(v.model) +
                     " is not supported yet (supported: \"gpt2\", byte-level "
-                    "BPE; \"llama\", SentencePiece)");
+                    "BPE; \"llama\", SentencePiece; \"bert\", WordPiece)");
   if (spm && v.scores.size() != v.tokens.size())
     return fail("tokenizer.ggml.scores",
                 "a SentencePiece vocabulary needs one score per token");
@@ -130,8 +131,8 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
       return fail("tokenizer.ggml.scores[" + std::to_string(i) + "]",
                   "not a finite number");
   std::optional<Family> family;
-  if (spm) {
-    family = Family::Default; // unused: SentencePiece does not pre-tokenize
+  if (spm || wpm) {
+    family = Family::Default; // unused: pre-tokenized by the model's rules
   } else if (v.pre.empty()) {
     family = Family::Default; // llama.cpp's fallback for old files
   } else {
@@ -182,7 +183,7 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     return nullptr;
   }
   std::vector<std::pair<std::string, std::string>> merges;
-  if (!spm)
+  if (!spm && !wpm)
     merges.reserve(v.merges.size());
   for (size_t i = 0; i < v.merges.size(); ++i) {
     const std::string &m = v.merges[i];
@@ -195,6 +196,45 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
   }
 
   auto impl = std::make_unique<Impl>();
+  // llama.cpp's defaults for "bert" vocabularies: [UNK] 100, [CLS] 101,
+  // [SEP] 102, added around every text.
+  int64_t wpmCls = v.bos.value_or(101), wpmSep = v.sep.value_or(102);
+  if (wpm) {
+    int64_t unk = v.unk.value_or(100);
+    for (auto [key, id] : {std::pair<const char *, int64_t>{
+                               "tokenizer.ggml.unknown_token_id", unk},
+                           {"tokenizer.ggml.bos_token_id", wpmCls},
+                           {"tokenizer.ggml.seperator_token_id", wpmSep}})
+      if (id < 0 || static_cast<uint64_t>(id) >= n)
+        return fail(key, "unset, and llama.cpp's default " +
+                             std::to_string(id) + " is out of range (" +
+                             std::to_string(n) + " tokens)");
+    auto model = std::make_unique<WpmModel>();
+    if (!model->init(std::move(vocab), static_cast<int32_t>(unk), message)) {
+      error = what + ": " + message;
+      return nullptr;
+    }
+    impl->model = std::move(model);
+    auto pre = std::make_unique<GgufWpmPreTokenizer>();
+    pre->lowercase = v.lowercase.value_or(true);
+    pre->stripAccents = v.stripAccents.value_or(pre->lowercase);
+    impl->preTokenizer = std::move(pre);
+    // Word-initial tokens carry U+2581: a space before each, none first.
+    auto dec = std::make_unique<SequenceDecoder>();
+    auto back = std::make_unique<ReplaceDecoder>();
+    back->pattern = Regex::compile("\xE2\x96\x81", /*literal=*/true, message);
+    back->content = " ";
+    if (!back->pattern) {
+      error = what + ": " + message;
+      return nullptr;
+    }
+    dec->decoders.push_back(std::move(back));
+    dec->decoders.push_back(std::make_unique<FuseDecoder>());
+    auto strip = std::make_unique<StripDecoder>();
+    strip->start = 1;
+    dec->decoders.push_back(std::move(strip));
+    impl->decoder = std::move(dec);
+  }
   if (spm) {
     // llama.cpp: spaces become U+2581 (and one is prepended with
     // add_space_prefix), the whole text between special tokens is one
@@ -236,7 +276,7 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     }
     impl->decoder = std::move(dec);
   }
-  if (!spm) {
+  if (!spm && !wpm) {
     BpeModel::Options options;
     options.ignoreMerges = *family == Family::Llama3;
     auto model = std::make_unique<BpeModel>();
@@ -314,12 +354,13 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     return nullptr;
   }
 
-  bool addBos = v.addBos.value_or(*family == Family::Llama3);
-  bool addEos = v.addEos.value_or(false);
-  if (addBos && !v.bos)
+  // WordPiece: llama.cpp adds [CLS] and [SEP] whatever add_*_token say.
+  bool addBos = wpm || v.addBos.value_or(*family == Family::Llama3);
+  bool addEos = wpm || v.addEos.value_or(false);
+  if (addBos && !v.bos && !wpm)
     return fail("tokenizer.ggml.add_bos_token",
                 "true, but tokenizer.ggml.bos_token_id is not set");
-  if (addEos && !v.eos)
+  if (addEos && !v.eos && !wpm)
     return fail("tokenizer.ggml.add_eos_token",
                 "true, but tokenizer.ggml.eos_token_id is not set");
   if (addBos || addEos) {
@@ -338,9 +379,11 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
       return p;
     };
     if (addBos)
-      t->specialTokens["BOS"].ids = {static_cast<int32_t>(*v.bos)};
+      t->specialTokens["BOS"].ids = {
+          static_cast<int32_t>(wpm ? wpmCls : *v.bos)};
     if (addEos)
-      t->specialTokens["EOS"].ids = {static_cast<int32_t>(*v.eos)};
+      t->specialTokens["EOS"].ids = {
+          static_cast<int32_t>(wpm ? wpmSep : *v.eos)};
     for (int s = 0; s < 2; ++s) {
       if (addBos)
         t->pair.push_back(special("BOS", s));

@@ -89,6 +89,14 @@ bool isChineseChar(uint32_t cp);
 /// Rust's and Oniguruma's \w.
 bool isWordChar(uint32_t cp);
 
+/// The simple (one character) lowercase mapping of UnicodeData.txt.
+uint32_t simpleLowercase(uint32_t cp);
+/// The first character of the canonical decomposition of `cp` (NFD), or
+/// `cp`: llama.cpp's unicode_cpts_normalize_nfd, which keeps only it.
+uint32_t firstOfNfd(uint32_t cp);
+/// Categories Sm, Sc, Sk, So.
+bool isSymbol(uint32_t cp);
+
 /// Appends the full lowercase mapping of `cp` (U+0130 becomes two
 /// characters, as in Rust's char::to_lowercase).
 void appendLowercase(std::string &out, uint32_t cp);
@@ -385,6 +393,18 @@ struct MetaspacePreTokenizer final : PreTokenizer {
   bool apply(std::vector<Split> &splits, std::string &error) const override;
 };
 
+/// llama.cpp's normalisation and word split for WordPiece vocabularies of
+/// GGUF files (tokenizer.ggml.model "bert"; llm_tokenizer_wpm_session's
+/// preprocess): with stripAccents each character becomes the first of its
+/// NFD and marks are dropped; NUL, U+FFFD and C* characters are dropped;
+/// whitespace separates words; punctuation, ASCII symbols and CJK
+/// ideographs are words of their own; with lowercase, the simple lowercase
+/// mapping.
+struct GgufWpmPreTokenizer final : PreTokenizer {
+  bool lowercase = true, stripAccents = true;
+  bool apply(std::vector<Split> &splits, std::string &error) const override;
+};
+
 struct SequencePreTokenizer final : PreTokenizer {
   std::vector<std::unique_ptr<PreTokenizer>> preTokenizers;
   bool apply(std::vector<Split> &splits, std::string &error) const override;
@@ -411,6 +431,24 @@ private:
   std::string prefix;
   int32_t unkId = -1;
   size_t maxChars = 100;
+};
+
+/// llama.cpp's WordPiece of GGUF "bert" vocabularies (word-initial tokens
+/// start with U+2581, continuations have no prefix): U+2581 + the word is
+/// split greedily into the longest tokens from the left; a word with a
+/// remainder no token matches is the unknown token.
+class WpmModel final : public Model {
+public:
+  bool init(Vocab vocab, int32_t unkId, std::string &error);
+  const char *type() const override { return "WPM"; }
+  bool tokenize(std::string_view word, std::vector<int32_t> &ids,
+                std::string &error) const override;
+  const Vocab &vocab() const override { return vocab_; }
+
+private:
+  Vocab vocab_;
+  int32_t unkId = -1;
+  size_t maxTokenBytes = 0;
 };
 
 class WordLevelModel final : public Model {

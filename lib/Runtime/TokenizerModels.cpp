@@ -89,6 +89,55 @@ bool WordPieceModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
 }
 
 //===----------------------------------------------------------------------===//
+// llama.cpp's WordPiece (GGUF "bert" vocabularies)
+//===----------------------------------------------------------------------===//
+
+bool WpmModel::init(Vocab vocab, int32_t unk, std::string &error) {
+  vocab_ = std::move(vocab);
+  if (unk < 0 || !vocab_.token(unk)) {
+    error = "the unknown token id " + std::to_string(unk) +
+            " is not in the vocabulary";
+    return false;
+  }
+  unkId = unk;
+  vocab_.strings().forEach([&](std::string_view t, int32_t) {
+    maxTokenBytes = std::max(maxTokenBytes, t.size());
+  });
+  return true;
+}
+
+bool WpmModel::tokenize(std::string_view word, std::vector<int32_t> &ids,
+                        std::string &) const {
+  if (word.empty())
+    return true;
+  // As llama.cpp, by bytes: a token may only match whole characters, since
+  // every token is valid UTF-8.
+  std::string w = "\xE2\x96\x81";
+  w += word;
+  std::string_view text = w;
+  size_t n = text.size(), start = ids.size();
+  for (size_t i = 0; i < n; ++i) {
+    bool match = false;
+    for (size_t j = std::min(n, i + maxTokenBytes + 1); j > i; --j) {
+      int32_t id = vocab_.find(text.substr(i, j - i));
+      if (id >= 0) {
+        ids.push_back(id);
+        match = true;
+        i = j - 1;
+        break;
+      }
+    }
+    if (!match) {
+      ids.resize(start);
+      break;
+    }
+  }
+  if (ids.size() == start)
+    ids.push_back(unkId);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
 // WordLevel
 //===----------------------------------------------------------------------===//
 

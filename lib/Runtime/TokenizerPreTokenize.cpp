@@ -14,6 +14,8 @@
 
 #include <algorithm>
 
+#include <utf8proc.h>
+
 using namespace tfc::rt;
 using namespace tfc::rt::tok;
 
@@ -166,6 +168,50 @@ bool splitRegex(std::vector<Split> &splits, const Regex &re,
 }
 
 } // namespace
+
+bool GgufWpmPreTokenizer::apply(std::vector<Split> &splits,
+                                std::string &) const {
+  std::vector<Split> out;
+  out.reserve(splits.size() * 4);
+  for (const Split &split : splits) {
+    std::string_view text = split.text;
+    std::string word;
+    auto flush = [&] {
+      if (!word.empty())
+        out.push_back({std::move(word), false});
+      word.clear();
+    };
+    for (size_t i = 0; i < text.size();) {
+      uint32_t cp = nextChar(text, i);
+      if (stripAccents)
+        cp = firstOfNfd(cp);
+      if (isWhitespace(cp)) {
+        flush();
+        continue;
+      }
+      if (cp == 0 || cp == 0xFFFD)
+        continue;
+      int c = category(cp);
+      if (c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF ||
+          c == UTF8PROC_CATEGORY_CO || c == UTF8PROC_CATEGORY_CS)
+        continue;
+      if (stripAccents && isMark(cp))
+        continue;
+      uint32_t lc = lowercase ? simpleLowercase(cp) : cp;
+      if (isPunctuation(cp) || (cp < 0x7F && isSymbol(cp)) ||
+          isChineseChar(cp)) {
+        flush();
+        appendUtf8(word, lc);
+        flush();
+      } else {
+        appendUtf8(word, lc);
+      }
+    }
+    flush();
+  }
+  splits = std::move(out);
+  return true;
+}
 
 bool BertPreTokenizer::apply(std::vector<Split> &splits, std::string &) const {
   // White space separates words and is dropped; each punctuation character

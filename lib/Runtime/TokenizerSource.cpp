@@ -91,6 +91,9 @@ bool tfc::rt::readGgufVocab(const GgufFile &file, GgufVocab &out,
          id("tokenizer.ggml.eos_token_id", out.eos) &&
          id("tokenizer.ggml.unknown_token_id", out.unk) &&
          id("tokenizer.ggml.padding_token_id", out.pad) &&
+         id("tokenizer.ggml.seperator_token_id", out.sep) &&
+         flag("tokenizer.ggml.normalizer.lowercase", out.lowercase) &&
+         flag("tokenizer.ggml.normalizer.strip_accents", out.stripAccents) &&
          flag("tokenizer.ggml.add_bos_token", out.addBos) &&
          flag("tokenizer.ggml.add_eos_token", out.addEos) &&
          flag("tokenizer.ggml.add_space_prefix", out.addSpacePrefix);

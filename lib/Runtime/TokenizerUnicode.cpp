@@ -241,6 +241,30 @@ bool tok::isWordChar(uint32_t cp) {
   return word && word->matchesPrefix(s);
 }
 
+uint32_t tok::simpleLowercase(uint32_t cp) {
+  if (cp < 0x80)
+    return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+  return static_cast<uint32_t>(
+      utf8proc_tolower(static_cast<utf8proc_int32_t>(cp)));
+}
+
+uint32_t tok::firstOfNfd(uint32_t cp) {
+  if (cp < 0xC0)
+    return cp;
+  utf8proc_int32_t buf[32];
+  int boundary = 0;
+  utf8proc_ssize_t n = utf8proc_decompose_char(
+      static_cast<utf8proc_int32_t>(cp), buf, 32, UTF8PROC_DECOMPOSE,
+      &boundary);
+  return n > 0 && n <= 32 ? static_cast<uint32_t>(buf[0]) : cp;
+}
+
+bool tok::isSymbol(uint32_t cp) {
+  int c = category(cp);
+  return c == UTF8PROC_CATEGORY_SM || c == UTF8PROC_CATEGORY_SC ||
+         c == UTF8PROC_CATEGORY_SK || c == UTF8PROC_CATEGORY_SO;
+}
+
 void tok::appendLowercase(std::string &out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);

@@ -52,9 +52,9 @@ namespace tfc::rt {
 /// The tokenizer metadata of a GGUF file (the `tokenizer.ggml.*` keys), as a
 /// GGUF reader hands it over.
 struct GgufVocab {
-  /// tokenizer.ggml.model: "gpt2" (byte-level BPE) and "llama"
-  /// (SentencePiece merges by score, as llama.cpp's SPM tokenizer) are
-  /// supported; others are an error.
+  /// tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama"
+  /// (SentencePiece merges by score, as llama.cpp's SPM tokenizer) and
+  /// "bert" (llama.cpp's WordPiece) are supported; others are an error.
   std::string model;
   /// tokenizer.ggml.pre: the pre-tokenizer of the model's family ("smollm",
   /// "llama-bpe", "qwen2", "gpt-2", "default", ...; see supportedGgufPre).
@@ -73,8 +73,12 @@ struct GgufVocab {
   /// tokenizer.ggml.add_space_prefix ("llama" models; unset: true, as
   /// llama.cpp).
   std::optional<bool> addSpacePrefix;
-  /// tokenizer.ggml.{bos,eos,unknown,padding}_token_id.
-  std::optional<int64_t> bos, eos, unk, pad;
+  /// tokenizer.ggml.{bos,eos,unknown,padding,seperator}_token_id (sic:
+  /// llama.cpp's spelling).
+  std::optional<int64_t> bos, eos, unk, pad, sep;
+  /// tokenizer.ggml.normalizer.{lowercase,strip_accents} ("bert" models;
+  /// unset: true, and strip_accents follows lowercase, as llama.cpp).
+  std::optional<bool> lowercase, stripAccents;
   /// tokenizer.ggml.add_bos_token / add_eos_token (unset: llama.cpp's
   /// default for the pre-tokenizer, false except for "llama-bpe").
   std::optional<bool> addBos, addEos;
