@@ -914,6 +914,48 @@ TEST(TokenizerGguf, SentencePieceMergesByScore) {
       << error;
 }
 
+TEST(TokenizerGguf, WordPieceAsLlamaCpp) {
+  const std::string sp = "\xE2\x96\x81"; // U+2581
+  GgufVocab v;
+  v.model = "bert";
+  v.tokens = {"[PAD]",    "[UNK]",   "[CLS]",  "[SEP]",    sp + "cafe",
+              sp + "caf", "e",       sp + ",", sp + "the", "s",
+              sp + "\xE6\x9D\xB1", sp + "!", sp + "x"};
+  v.tokenTypes = {3, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  v.unk = 1;
+  v.bos = 2;
+  v.sep = 3;
+  std::string error;
+  auto t = Tokenizer::fromGguf(v, error);
+  ASSERT_TRUE(t) << error;
+  // [CLS] ... [SEP]; lowercase, accents stripped (é is the first character
+  // of its NFD), punctuation a word of its own, longest match first.
+  EXPECT_EQ(encode(*t, "Caf\xC3\xA9, THE"), (Ids{2, 4, 7, 8, 3}));
+  EXPECT_EQ(encode(*t, "thes", false), (Ids{8, 9}));
+  // A remainder no token matches makes the whole word unknown; a CJK
+  // ideograph is a word; "xs!" is "x" + "s" and "!".
+  EXPECT_EQ(encode(*t, "theq \xE6\x9D\xB1xs!", false), (Ids{1, 10, 12, 9, 11}));
+  // Control characters are dropped, any white space separates.
+  EXPECT_EQ(encode(*t, "the\x01s\u3000the", false), (Ids{8, 9, 8}));
+  EXPECT_EQ(decode(*t, {2, 4, 7, 8, 9, 3}, true), "cafe , thes");
+  // With strip_accents off, the mark stays: "cafe\u0301" has no token.
+  v.stripAccents = false;
+  t = Tokenizer::fromGguf(v, error);
+  ASSERT_TRUE(t) << error;
+  EXPECT_EQ(encode(*t, "cafe\xCC\x81", false), (Ids{1}));
+  // Without the ids of its specials, llama.cpp's defaults (100-102) must
+  // exist.
+  v = GgufVocab();
+  v.model = "bert";
+  v.tokens = {"[PAD]", sp + "a"};
+  t = Tokenizer::fromGguf(v, error);
+  EXPECT_FALSE(t);
+  EXPECT_NE(error.find("tokenizer.ggml.unknown_token_id: unset, and "
+                       "llama.cpp's default 100 is out of range (2 tokens)"),
+            std::string::npos)
+      << error;
+}
+
 TEST(TokenizerGguf, FamiliesAndErrors) {
   std::string error;
   for (const char *pre : {"gpt-2", "llama-bpe", "qwen2", "default", ""}) {
@@ -946,9 +988,9 @@ TEST(TokenizerGguf, FamiliesAndErrors) {
                    "one score per token"),
             std::string::npos)
       << m;
-  v.model = "bert";
+  v.model = "rwkv";
   m = errorOf(v);
-  EXPECT_NE(m.find("\"bert\" is not supported yet"), std::string::npos) << m;
+  EXPECT_NE(m.find("\"rwkv\" is not supported yet"), std::string::npos) << m;
   v = byteLevelVocab("smollm");
   v.merges.push_back("nospace");
   m = errorOf(v);
