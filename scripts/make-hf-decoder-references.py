@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Makes the tiny Qwen3 and Gemma 3 (text) checkpoints of
+test/Import/hf-checkpoints.test: random-weight Qwen3ForCausalLM and
+Gemma3ForCausalLM written by transformers' save_pretrained (f32 and bf16),
+and the logits transformers computes on them in f32, as
+scripts/make-references.py does for the other families.
+
+    /tmp/ref/bin/python scripts/make-hf-decoder-references.py
+
+Writes test/Import/Inputs/hf/{qwen3,gemma3_text}-{f32,bf16}/ and
+Inputs/hf/versions-decoders.json.
+"""
+import json
+import os
+import shutil
+
+import numpy as np
+import torch
+import transformers as tr
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+out_root = os.path.join(root, "test", "Import", "Inputs", "hf")
+
+
+def save(d, name, a):
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, name + ".npy"), np.ascontiguousarray(a))
+
+
+common = dict(vocab_size=128, hidden_size=64, num_attention_heads=4,
+              num_key_value_heads=2, intermediate_size=96,
+              max_position_embeddings=64)
+specs = {
+    # Per-head q/k RMSNorm; head_dim 24 is not hidden_size / heads.
+    "qwen3": (tr.Qwen3Config(**common, num_hidden_layers=2, head_dim=24,
+                             tie_word_embeddings=False), tr.Qwen3ForCausalLM),
+    # Six layers: five sliding (window 4, RoPE base 1e4) and one global
+    # (base 1e6, linear scaling 2); 11 tokens reach past the window;
+    # query_pre_attn_scalar 24 is not the head size 16.
+    "gemma3_text": (tr.Gemma3TextConfig(
+        **common, num_hidden_layers=6, head_dim=16, sliding_window=4,
+        query_pre_attn_scalar=24,
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                         "full_attention": {"rope_type": "linear", "factor": 2.0,
+                                            "rope_theta": 1000000.0}}),
+        tr.Gemma3ForCausalLM),
+}
+rng = np.random.default_rng(5)
+for name, (config, cls) in specs.items():
+    torch.manual_seed(0)
+    model = cls(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+    ids = torch.tensor(rng.integers(0, 128, size=(2, 11)), dtype=torch.long)
+    for dtype in ("f32", "bf16"):
+        d = os.path.join(out_root, f"{name}-{dtype}")
+        shutil.rmtree(d, ignore_errors=True)
+        m = model if dtype == "f32" else cls(config).eval()
+        if dtype == "bf16":
+            m.load_state_dict(model.state_dict())
+            m = m.to(torch.bfloat16)
+        m.save_pretrained(d, safe_serialization=True)
+        ref = cls.from_pretrained(d, dtype=torch.float32).eval()
+        with torch.no_grad():
+            logits = ref(input_ids=ids).logits
+        r = os.path.join(d, "reference")
+        save(r, "input_ids", ids.numpy().astype(np.int64))
+        save(r, "logits", logits.numpy().astype(np.float32))
+        print(name, dtype, tuple(logits.shape))
+with open(os.path.join(out_root, "versions-decoders.json"), "w") as f:
+    json.dump({"torch": torch.__version__, "transformers": tr.__version__}, f, indent=1)
+    f.write("\n")
