@@ -16,7 +16,9 @@ convert_hf_to_gguf.py; its built library the quantiser):
     /tmp/ref/bin/pip download --no-deps --no-binary :all: \\
         llama-cpp-python==0.3.36 -d /tmp/lcpp && tar xzf ... -C /tmp/lcpp
     /tmp/ref/bin/python scripts/make-gguf-references.py \\
-        /tmp/lcpp/llama_cpp_python-0.3.36/vendor/llama.cpp
+        /tmp/lcpp/llama_cpp_python-0.3.36/vendor/llama.cpp [NAME...]
+
+(NAME...: remake only these models.)
 
 Writes test/Import/Inputs/gguf-archs/<arch>.gguf and <arch>/logits.npy,
 input_ids.npy, generate.json (greedy generate(), 40 new tokens), and
@@ -63,6 +65,13 @@ MODELS = [
                                         sliding_window=4, query_pre_attn_scalar=256,
                                         rope_theta=1e6, rope_local_base_freq=1e4,
                                         tie_word_embeddings=True), 12),           # Q3_K_M
+    # Fused attn_qkv and ffn_up (gate and up). Every dimension rotated:
+    # transformers ignores rope.dimension_count when it loads a .gguf, so
+    # partial rotation is checked on the Hugging Face path
+    # (scripts/make-hf-decoder-references.py).
+    ("phi3", "Phi3Config", dict(num_hidden_layers=2, partial_rotary_factor=1.0,
+                                original_max_position_embeddings=64,
+                                pad_token_id=0, bos_token_id=1, eos_token_id=2), 17),  # Q5_K_M
 ]
 IDS = np.array([[1, 17, 200, 45, 3, 99, 128, 7, 255, 64, 12, 31]], dtype=np.int64)
 
@@ -101,7 +110,10 @@ def main():
     versions = {"torch": torch.__version__,
                 "transformers": transformers.__version__,
                 "llama-cpp-python": llama_cpp.__version__}
+    only = sys.argv[2:]  # names to remake, or all
     for name, cls, extra, ftype in MODELS:
+        if only and name not in only:
+            continue
         torch.manual_seed(0)
         config = getattr(transformers, cls)(**{**COMMON, **extra})
         model = transformers.AutoModelForCausalLM.from_config(config)
@@ -119,8 +131,10 @@ def main():
             convert(tmp, model.config.architectures[0], f32)
             gguf_path = os.path.join(out_root, name + ".gguf")
             quantize(f32, gguf_path, ftype)
+        # Phi-3's default pad id (32000) is outside the stub vocabulary.
+        load = {"pad_token_id": 0} if name == "phi3" else {}
         ref = transformers.AutoModelForCausalLM.from_pretrained(
-            out_root, gguf_file=name + ".gguf", torch_dtype=torch.float32)
+            out_root, gguf_file=name + ".gguf", torch_dtype=torch.float32, **load)
         ref.eval()
         with torch.no_grad():
             logits = ref(torch.from_numpy(IDS)).logits.float().numpy()
@@ -138,6 +152,8 @@ def main():
         with open(os.path.join(d, "generate.json"), "w") as f:
             json.dump({"prompt_ids": IDS[0].tolist(), "generated_ids": gen}, f)
         print(name, os.path.getsize(gguf_path), "bytes; argmax", logits[0].argmax(-1))
+    if only:
+        return
     with open(os.path.join(out_root, "versions.json"), "w") as f:
         json.dump(versions, f, indent=1)
 

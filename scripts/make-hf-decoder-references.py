@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Makes the tiny Qwen3 and Gemma 3 (text) checkpoints of
-test/Import/hf-checkpoints.test: random-weight Qwen3ForCausalLM and
-Gemma3ForCausalLM written by transformers' save_pretrained (f32 and bf16),
+"""Makes the tiny Qwen3, Gemma 3 (text) and Phi-3 checkpoints of
+test/Import/hf-checkpoints.test: random-weight Qwen3ForCausalLM,
+Gemma3ForCausalLM and Phi3ForCausalLM written by transformers' save_pretrained (f32 and bf16),
 and the logits transformers computes on them in f32, as
 scripts/make-references.py does for the other families.
 
     /tmp/ref/bin/python scripts/make-hf-decoder-references.py
 
-Writes test/Import/Inputs/hf/{qwen3,gemma3_text}-{f32,bf16}/ and
+Writes test/Import/Inputs/hf/{qwen3,gemma3_text,phi3}-{f32,bf16}/ and
 Inputs/hf/versions-decoders.json.
 """
 import json
@@ -44,6 +44,12 @@ specs = {
                          "full_attention": {"rope_type": "linear", "factor": 2.0,
                                             "rope_theta": 1000000.0}}),
         tr.Gemma3ForCausalLM),
+    # Fused qkv_proj and gate_up_proj, half of each head rotated, a sliding
+    # window of 6 over 11 tokens.
+    "phi3": (tr.Phi3Config(**common, num_hidden_layers=2, partial_rotary_factor=0.5,
+                           sliding_window=6, pad_token_id=0, bos_token_id=1,
+                           eos_token_id=2, tie_word_embeddings=False),
+             tr.Phi3ForCausalLM),
 }
 rng = np.random.default_rng(5)
 for name, (config, cls) in specs.items():

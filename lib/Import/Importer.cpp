@@ -36,10 +36,10 @@ const char *kSupported =
     "sentence-transformers pooling), mpnet (MPNetModel, the same), gpt2 (GPT2LMHeadModel), llama "
     "(LlamaForCausalLM), mistral (MistralForCausalLM), qwen2 "
     "(Qwen2ForCausalLM), qwen3 (Qwen3ForCausalLM), gemma3_text "
-    "(Gemma3ForCausalLM), bloom (BloomForCausalLM), marian (MarianMTModel), "
+    "(Gemma3ForCausalLM), phi3 (Phi3ForCausalLM), bloom (BloomForCausalLM), marian (MarianMTModel), "
     "t5 (T5ForConditionalGeneration) and vit (ViTModel, "
     "ViTForImageClassification); .gguf files of general.architecture "
-    "llama, mistral, qwen2, qwen3, gemma3 and nomic-bert";
+    "llama, mistral, qwen2, qwen3, gemma3, phi3 and nomic-bert";
 
 bool isDirectory(const std::string &p) {
   struct stat st;
@@ -307,6 +307,27 @@ struct DecoderSpec {
   /// one format ("" for floats) per layer, declared per layer by an `if`.
   std::map<std::string, std::vector<std::string>> layerStorage;
   std::string q, k, v, o, gate, up, down, attnNorm, ffnNorm; // without .weight
+  /// Phi-3's fused projections (without .weight), or "": `qkv` is
+  /// [(heads + 2 kv_heads) d_head, d_model] (q, k, v rows in that order; q,
+  /// k, v unused), `gateUp` is [2 d_ff, d_model] (gate rows first; gate and
+  /// up unused).
+  std::string qkv, gateUp;
+  /// The matrices as named in the checkpoint: the fused ones where there
+  /// are, else the separate ones.
+  std::vector<std::string> matrices() const {
+    std::vector<std::string> m;
+    if (qkv.empty())
+      m.insert(m.end(), {q, k, v});
+    else
+      m.push_back(qkv);
+    m.push_back(o);
+    if (gateUp.empty())
+      m.insert(m.end(), {gate, up});
+    else
+      m.push_back(gateUp);
+    m.push_back(down);
+    return m;
+  }
 };
 
 std::string ropeArgs(const DecoderSpec &s) {
@@ -384,9 +405,14 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
       << " = \"" << name << "\"\n";
   };
   o << "block attention_block(x: [batch, seq, d_model], l: int) {\n";
-  w("wq", "[heads * d_head, d_model]", s.q + ".weight");
-  w("wk", "[kv_heads * d_head, d_model]", s.k + ".weight");
-  w("wv", "[kv_heads * d_head, d_model]", s.v + ".weight");
+  bool fusedQkv = !s.qkv.empty();
+  if (fusedQkv) {
+    w("wqkv", "[(heads + 2 * kv_heads) * d_head, d_model]", s.qkv + ".weight");
+  } else {
+    w("wq", "[heads * d_head, d_model]", s.q + ".weight");
+    w("wk", "[kv_heads * d_head, d_model]", s.k + ".weight");
+    w("wv", "[kv_heads * d_head, d_model]", s.v + ".weight");
+  }
   w("wo", "[d_model, heads * d_head]", s.o + ".weight");
   std::string bq, bk, bv;
   if (s.qkvBias) {
@@ -398,7 +424,18 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     bv = ", bv";
   }
   std::string qh = "split_heads(linear(x, wq" + bq + "), heads)",
-              kh = "split_heads(linear(x, wk" + bk + "), kv_heads)";
+              kh = "split_heads(linear(x, wk" + bk + "), kv_heads)",
+              vh = "split_heads(linear(x, wv" + bv + "), kv_heads)";
+  if (fusedQkv) {
+    // Rows q, k, v of the fused projection's output.
+    int64_t qd = s.heads * s.headDim, kd = s.kvHeads * s.headDim;
+    o << "  qkv = linear(x, wqkv)\n";
+    qh = "split_heads(slice(qkv, 0, " + std::to_string(qd) + "), heads)";
+    kh = "split_heads(slice(qkv, " + std::to_string(qd) + ", " +
+         std::to_string(kd) + "), kv_heads)";
+    vh = "split_heads(slice(qkv, " + std::to_string(qd + kd) + ", " +
+         std::to_string(kd) + "), kv_heads)";
+  }
   if (!s.qNorm.empty()) {
     w("q_norm", "[d_head]", s.qNorm + ".weight");
     w("k_norm", "[d_head]", s.kNorm + ".weight");
@@ -414,7 +451,7 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
       << indent << "a = attention(q, k, v, causal = true" << window << scale
       << ")\n";
   };
-  o << "  v = split_heads(linear(x, wv" << bv << "), kv_heads)\n";
+  o << "  v = " << vh << "\n";
   if (interleaved) {
     DecoderSpec localSpec = s;
     localSpec.scaling = RopeScaling(); // Gemma 3 scales only global layers
@@ -437,13 +474,21 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
   else
     o << "# SwiGLU: down(silu(gate(x)) * up(x)).\n";
   o << "block mlp(x: [batch, seq, d_model], l: int) {\n";
-  w("w_gate", "[d_ff, d_model]", s.gate + ".weight");
-  w("w_up", "[d_ff, d_model]", s.up + ".weight");
+  std::string gateOut = "linear(x, w_gate)", upOut = "linear(x, w_up)";
+  if (!s.gateUp.empty()) {
+    w("w_gate_up", "[2 * d_ff, d_model]", s.gateUp + ".weight");
+    o << "  gate_up = linear(x, w_gate_up)   # gate rows first\n";
+    gateOut = "slice(gate_up, 0, d_ff)";
+    upOut = "slice(gate_up, d_ff, d_ff)";
+  } else {
+    w("w_gate", "[d_ff, d_model]", s.gate + ".weight");
+    w("w_up", "[d_ff, d_model]", s.up + ".weight");
+  }
   w("w_down", "[d_model, d_ff]", s.down + ".weight");
   o << "  return linear("
-    << (s.geluGate ? "gelu(linear(x, w_gate), approximate = \"tanh\")"
-                   : "silu(linear(x, w_gate))")
-    << " * linear(x, w_up), w_down)\n"
+    << (s.geluGate ? "gelu(" + gateOut + ", approximate = \"tanh\")"
+                   : "silu(" + gateOut + ")")
+    << " * " << upOut << ", w_down)\n"
     << "}\n\n";
   o << "block layer(x: [batch, seq, d_model], l: int) {\n";
   w("norm1", "[d_model]", s.attnNorm + ".weight");
@@ -489,17 +534,25 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     auto n = [&](const std::string &t, const char *suffix) {
       return subst(t, "l", std::to_string(l)) + suffix;
     };
-    uses.push_back({n(s.q, ".weight"), {qd, s.dModel}});
-    uses.push_back({n(s.k, ".weight"), {kd, s.dModel}});
-    uses.push_back({n(s.v, ".weight"), {kd, s.dModel}});
+    if (s.qkv.empty()) {
+      uses.push_back({n(s.q, ".weight"), {qd, s.dModel}});
+      uses.push_back({n(s.k, ".weight"), {kd, s.dModel}});
+      uses.push_back({n(s.v, ".weight"), {kd, s.dModel}});
+    } else {
+      uses.push_back({n(s.qkv, ".weight"), {qd + 2 * kd, s.dModel}});
+    }
     uses.push_back({n(s.o, ".weight"), {s.dModel, qd}});
     if (s.qkvBias) {
       uses.push_back({n(s.q, ".bias"), {qd}});
       uses.push_back({n(s.k, ".bias"), {kd}});
       uses.push_back({n(s.v, ".bias"), {kd}});
     }
-    uses.push_back({n(s.gate, ".weight"), {s.dFF, s.dModel}});
-    uses.push_back({n(s.up, ".weight"), {s.dFF, s.dModel}});
+    if (s.gateUp.empty()) {
+      uses.push_back({n(s.gate, ".weight"), {s.dFF, s.dModel}});
+      uses.push_back({n(s.up, ".weight"), {s.dFF, s.dModel}});
+    } else {
+      uses.push_back({n(s.gateUp, ".weight"), {2 * s.dFF, s.dModel}});
+    }
     uses.push_back({n(s.down, ".weight"), {s.dModel, s.dFF}});
     uses.push_back({n(s.attnNorm, ".weight"), {s.dModel}});
     uses.push_back({n(s.ffnNorm, ".weight"), {s.dModel}});
@@ -534,6 +587,11 @@ std::string quantStorage(tfc::rt::DType d) {
 }
 
 bool checkDecoder(DecoderSpec &s, const std::string &file, std::string &error) {
+  if (!s.qkv.empty() && s.qkvBias) {
+    error = file + ": q/k/v biases with a fused QKV projection are not "
+                   "supported";
+    return false;
+  }
   if (s.heads % s.kvHeads != 0) {
     error = file + ": the number of attention heads (" +
             std::to_string(s.heads) + ") is not a multiple of the key/value "
@@ -682,8 +740,29 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
   if (!readRope(c.config, c.configPath, s.ropeBase, s.scaling, error))
     return false;
   std::string note;
-  if (type == "mistral" || type == "qwen2" || type == "qwen3") {
-    bool windowed = type == "mistral" ? r.has("sliding_window")
+  if (type == "phi3") {
+    // Phi-3's partial rotation (Phi-4-mini: 0.75 of each head).
+    double factor = r.positiveNumberOr("partial_rotary_factor", 1.0);
+    if (c.config.contains("rope_parameters") &&
+        c.config["rope_parameters"].is_object()) {
+      ConfigReader rp(c.configPath + " rope_parameters",
+                      c.config["rope_parameters"]);
+      factor = rp.positiveNumberOr("partial_rotary_factor", factor);
+      if (!rp.ok()) {
+        error = rp.message();
+        return false;
+      }
+    }
+    if (!r.ok()) {
+      error = r.message();
+      return false;
+    }
+    s.rotaryDim = static_cast<int64_t>(factor * double(s.headDim));
+  }
+  if (type == "mistral" || type == "phi3" || type == "qwen2" ||
+      type == "qwen3") {
+    bool windowed = type == "mistral" || type == "phi3"
+                        ? r.has("sliding_window")
                                       : r.boolOr("use_sliding_window", false) &&
                                             r.has("sliding_window");
     if (windowed) {
@@ -692,7 +771,7 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
         error = r.message();
         return false;
       }
-      if (w < s.ctx && type == "mistral") {
+      if (w < s.ctx && (type == "mistral" || type == "phi3")) {
         // Every layer attends to the last w keys.
         note = "# sliding_window=" + std::to_string(w) +
                ": each query attends to the last " + std::to_string(w) +
@@ -711,19 +790,21 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
     }
   }
   s.qkvBias = type == "qwen2";
-  s.rotaryDim = s.headDim;
+  if (type != "phi3")
+    s.rotaryDim = s.headDim;
   s.name = identifier(baseName(c.dir));
   s.header = hfHeader(c,
                       type == "llama"     ? "LlamaForCausalLM"
                       : type == "mistral" ? "MistralForCausalLM"
                       : type == "qwen2"   ? "Qwen2ForCausalLM"
-                                          : "Qwen3ForCausalLM",
+                      : type == "qwen3"   ? "Qwen3ForCausalLM"
+                                          : "Phi3ForCausalLM",
                       {"model_type", "vocab_size", "hidden_size",
                        "num_hidden_layers", "num_attention_heads",
                        "num_key_value_heads", "head_dim", "intermediate_size",
                        "max_position_embeddings", "rms_norm_eps", "rope_theta",
                        "rope_scaling", "rope_parameters", "tie_word_embeddings",
-                       "sliding_window"}) +
+                       "sliding_window", "partial_rotary_factor"}) +
              note;
   s.embed = "model.embed_tokens.weight";
   s.finalNorm = "model.norm.weight";
@@ -746,6 +827,10 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
   if (type == "qwen3") {
     s.qNorm = p + ".self_attn.q_norm";
     s.kNorm = p + ".self_attn.k_norm";
+  }
+  if (type == "phi3") {
+    s.qkv = p + ".self_attn.qkv_proj";
+    s.gateUp = p + ".mlp.gate_up_proj";
   }
   if (!checkDecoder(s, c.configPath, error))
     return false;
@@ -2273,11 +2358,12 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
   }
   if (type != "bert" && type != "mpnet" && type != "gpt2" &&
       type != "llama" && type != "mistral" && type != "qwen2" &&
-      type != "qwen3" && type != "gemma3_text" && type != "marian" &&
+      type != "qwen3" && type != "gemma3_text" && type != "phi3" &&
+      type != "marian" &&
       type != "vit" && type != "bloom" && type != "t5") {
     error = c.configPath + ": model_type '" + type +
             "' is not supported (supported: bert, bloom, gemma3_text, gpt2, "
-            "llama, marian, mistral, mpnet, qwen2, qwen3, t5, vit)";
+            "llama, marian, mistral, mpnet, phi3, qwen2, qwen3, t5, vit)";
     return false;
   }
   c.weights = tfc::rt::openWeights(dir, error);
@@ -2313,7 +2399,7 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
 /// (Gemma and Gemma 2 are not: transformers cannot load the first from a
 /// .gguf to check it against, and every Gemma 2 soft-caps its logits.)
 const char *const kGgufArchs[] = {"llama", "mistral", "qwen2", "qwen3",
-                                  "gemma3"};
+                                  "gemma3", "phi3"};
 
 /// GGUF's BERT-derived encoders, as llama.cpp builds them
 /// (src/models/bert.cpp): nomic-bert (fused QKV without biases, RoPE,
@@ -2531,7 +2617,10 @@ bool importGguf(const std::string &path, ImportedModel &out,
             "rope.freq_base must be positive";
     return false;
   }
-  if (has("attention.sliding_window")) {
+  // llama.cpp runs Phi-3 without its sliding window (phi3.cpp: "Phi SWA is
+  // currently disabled"), and so does transformers from a .gguf: the key is
+  // ignored, as there (0 marks Phi-4).
+  if (has("attention.sliding_window") && arch != "phi3") {
     if (!need("attention.sliding_window", s.window))
       return false;
     if (s.window >= s.ctx)
@@ -2622,6 +2711,17 @@ bool importGguf(const std::string &path, ImportedModel &out,
   s.attnNorm = p + ".attn_norm";
   s.ffnNorm = p + ".ffn_norm";
   s.qkvBias = f->findTensor("blk.0.attn_q.bias") != nullptr;
+  if (arch == "phi3") {
+    // Fused QKV (or separate q, k, v) and ffn_up holding gate and up.
+    if (f->findTensor("blk.0.attn_qkv.weight"))
+      s.qkv = p + ".attn_qkv";
+    s.gateUp = p + ".ffn_up";
+    if (f->findTensor("rope_factors_long.weight")) {
+      error = path + ": LongRoPE (tensor 'rope_factors_long.weight', the "
+                     "128k-context Phi-3 models) is not supported yet";
+      return false;
+    }
+  }
   if (f->findTensor("blk.0.attn_q_norm.weight")) {
     s.qNorm = p + ".attn_q_norm";
     s.kNorm = p + ".attn_k_norm";
@@ -2638,8 +2738,7 @@ bool importGguf(const std::string &path, ImportedModel &out,
   // Matrices stay in the block format they are stored in: one declaration
   // when every layer has the same, else one per format (Q*_K_M files mix
   // them between layers).
-  for (const std::string &t :
-       {s.q, s.k, s.v, s.o, s.gate, s.up, s.down}) {
+  for (const std::string &t : s.matrices()) {
     std::vector<std::string> formats;
     for (int64_t l = 0; l < s.layers; ++l) {
       const tfc::rt::TensorView *v =
