@@ -135,7 +135,8 @@ std::vector<std::string> split(const char *s, char sep) {
 } // namespace
 
 const tfc_rt_hooks tfc::rt::kCudaHooks = {cudaHookAlloc, cudaHookFree,
-                                          cudaHookParallelFor, cudaHookLaunch};
+                                          cudaHookParallelFor, cudaHookLaunch,
+                                          nullptr};
 
 CudaState::CudaState(cuda::Driver *driver)
     : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}) {}

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,8 +66,57 @@ void hookParallelFor(int64_t n, void (*fn)(void *ctx, int64_t, int64_t),
   ThreadPool::global().parallelFor(n, runChunk, &c);
 }
 
+/// What the models running tfc_model_init now bound: the release hook
+/// drops the pages of a weight init has consumed when they belong to a
+/// read-only file mapping (they map again if read) or to the runtime's copy
+/// of a weight only init reads (converted at bind; never read again).
+struct InitMemory {
+  const WeightSource *source = nullptr; // when it maps its file
+  std::vector<std::pair<const void *, uint64_t>> initOnlyCopies;
+};
+std::mutex initMemoryMutex;
+std::vector<const InitMemory *> initMemory;
+
+/// Registers a model's memory for the duration of its init.
+struct InitMemoryScope {
+  const InitMemory *memory;
+  explicit InitMemoryScope(const InitMemory *m) : memory(m) {
+    std::lock_guard<std::mutex> lock(initMemoryMutex);
+    initMemory.push_back(memory);
+  }
+  ~InitMemoryScope() {
+    std::lock_guard<std::mutex> lock(initMemoryMutex);
+    initMemory.erase(std::find(initMemory.begin(), initMemory.end(), memory));
+  }
+};
+
+void hookRelease(const void *data, int64_t bytes) {
+  if (!data || bytes <= 0)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(initMemoryMutex);
+    bool ours = false;
+    for (const InitMemory *m : initMemory) {
+      ours = ours ||
+             (m->source && m->source->mapsRange(data, static_cast<uint64_t>(bytes)));
+      for (const auto &[p, n] : m->initOnlyCopies)
+        ours = ours || (p == data && n == static_cast<uint64_t>(bytes));
+    }
+    if (!ours)
+      return; // memory an entry may read again
+  }
+  // The whole pages inside the range only: the neighbours' stay.
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(data) +
+                   static_cast<uintptr_t>(bytes)) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 // CPU models never launch kernels.
-const tfc_rt_hooks kHooks = {hookAlloc, hookFree, hookParallelFor, nullptr};
+const tfc_rt_hooks kHooks = {hookAlloc, hookFree, hookParallelFor, nullptr,
+                             hookRelease};
 
 /// The text of the NUL-terminated string `s` of symbol `name`, read no
 /// further than the symbol's size when the dynamic linker knows it.
@@ -568,6 +618,14 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
     // init's allocations go through the planner (heap memory outside runs),
     // which notes one that fails; init then returns early.
     MemoryPlanner::Scope scope(&planner);
+    InitMemory memory;
+    if (weightsFile && weightsFile->isFileMapping())
+      memory.source = weightsFile.get();
+    for (size_t i = 0; i < spec.weights.size(); ++i)
+      if (spec.weights[i].initOnly && buffers[i])
+        memory.initOnlyCopies.push_back(
+            {buffers[i].get(), spec.weights[i].byteSize()});
+    InitMemoryScope scope2(&memory);
     init(table.data());
   }
   int64_t failedSize = 0;

@@ -114,6 +114,11 @@ public:
   std::vector<const TensorView *> allTensors() const override;
   std::string describe() const override { return name; }
   bool isFileMapping() const override { return mapped; }
+  bool mapsRange(const void *p, uint64_t bytes) const override {
+    auto at = reinterpret_cast<uintptr_t>(p),
+         b = reinterpret_cast<uintptr_t>(base);
+    return mapped && at >= b && bytes <= size && at - b <= size - bytes;
+  }
 
 private:
   GgufFile() = default;

@@ -104,7 +104,20 @@ typedef struct tfc_rt_hooks {
                  int64_t grid_z, int64_t block_x, int64_t block_y,
                  int64_t block_z, int32_t shared_bytes, void **args,
                  int64_t num_args);
+  /* May be null. tfc_model_init calls it (through the model's internal
+   * TFC_RT_RELEASE_SYMBOL) with a weight it has consumed, right after
+   * computing a derived constant from it (a block-quantised matrix once
+   * packed): where [data, data + bytes) lies in a read-only file mapping the
+   * runtime drops its pages from the process, so that the weights and
+   * their packed forms are not resident together while init runs; a later
+   * read maps them again. */
+  void (*release)(const void *data, int64_t bytes);
 } tfc_rt_hooks;
+
+/* The model library's internal function `void f(const void *, int64_t)`
+ * that calls the release hook when the runtime set one (the hooks' order:
+ * alloc 0, free 1, parallel_for 2, launch 3, release 4). */
+#define TFC_RT_RELEASE_SYMBOL "tfc_rt_release"
 
 #ifdef __cplusplus
 }

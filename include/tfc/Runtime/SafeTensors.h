@@ -65,6 +65,12 @@ public:
   /// Whether the views point into read-only file mappings, whose pages the
   /// runtime may drop once it no longer reads them (not owned copies).
   virtual bool isFileMapping() const { return false; }
+  /// Whether [p, p + bytes) lies inside one of its read-only file mappings.
+  virtual bool mapsRange(const void *p, uint64_t bytes) const {
+    (void)p;
+    (void)bytes;
+    return false;
+  }
 };
 
 class SafeTensorsFile : public WeightSource {
@@ -95,6 +101,11 @@ public:
   std::vector<const TensorView *> allTensors() const override;
   std::string describe() const override { return path; }
   bool isFileMapping() const override { return mapped; }
+  bool mapsRange(const void *p, uint64_t bytes) const override {
+    auto at = reinterpret_cast<uintptr_t>(p),
+         b = reinterpret_cast<uintptr_t>(base);
+    return mapped && at >= b && bytes <= size && at - b <= size - bytes;
+  }
 
 private:
   SafeTensorsFile() = default;

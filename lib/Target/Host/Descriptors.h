@@ -40,7 +40,13 @@ inline constexpr llvm::StringLiteral kFailIfMarker = "__tfc_fail_if";
 inline constexpr llvm::StringLiteral kFailureFlagMarker = "__tfc_failure_flag";
 
 /// Field indices of tfc_rt_hooks.
-enum class Hook : int { Alloc = 0, Free = 1, ParallelFor = 2, Launch = 3 };
+enum class Hook : int {
+  Alloc = 0,
+  Free = 1,
+  ParallelFor = 2,
+  Launch = 3,
+  Release = 4
+};
 
 /// The LLVM struct of a rank-`rank` strided memref descriptor.
 LLVM::LLVMStructType descriptorType(MLIRContext *ctx, int64_t rank);

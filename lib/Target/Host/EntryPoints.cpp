@@ -11,6 +11,7 @@
 
 #include "Descriptors.h"
 
+#include "tfc/Runtime/ModelABI.h"
 #include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -192,6 +193,41 @@ struct LowerEntryPointsPass
           LLVM::CallOp::create(fb, loc, cFree, ValueRange{a[0]});
           return Value();
         });
+    emitReleaseFunction(b, module);
+  }
+
+  /// TFC_RT_RELEASE_SYMBOL(data, bytes), where a kernel declared it (init
+  /// consuming a weight): calls the release hook when the runtime set one.
+  void emitReleaseFunction(OpBuilder &b, ModuleOp module) {
+    auto decl = module.lookupSymbol<LLVM::LLVMFuncOp>(TFC_RT_RELEASE_SYMBOL);
+    if (!decl || !decl.isExternal())
+      return;
+    MLIRContext *ctx = module.getContext();
+    Location loc = decl.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    auto voidTy = LLVM::LLVMVoidType::get(ctx);
+    decl.setLinkage(LLVM::Linkage::Internal);
+    Block *entry = decl.addEntryBlock(b);
+    Block *withHooks = new Block(), *withHook = new Block(), *done = new Block();
+    decl.getBody().push_back(withHooks);
+    decl.getBody().push_back(withHook);
+    decl.getBody().push_back(done);
+    OpBuilder fb = OpBuilder::atBlockBegin(entry);
+    HookTable t = loadHookTable(fb, loc, module);
+    LLVM::CondBrOp::create(fb, loc, t.isNull, done, withHooks);
+    fb.setInsertionPointToStart(withHooks);
+    Value fn = loadHookFunction(fb, loc, t.table, Hook::Release);
+    Value isNull = LLVM::ICmpOp::create(fb, loc, LLVM::ICmpPredicate::eq, fn,
+                                        LLVM::ZeroOp::create(fb, loc, ptr));
+    LLVM::CondBrOp::create(fb, loc, isNull, done, withHook);
+    fb.setInsertionPointToStart(withHook);
+    LLVM::CallOp::create(fb, loc, LLVM::LLVMFunctionType::get(voidTy, {ptr, i64}),
+                         ValueRange{fn, entry->getArgument(0),
+                                    entry->getArgument(1)});
+    LLVM::BrOp::create(fb, loc, done);
+    fb.setInsertionPointToStart(done);
+    LLVM::ReturnOp::create(fb, loc, ValueRange{});
   }
 };
 

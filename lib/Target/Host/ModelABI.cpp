@@ -17,6 +17,7 @@
 #include "Descriptors.h"
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
+#include "tfc/Runtime/ModelABI.h"
 #include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,8 +26,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
@@ -90,6 +93,13 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
   /// only ("init_only" in the metadata: the runtime releases them once the
   /// derived constants exist).
   llvm::StringSet<> entryWeights;
+  /// Init's reads of the weights: the tensor, its slot and byte size.
+  struct InitWeight {
+    Value tensor;
+    unsigned slot;
+    int64_t bytes;
+  };
+  SmallVector<InitWeight> initWeights;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -146,6 +156,7 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
       entry.setPrivate();
     }
     lowerWeights(init, init.getArgument(0), /*isEntry=*/false);
+    releaseConsumedWeights(module, init);
     for (func::FuncOp entry : entries)
       lowerWeights(entry, entry.getArgument(0), /*isEntry=*/true);
 
@@ -329,9 +340,25 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
         // constant is computed (init's peak is one temporary, not all).
         Value value = mapping.lookup(root);
         OpBuilder::InsertionGuard guard(b);
+        Value dst;
+        // An op with a fresh destination computes straight into the slot
+        // (the copy below is then of the slot onto itself, and folds
+        // away): no temporary as large as the constant.
+        auto dps = value.getDefiningOp<DestinationStyleOpInterface>();
+        OpOperand *tied =
+            dps ? dps.getTiedOpOperand(cast<OpResult>(value)) : nullptr;
+        if (tied && tied->get().getDefiningOp<tensor::EmptyOp>() &&
+            tied->get().getType() == type) {
+          b.setInsertionPoint(dps);
+          dst = memrefFromPointer(
+              b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
+          tied->set(bufferization::ToTensorOp::create(
+              b, loc, type, dst, /*restrict=*/true, /*writable=*/true));
+        }
         b.setInsertionPointAfterValue(value);
-        Value dst = memrefFromPointer(
-            b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
+        if (!dst)
+          dst = memrefFromPointer(
+              b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
         bufferization::MaterializeInDestinationOp::create(
             b, loc, TypeRange{}, value, dst, /*restrict=*/true,
             /*writable=*/true);
@@ -351,6 +378,73 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
       if (constant.contains(&op) && !isa<WeightOp>(op) &&
           isOpTriviallyDead(&op))
         op.erase();
+  }
+
+  /// After the last derived constant computed from a weight is stored, init
+  /// hands the weight to the release hook (ModelABI.h): a runtime that bound
+  /// it from a file mapping drops its pages then, so that init never holds
+  /// every weight and every derived constant at once (a Q4_K_M file and its
+  /// packed form; an f32 checkpoint and its packed panels).
+  void releaseConsumedWeights(ModuleOp module, func::FuncOp init) {
+    if (initWeights.empty())
+      return;
+    Block &block = init.front();
+    llvm::DenseMap<Value, unsigned> weightNumber;
+    for (auto [i, w] : llvm::enumerate(initWeights))
+      weightNumber[w.tensor] = i;
+    // The weights each top-level op reads, directly or through its operands.
+    llvm::DenseMap<Operation *, llvm::BitVector> reads;
+    SmallVector<Operation *> lastStore(initWeights.size(), nullptr);
+    for (Operation &op : block) {
+      llvm::BitVector set(initWeights.size());
+      auto add = [&](Value v) {
+        auto it = weightNumber.find(v);
+        if (it != weightNumber.end())
+          set.set(it->second);
+        Operation *def = v.getDefiningOp();
+        if (!def)
+          return;
+        Operation *top = block.findAncestorOpInBlock(*def);
+        auto r = top ? reads.find(top) : reads.end();
+        if (r != reads.end())
+          set |= r->second;
+      };
+      for (Value v : op.getOperands())
+        add(v);
+      llvm::SetVector<Value> above;
+      for (Region &region : op.getRegions())
+        getUsedValuesDefinedAbove(region, above);
+      for (Value v : above)
+        add(v);
+      if (isa<bufferization::MaterializeInDestinationOp>(op))
+        for (unsigned i : set.set_bits())
+          lastStore[i] = &op;
+      reads[&op] = std::move(set);
+    }
+    MLIRContext *ctx = module.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    LLVM::LLVMFuncOp release =
+        module.lookupSymbol<LLVM::LLVMFuncOp>(TFC_RT_RELEASE_SYMBOL);
+    OpBuilder b(ctx);
+    if (!release) {
+      b.setInsertionPointToStart(module.getBody());
+      release = LLVM::LLVMFuncOp::create(
+          b, module.getLoc(), TFC_RT_RELEASE_SYMBOL,
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                      {ptr, i64}));
+    }
+    Value table = init.getArgument(0);
+    for (auto [i, w] : llvm::enumerate(initWeights)) {
+      if (!lastStore[i] || w.bytes <= 0)
+        continue;
+      Location loc = lastStore[i]->getLoc();
+      b.setInsertionPointAfter(lastStore[i]);
+      Value p = loadPointer(b, loc, table, w.slot);
+      Value n = LLVM::ConstantOp::create(b, loc, i64,
+                                         b.getI64IntegerAttr(w.bytes));
+      LLVM::CallOp::create(b, loc, release, ValueRange{p, n});
+    }
   }
 
   /// What a weight-only value computes, independently of where: its op's
@@ -414,6 +508,10 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
         v = bufferization::ToTensorOp::create(b, w.getLoc(), type, m,
                                               /*restrict=*/true,
                                               /*writable=*/false);
+        if (!isEntry)
+          initWeights.push_back({v, slot,
+                                 type.getNumElements() *
+                                     byteSize(type.getElementType())});
       }
       w.replaceAllUsesWith(v);
       w.erase();

@@ -114,6 +114,36 @@ module {
 
 // -----
 
+// Where init calls the release hook's caller (ModelABI.cpp declares it), it
+// is defined here, internal: nothing without a runtime or without the hook
+// (slot 4 of the table), else the hook with the same arguments.
+// CHECK-LABEL: module {
+// CHECK-LABEL: llvm.func internal @tfc_rt_release(%arg0: !llvm.ptr, %arg1: i64) {
+// CHECK-NEXT: %[[A:.*]] = llvm.mlir.addressof @tfc_model_hooks : !llvm.ptr
+// CHECK-NEXT: %[[H:.*]] = llvm.load %[[A]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[Z:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[NO:.*]] = llvm.icmp "eq" %[[H]], %[[Z]] : !llvm.ptr
+// CHECK-NEXT: llvm.cond_br %[[NO]], ^[[DONE:.*]], ^[[HOOKS:.*]]
+// CHECK: %[[G:.*]] = llvm.getelementptr %[[H]][4] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: %[[F:.*]] = llvm.load %[[G]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.cond_br %{{.*}}, ^[[DONE]], ^[[CALL:.*]]
+// CHECK: llvm.call %[[F]](%arg0, %arg1) : !llvm.ptr, (!llvm.ptr, i64) -> ()
+// CHECK: llvm.return
+module {
+  llvm.func @tfc_rt_release(!llvm.ptr, i64)
+  func.func private @__tfc_impl_r(%table: !llvm.ptr, %x: memref<4xf32>) {
+    return
+  }
+  func.func @tfc_model_init(%table: !llvm.ptr) {
+    %p = llvm.load %table : !llvm.ptr -> !llvm.ptr
+    %n = llvm.mlir.constant(16 : i64) : i64
+    llvm.call @tfc_rt_release(%p, %n) : (!llvm.ptr, i64) -> ()
+    return
+  }
+}
+
+// -----
+
 // An entry whose tensors were not bufferised cannot get a C wrapper.
 module {
   // expected-error @+1 {{entry argument 0 is not a buffer after bufferisation: 'tensor<4xf32>'}}

@@ -20,6 +20,8 @@
 // CHECK-SAME: \22target\22:{\22cpu\22:\22\22,\22device\22:\22cpu\22,\22features\22:\22\22,\22triple\22:\22x86_64-unknown-linux-gnu\22},
 // The packed weight is read by init only (init_only); the bias by the entry.
 // CHECK-SAME: \22weights\22:[{\22dtype\22:\22f32\22,\22init_only\22:true,\22name\22:\22proj.weight\22,\22shape\22:[40,64]},{\22dtype\22:\22f32\22,\22name\22:\22proj.bias\22,\22shape\22:[40]}]}"
+// The release hook's caller, declared (EntryPoints.cpp defines it).
+// CHECK: llvm.func @tfc_rt_release(!llvm.ptr, i64)
 // TARGET: \22target\22:{\22cpu\22:\22znver4\22,\22device\22:\22cpu\22,\22features\22:\22+avx512f,+fma\22,\22triple\22:\22x86_64-unknown-linux-gnu\22}
 //
 // The entry: renamed, private, the table first; argument attributes gone.
@@ -56,16 +58,25 @@
 // CHECK-NOT: tfc_cpu.pack
 // CHECK-NOT: tfc.weight
 //
-// The initialiser: reads weight slot 0, packs it, stores it into slot 2.
+// The initialiser: reads weight slot 0 and packs it straight into slot 2
+// (its fresh destination replaced by the slot, so the store below copies
+// the slot onto itself and folds away: no temporary), then hands the
+// weight's 10,240 bytes to the release hook (EntryPoints.cpp defines
+// @tfc_rt_release; the runtime drops their pages if they are mapped).
 // CHECK-LABEL: func.func @tfc_model_init
 // CHECK-SAME: (%[[IT:.*]]: !llvm.ptr) {
 // CHECK: llvm.getelementptr %[[IT]][0]
 // CHECK: %[[WM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<40x64xf32>
 // CHECK-NEXT: %[[W:.*]] = bufferization.to_tensor %[[WM]] restrict : memref<40x64xf32> to tensor<40x64xf32>
-// CHECK: %[[P:.*]] = tfc_cpu.pack %[[W]] outs(%{{.*}}) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
-// CHECK-NEXT: llvm.getelementptr %[[IT]][2]
+// CHECK: llvm.getelementptr %[[IT]][2]
 // CHECK: %[[DST:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<2x64x32xf32>
+// CHECK-NEXT: %[[OUT:.*]] = bufferization.to_tensor %[[DST]] restrict writable : memref<2x64x32xf32> to tensor<2x64x32xf32>
+// CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[W]] outs(%[[OUT]]) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
 // CHECK-NEXT: bufferization.materialize_in_destination %[[P]] in restrict writable %[[DST]] : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
+// CHECK-NEXT: %[[G0:.*]] = llvm.getelementptr %[[IT]][0]
+// CHECK-NEXT: %[[P0:.*]] = llvm.load %[[G0]]
+// CHECK-NEXT: %[[N:.*]] = llvm.mlir.constant(10240 : i64) : i64
+// CHECK-NEXT: llvm.call @tfc_rt_release(%[[P0]], %[[N]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT: return
 // CHECK-NOT: func.func @forward
 module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
