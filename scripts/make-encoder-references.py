@@ -8,6 +8,10 @@ the full-size tier (test/Import/large-embedders.test) without downloads:
       1_Pooling (mean) and Normalize; reference: transformers' hidden states
       and pooler output on a padded batch of two, and the sentence embedding
       computed from them as sentence-transformers' Pooling + Normalize do.
+  test/Import/Inputs/hf/bert-dense/   a random-weight BertModel with a small
+      WordPiece tokenizer.json, saved by sentence-transformers with mean
+      pooling, a Dense module (64 -> 48, tanh; 2_Dense/model.safetensors) and
+      Normalize; reference: SentenceTransformer.encode of SENTENCES.
   test/Import/Inputs/gguf-archs/nomic-bert.gguf   a random-weight nomic-bert
       written by gguf's GGUFWriter (F32, fused QKV, llama.cpp's tensor names
       and keys) with a small WordPiece vocabulary in llama.cpp's form
@@ -181,10 +185,67 @@ def nomic_bert():
     print("nomic-bert", vocab, "tokens")
 
 
+def bert_dense():
+    import sentence_transformers as stm
+    import sentence_transformers.models  # noqa: F401 (stm.models)
+    from tokenizers import Tokenizer, decoders, models, normalizers
+    from tokenizers import pre_tokenizers, processors
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS + \
+        ["##" + p for p in PIECES] + [chr(c) for c in range(ord("a"), ord("z") + 1)] + \
+        ["##" + chr(c) for c in range(ord("a"), ord("z") + 1)] + list(".,!?;:'\"-_()")
+    vocab = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tok.decoder = decoders.WordPiece()
+    config = transformers.BertConfig(
+        vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=96, max_position_embeddings=64)
+    torch.manual_seed(0)
+    model = transformers.BertModel(config, add_pooling_layer=False).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.2)
+    d = os.path.join(inputs, "hf", "bert-dense")
+    shutil.rmtree(d, ignore_errors=True)
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+            cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
+            model_max_length=64).save_pretrained(tmp)
+        word = stm.models.Transformer(tmp, max_seq_length=64)
+        pool = stm.models.Pooling(64, pooling_mode="mean")
+        dense = stm.models.Dense(64, 48, activation_function=torch.nn.Tanh())
+        with torch.no_grad():
+            for p in dense.parameters():
+                p.normal_(0.0, 0.2)
+        st = stm.SentenceTransformer(modules=[word, pool, dense, stm.models.Normalize()],
+                                     device="cpu")
+        st.save(d, safe_serialization=True)
+    os.remove(os.path.join(d, "README.md"))  # the model card
+    st = stm.SentenceTransformer(d, device="cpu")
+    r = os.path.join(d, "reference")
+    os.makedirs(r)
+    with open(os.path.join(r, "sentences.txt"), "w", encoding="utf-8") as f:
+        for s in SENTENCES:
+            f.write(s + "\n")
+    np.save(os.path.join(r, "embeddings.npy"),
+            st.encode(SENTENCES, batch_size=8).astype(np.float32))
+    print("bert-dense", sorted(os.listdir(d)))
+
+
 mpnet()
+bert_dense()
 nomic_bert()
 with open(os.path.join(inputs, "gguf-archs", "versions-encoders.json"), "w") as f:
+    import sentence_transformers
     json.dump({"torch": torch.__version__, "transformers": transformers.__version__,
+               "sentence-transformers": sentence_transformers.__version__,
                "gguf": getattr(gguf, "__version__", "?"),
                "llama-cpp-python": llama_cpp.__version__}, f, indent=1)
     f.write("\n")

@@ -1829,13 +1829,69 @@ bool importMarian(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   return checkUses(*c.weights, uses, c.configPath, error);
 }
 
+/// A sentence-transformers Dense module after the pooling:
+/// activation(linear(e)), its weights "<path>.linear.weight" / ".bias".
+struct DenseModule {
+  std::string path;
+  int64_t in = 0, out = 0;
+  bool bias = true;
+  std::string activation; // "tanh", or "" (Identity)
+};
+
 /// sentence-transformers' modules.json + 1_Pooling/config.json, if present.
 struct Pooling {
   bool present = false;
   std::string mode; // "mean", "cls", "max"
   bool normalize = false;
   int64_t maxSeqLength = 0;
+  /// In modules.json order, after the pooling (before Normalize).
+  std::vector<DenseModule> dense;
 };
+
+/// A Dense module's config.json (in_features, out_features, bias,
+/// activation_function) and its weights file.
+bool readDense(const std::string &dir, const std::string &modulesPath,
+               const std::string &path, DenseModule &d, std::string &error) {
+  if (path.empty() || path.find("..") != std::string::npos ||
+      path.front() == '/') {
+    error = modulesPath + ": the Dense module's path must be inside the "
+                          "directory";
+    return false;
+  }
+  d.path = path;
+  std::string configPath = dir + "/" + path + "/config.json";
+  Json config;
+  if (!parseJsonFile(configPath, config, error))
+    return false;
+  ConfigReader r(configPath, config);
+  d.in = r.positive("in_features");
+  d.out = r.positive("out_features");
+  d.bias = r.boolOr("bias", true);
+  std::string act =
+      r.stringOr("activation_function", "torch.nn.modules.activation.Tanh");
+  if (!r.ok()) {
+    error = r.message();
+    return false;
+  }
+  if (act == "torch.nn.modules.activation.Tanh")
+    d.activation = "tanh";
+  else if (act != "torch.nn.modules.linear.Identity") {
+    error = configPath + ": activation_function '" + act +
+            "' is not supported (supported: torch.nn.modules.activation.Tanh, "
+            "torch.nn.modules.linear.Identity)";
+    return false;
+  }
+  if (!isRegularFile(dir + "/" + path + "/model.safetensors")) {
+    error = dir + "/" + path + ": the Dense module's weights must be in "
+            "model.safetensors" +
+            (isRegularFile(dir + "/" + path + "/pytorch_model.bin")
+                 ? " (pytorch_model.bin is a pickle tfc does not read: save "
+                   "the module with safe_serialization)"
+                 : "");
+    return false;
+  }
+  return true;
+}
 
 bool readPooling(const std::string &dir, Pooling &p, std::string &error) {
   std::string modulesPath = dir + "/modules.json";
@@ -1867,17 +1923,31 @@ bool readPooling(const std::string &dir, Pooling &p, std::string &error) {
     std::string path = m.contains("path") && m["path"].is_string()
                            ? m["path"].get<std::string>()
                            : "";
-    if (type == "sentence_transformers.models.Transformer")
+    // "sentence_transformers.models.Pooling" (up to 5.x) or
+    // "sentence_transformers.sentence_transformer.modules.pooling.Pooling"
+    // (6.x): the class name decides.
+    std::string cls = type.rfind("sentence_transformers.", 0) == 0
+                          ? type.substr(type.rfind('.') + 1)
+                          : "";
+    if (cls == "Transformer")
       continue;
-    if (type == "sentence_transformers.models.Pooling") {
+    if (cls == "Pooling") {
       p.present = true;
       poolingDir = path;
-    } else if (type == "sentence_transformers.models.Normalize") {
+    } else if (cls == "Normalize") {
       p.normalize = true;
+    } else if (cls == "Dense" && p.present && !p.normalize) {
+      p.dense.emplace_back();
+      if (!readDense(dir, modulesPath, path, p.dense.back(), error))
+        return false;
     } else {
       error = modulesPath + ": module type '" + type +
-              "' is not supported (supported: Transformer, Pooling, "
-              "Normalize)";
+              "' is not supported" +
+              (cls == "Dense"
+                   ? std::string(" here (Dense is supported between Pooling "
+                                 "and Normalize)")
+                   : std::string(" (supported: Transformer, Pooling, "
+                                 "Dense, Normalize)"));
       return false;
     }
   }
@@ -1894,6 +1964,19 @@ bool readPooling(const std::string &dir, Pooling &p, std::string &error) {
     return false;
   ConfigReader r(poolConfig, pc);
   int modes = 0;
+  // sentence-transformers 6: "pooling_mode": "mean" (or "cls", "max", ...).
+  if (r.has("pooling_mode")) {
+    std::string mode = r.string("pooling_mode");
+    if (r.ok() && mode != "mean" && mode != "cls" && mode != "max")
+      r.fail("pooling_mode '" + mode +
+             "' is not supported (supported: mean, cls, max)");
+    if (!r.ok()) {
+      error = r.message();
+      return false;
+    }
+    p.mode = mode;
+    modes = 1;
+  }
   if (r.boolOr("pooling_mode_mean_tokens", false))
     p.mode = "mean", ++modes;
   if (r.boolOr("pooling_mode_cls_token", false))
@@ -2125,6 +2208,20 @@ void writeEncoder(const EncoderSpec &s, std::string &tfm,
     else
       o << "  m = reshape(cast(attention_mask, f32), [batch, seq, 1])\n"
         << "  sentence_embedding = max(hidden + (m - 1.0) * 1e9, axis = 1)\n";
+    for (size_t i = 0; i < pool.dense.size(); ++i) {
+      const DenseModule &d = pool.dense[i];
+      std::string w = "dense" + std::to_string(i);
+      o << "  weight " << w << "_w: [" << d.out << ", " << d.in << "] = \""
+        << d.path << ".linear.weight\"\n";
+      if (d.bias)
+        o << "  weight " << w << "_b: [" << d.out << "] = \"" << d.path
+          << ".linear.bias\"\n";
+      std::string lin = "linear(sentence_embedding, " + w + "_w" +
+                        (d.bias ? ", " + w + "_b" : std::string()) + ")";
+      o << "  sentence_embedding = "
+        << (d.activation.empty() ? lin : d.activation + "(" + lin + ")")
+        << "   # " << d.path << "\n";
+    }
     if (pool.normalize)
       o << "  e = sentence_embedding\n"
         << "  sentence_embedding = e / maximum(sqrt(sum(e * e, keepdim = true)),"
@@ -2134,6 +2231,13 @@ void writeEncoder(const EncoderSpec &s, std::string &tfm,
   tfm = o.str();
 
   int64_t dm = s.dModel;
+  int64_t width = dm; // of the sentence embedding, through the Dense modules
+  for (const DenseModule &d : pool.dense) {
+    uses.push_back({d.path + ".linear.weight", {d.out, width}});
+    if (d.bias)
+      uses.push_back({d.path + ".linear.bias", {d.out}});
+    width = d.out;
+  }
   uses.push_back({s.word + ".weight", {s.vocab, dm}});
   if (learned)
     uses.push_back({s.position + ".weight", {s.maxPositions, dm}});
@@ -2193,7 +2297,11 @@ std::string encoderActivation(const std::string &act) {
 std::string poolingNote(const Pooling &pool) {
   if (!pool.present)
     return "";
-  return "# sentence-transformers: " + pool.mode + " pooling" +
+  std::string dense;
+  for (const DenseModule &d : pool.dense)
+    dense += ", Dense " + std::to_string(d.in) + " -> " +
+             std::to_string(d.out) + (d.activation.empty() ? "" : " (tanh)");
+  return "# sentence-transformers: " + pool.mode + " pooling" + dense +
          (pool.normalize ? ", L2-normalised" : "") + " (modules.json)" +
          (pool.maxSeqLength
               ? ", max_seq_length " + std::to_string(pool.maxSeqLength)

@@ -46,6 +46,55 @@ public:
         return false;
     return true;
   }
+  bool mapsRange(const void *p, uint64_t bytes) const override {
+    for (const auto &shard : shards)
+      if (shard->mapsRange(p, bytes))
+        return true;
+    return false;
+  }
+};
+
+/// A checkpoint plus the weights of its sentence-transformers Dense
+/// modules (modules.json), each named "<module path>.<tensor>":
+/// "2_Dense.linear.weight".
+class WithModules : public WeightSource {
+public:
+  std::unique_ptr<WeightSource> main;
+  std::vector<std::unique_ptr<SafeTensorsFile>> modules;
+  /// The modules' tensors under their prefixed names (views into `modules`).
+  std::map<std::string, TensorView, std::less<>> byName;
+
+  const TensorView *findTensor(std::string_view name) const override {
+    auto it = byName.find(name);
+    return it != byName.end() ? &it->second : main->findTensor(name);
+  }
+  std::vector<const TensorView *> allTensors() const override {
+    std::vector<const TensorView *> out = main->allTensors();
+    for (auto &[n, v] : byName)
+      out.push_back(&v);
+    std::sort(out.begin(), out.end(),
+              [](const TensorView *a, const TensorView *b) {
+                return a->name < b->name;
+              });
+    return out;
+  }
+  std::string describe() const override { return main->describe(); }
+  bool isFileMapping() const override {
+    if (!main->isFileMapping())
+      return false;
+    for (const auto &m : modules)
+      if (!m->isFileMapping())
+        return false;
+    return true;
+  }
+  bool mapsRange(const void *p, uint64_t bytes) const override {
+    if (main->mapsRange(p, bytes))
+      return true;
+    for (const auto &m : modules)
+      if (m->mapsRange(p, bytes))
+        return true;
+    return false;
+  }
 };
 
 bool readSmallFile(const std::string &path, std::string &out,
@@ -162,6 +211,71 @@ bool tfc::rt::isGgufFile(const std::string &path) {
   return yes;
 }
 
+namespace {
+
+/// `main` with the safetensors weights of the Dense modules that the
+/// directory's modules.json lists (a module without a model.safetensors
+/// adds nothing: the importer names what is missing).
+std::unique_ptr<WeightSource>
+withDenseModules(const std::string &dir, std::unique_ptr<WeightSource> main,
+                 std::string &error) {
+  std::string modulesPath = dir + "/modules.json";
+  if (!main || !isRegular(modulesPath))
+    return main;
+  std::string text;
+  json::Value root;
+  if (!readSmallFile(modulesPath, text, error))
+    return nullptr;
+  if (!json::parse(text, root, error, "JSON")) {
+    error = modulesPath + ": " + error;
+    return nullptr;
+  }
+  if (root.kind != json::Value::Array)
+    return main; // the importer names the problem
+  auto out = std::make_unique<WithModules>();
+  for (const json::Value &m : root.items) {
+    const json::Value *type = m.kind == json::Value::Object ? m.get("type")
+                                                            : nullptr;
+    const json::Value *path = m.kind == json::Value::Object ? m.get("path")
+                                                            : nullptr;
+    // "sentence_transformers.models.Dense" (up to 5.x),
+    // "sentence_transformers.base.modules.dense.Dense" (6.x).
+    auto isDense = [](const std::string &t) {
+      return t.rfind("sentence_transformers.", 0) == 0 && t.size() > 6 &&
+             t.compare(t.size() - 6, 6, ".Dense") == 0;
+    };
+    if (!type || type->kind != json::Value::String || !isDense(type->string) ||
+        !path ||
+        path->kind != json::Value::String || path->string.empty() ||
+        path->string.find("..") != std::string::npos ||
+        path->string.front() == '/')
+      continue;
+    std::string file = dir + "/" + path->string + "/model.safetensors";
+    if (!isRegular(file))
+      continue;
+    auto weights = SafeTensorsFile::open(file, error);
+    if (!weights)
+      return nullptr;
+    for (const TensorView &v : weights->tensors()) {
+      TensorView named = v;
+      named.name = path->string + "." + v.name;
+      if (main->findTensor(named.name)) {
+        error = file + ": tensor '" + v.name + "' would be '" + named.name +
+                "', which the checkpoint already has";
+        return nullptr;
+      }
+      out->byName.emplace(named.name, std::move(named));
+    }
+    out->modules.push_back(std::move(weights));
+  }
+  if (out->modules.empty())
+    return main;
+  out->main = std::move(main);
+  return out;
+}
+
+} // namespace
+
 std::unique_ptr<WeightSource> tfc::rt::openWeights(const std::string &path,
                                                    std::string &error) {
   struct stat st;
@@ -173,9 +287,10 @@ std::unique_ptr<WeightSource> tfc::rt::openWeights(const std::string &path,
     std::string index = path + "/model.safetensors.index.json";
     std::string single = path + "/model.safetensors";
     if (isRegular(index))
-      return openShards(path, index, error);
+      return withDenseModules(path, openShards(path, index, error), error);
     if (isRegular(single))
-      return SafeTensorsFile::open(single, error);
+      return withDenseModules(path, SafeTensorsFile::open(single, error),
+                              error);
     error = path + ": a checkpoint directory needs model.safetensors or "
                    "model.safetensors.index.json (with its shards)";
     return nullptr;

@@ -7,7 +7,10 @@
 //  * a Hugging Face checkpoint directory: `model.safetensors`, or the shards
 //    named by `model.safetensors.index.json` (its "weight_map": tensor name
 //    -> shard file); every shard is mapped and checked, a tensor in two
-//    shards or a shard missing is an error naming the file;
+//    shards or a shard missing is an error naming the file; a
+//    sentence-transformers directory's Dense modules (modules.json) add
+//    their model.safetensors under "<module path>.<name>"
+//    ("2_Dense.linear.weight");
 //  * a `.gguf` file (Gguf.h), recognised by its magic, whatever its name.
 // Every source is a WeightSource (SafeTensors.h): tensors by name as views
 // into memory-mapped files.
