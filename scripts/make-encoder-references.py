@@ -12,9 +12,9 @@ the full-size tier (test/Import/large-embedders.test) without downloads:
       WordPiece tokenizer.json, saved by sentence-transformers with mean
       pooling, a Dense module (64 -> 48, tanh; 2_Dense/model.safetensors) and
       Normalize; reference: SentenceTransformer.encode of SENTENCES.
-  test/Import/Inputs/gguf-archs/nomic-bert.gguf   a random-weight nomic-bert
-      written by gguf's GGUFWriter (F32, fused QKV, llama.cpp's tensor names
-      and keys) with a small WordPiece vocabulary in llama.cpp's form
+  test/Import/Inputs/gguf-archs/{nomic-bert,bert}.gguf   random-weight
+      nomic-bert and bert models written by gguf's GGUFWriter (F32, fused
+      QKV or q/k/v with biases, llama.cpp's tensor names and keys) with a small WordPiece vocabulary in llama.cpp's form
       (word-initial tokens behind U+2581); reference: llama.cpp's own ids
       and normalised mean-pooled embeddings of SENTENCES (llama-cpp-python).
 
@@ -108,7 +108,10 @@ SENTENCES = [
 ]
 
 
-def nomic_bert():
+def gguf_encoder(arch):
+    """A tiny `arch` ("nomic-bert" or "bert") .gguf as llama.cpp's converter
+    lays them out, and llama.cpp's ids and embeddings for SENTENCES."""
+    nomic = arch == "nomic-bert"
     d, heads, layers, ff, ctx = 64, 4, 2, 96, 128
     letters = [chr(c) for c in range(ord("a"), ord("z") + 1)] + list("0123456789")
     punct = list(".,!?;:'\"-_()")
@@ -124,9 +127,9 @@ def nomic_bert():
     def rand(*shape, scale=0.2):
         return rng.normal(0.0, scale, size=shape).astype(np.float32)
 
-    path = os.path.join(inputs, "gguf-archs", "nomic-bert.gguf")
-    w = gguf.GGUFWriter(path, "nomic-bert")
-    w.add_name("tiny nomic-bert")
+    path = os.path.join(inputs, "gguf-archs", arch + ".gguf")
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name("tiny " + arch)
     w.add_block_count(layers)
     w.add_context_length(ctx)
     w.add_embedding_length(d)
@@ -135,7 +138,8 @@ def nomic_bert():
     w.add_layer_norm_eps(1e-12)
     w.add_causal_attention(False)
     w.add_pooling_type(gguf.PoolingType.MEAN)
-    w.add_rope_freq_base(1000.0)
+    if nomic:
+        w.add_rope_freq_base(1000.0)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     w.add_tokenizer_model("bert")
     w.add_token_list(tokens)
@@ -148,17 +152,26 @@ def nomic_bert():
     w.add_mask_token_id(4)
     w.add_tensor("token_embd.weight", rand(vocab, d, scale=0.5))
     w.add_tensor("token_types.weight", rand(2, d))
+    if not nomic:
+        w.add_tensor("position_embd.weight", rand(ctx, d))
     w.add_tensor("token_embd_norm.weight", 1 + rand(d))
     w.add_tensor("token_embd_norm.bias", rand(d))
     for l in range(layers):
         p = f"blk.{l}."
-        w.add_tensor(p + "attn_qkv.weight", rand(3 * d, d))
-        w.add_tensor(p + "attn_output.weight", rand(d, d))
+        if nomic:  # fused, no biases, SwiGLU
+            w.add_tensor(p + "attn_qkv.weight", rand(3 * d, d))
+            w.add_tensor(p + "attn_output.weight", rand(d, d))
+            w.add_tensor(p + "ffn_up.weight", rand(ff, d))
+            w.add_tensor(p + "ffn_gate.weight", rand(ff, d))
+            w.add_tensor(p + "ffn_down.weight", rand(d, ff))
+        else:  # q, k, v and every linear layer with a bias, GELU
+            for n, shape in [("attn_q", (d, d)), ("attn_k", (d, d)), ("attn_v", (d, d)),
+                             ("attn_output", (d, d)), ("ffn_up", (ff, d)),
+                             ("ffn_down", (d, ff))]:
+                w.add_tensor(p + n + ".weight", rand(*shape))
+                w.add_tensor(p + n + ".bias", rand(shape[0]))
         w.add_tensor(p + "attn_output_norm.weight", 1 + rand(d))
         w.add_tensor(p + "attn_output_norm.bias", rand(d))
-        w.add_tensor(p + "ffn_up.weight", rand(ff, d))
-        w.add_tensor(p + "ffn_gate.weight", rand(ff, d))
-        w.add_tensor(p + "ffn_down.weight", rand(d, ff))
         w.add_tensor(p + "layer_output_norm.weight", 1 + rand(d))
         w.add_tensor(p + "layer_output_norm.bias", rand(d))
     w.write_header_to_file()
@@ -166,7 +179,7 @@ def nomic_bert():
     w.write_tensors_to_file()
     w.close()
 
-    out = os.path.join(inputs, "gguf-archs", "nomic-bert")
+    out = os.path.join(inputs, "gguf-archs", arch)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     llm = llama_cpp.Llama(model_path=path, embedding=True, n_ctx=ctx,
@@ -182,7 +195,7 @@ def nomic_bert():
     np.save(os.path.join(out, "embeddings.npy"),
             np.array([llm.embed(s, normalize=True) for s in SENTENCES],
                      dtype=np.float32))
-    print("nomic-bert", vocab, "tokens")
+    print(arch, vocab, "tokens")
 
 
 def bert_dense():
@@ -241,7 +254,8 @@ def bert_dense():
 
 mpnet()
 bert_dense()
-nomic_bert()
+gguf_encoder("nomic-bert")
+gguf_encoder("bert")
 with open(os.path.join(inputs, "gguf-archs", "versions-encoders.json"), "w") as f:
     import sentence_transformers
     json.dump({"torch": torch.__version__, "transformers": transformers.__version__,

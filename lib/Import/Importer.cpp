@@ -39,7 +39,7 @@ const char *kSupported =
     "(Gemma3ForCausalLM), phi3 (Phi3ForCausalLM), bloom (BloomForCausalLM), marian (MarianMTModel), "
     "t5 (T5ForConditionalGeneration) and vit (ViTModel, "
     "ViTForImageClassification); .gguf files of general.architecture "
-    "llama, mistral, qwen2, qwen3, gemma3, phi3 and nomic-bert";
+    "llama, mistral, qwen2, qwen3, gemma3, phi3, bert and nomic-bert";
 
 bool isDirectory(const std::string &p) {
   struct stat st;
@@ -2510,8 +2510,9 @@ const char *const kGgufArchs[] = {"llama", "mistral", "qwen2", "qwen3",
                                   "gemma3", "phi3"};
 
 /// GGUF's BERT-derived encoders, as llama.cpp builds them
-/// (src/models/bert.cpp): nomic-bert (fused QKV without biases, RoPE,
-/// SwiGLU, token type 0 added to every token).
+/// (src/models/bert.cpp): bert (learned positions, q/k/v with biases, GELU
+/// MLP) and nomic-bert (fused QKV without biases, RoPE, SwiGLU); both add
+/// token type 0 to every token.
 bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
                        const std::string &arch, ImportedModel &out,
                        std::string &error) {
@@ -2538,10 +2539,11 @@ bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
       !need("feed_forward_length", s.dFF) ||
       !need("context_length", s.maxPositions))
     return false;
+  bool nomic = arch == "nomic-bert";
   if (!f.getFloat(kp + "attention.layer_norm_epsilon", s.eps, error) ||
-      !f.getFloat(kp + "rope.freq_base", s.ropeBase, error))
+      (nomic && !f.getFloat(kp + "rope.freq_base", s.ropeBase, error)))
     return false;
-  if (!(s.eps > 0) || !(s.ropeBase > 0)) {
+  if (!(s.eps > 0) || (nomic && !(s.ropeBase > 0))) {
     error = path + ": " + kp + "attention.layer_norm_epsilon and " + kp +
             "rope.freq_base must be positive";
     return false;
@@ -2563,7 +2565,7 @@ bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
       return false;
     }
   }
-  if (has("rope.dimension_count")) {
+  if (nomic && has("rope.dimension_count")) {
     int64_t rot;
     if (!need("rope.dimension_count", rot))
       return false;
@@ -2608,9 +2610,19 @@ bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
     s.tokenType = "token_types";
     s.types = t->shape.empty() ? 0 : t->shape[0];
   }
-  s.activation = "silu({x})";
-  s.gated = true;
-  s.biases = f.findTensor("blk.0.attn_qkv.bias") != nullptr;
+  // llama.cpp: nomic-bert's MLP is SwiGLU, bert's GELU (ggml_gelu, the
+  // tanh form) on ffn_up.
+  s.activation = nomic ? "silu({x})" : "gelu({x}, approximate = \"tanh\")";
+  s.gated = nomic;
+  bool fused = f.findTensor("blk.0.attn_qkv.weight") != nullptr;
+  s.biases = f.findTensor(fused ? "blk.0.attn_qkv.bias" : "blk.0.attn_q.bias") !=
+             nullptr;
+  if (!nomic) {
+    s.position = "position_embd";
+    if (const tfc::rt::TensorView *t = f.findTensor("position_embd.weight"))
+      if (t->shape.size() == 2 && t->shape[0] < s.maxPositions)
+        s.maxPositions = t->shape[0];
+  }
   std::string name;
   if (f.find("general.name"))
     f.getString("general.name", name, error);
@@ -2622,10 +2634,11 @@ bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
       "\n#   head_count=" + std::to_string(s.heads) +
       " feed_forward_length=" + std::to_string(s.dFF) +
       " context_length=" + std::to_string(s.maxPositions) +
-      "\n#   rope.freq_base=" + fmtFloat(s.ropeBase) +
+      (nomic ? "\n#   rope.freq_base=" + fmtFloat(s.ropeBase) : "\n#  ") +
       " layer_norm_epsilon=" + fmtFloat(s.eps) +
       " pooling_type=" + std::to_string(pooling) +
-      "\n# Post-norm layers, rotary positions, SwiGLU"
+      (nomic ? "\n# Post-norm layers, rotary positions, SwiGLU"
+             : "\n# Post-norm layers, learned positions, GELU") +
       "; tensor names are GGUF's." +
       (s.pool.present ? "\n# Entry encode: " + s.pool.mode +
                             " pooling, L2-normalised (llama.cpp's "
@@ -2634,7 +2647,13 @@ bool importGgufEncoder(const tfc::rt::GgufFile &f, const std::string &path,
   s.word = "token_embd";
   s.embedNorm = "token_embd_norm";
   std::string p = "blk.{l}";
-  s.qkv = p + ".attn_qkv";
+  if (fused) {
+    s.qkv = p + ".attn_qkv";
+  } else {
+    s.q = p + ".attn_q";
+    s.k = p + ".attn_k";
+    s.v = p + ".attn_v";
+  }
   s.o = p + ".attn_output";
   s.attnNorm = p + ".attn_output_norm";
   s.gate = p + ".ffn_gate";
@@ -2657,12 +2676,12 @@ bool importGguf(const std::string &path, ImportedModel &out,
   std::string arch;
   if (!f->getString("general.architecture", arch, error))
     return false;
-  if (arch == "nomic-bert")
+  if (arch == "bert" || arch == "nomic-bert")
     return importGgufEncoder(*f, path, arch, out, error);
   std::string supported;
   for (const char *a : kGgufArchs)
     supported += std::string(supported.empty() ? "" : ", ") + a;
-  supported += ", nomic-bert";
+  supported += ", bert, nomic-bert";
   if (std::find(std::begin(kGgufArchs), std::end(kGgufArchs), arch) ==
       std::end(kGgufArchs)) {
     error = path + ": general.architecture '" + arch +
