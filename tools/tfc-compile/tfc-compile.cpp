@@ -45,12 +45,15 @@ enum class Emit {
   WeightsManifest
 };
 
+cl::OptionCategory options("tfc-compile options");
+
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model.tfm | model.mlir | "
                                             "checkpoint dir | model.gguf>"),
-                                   cl::Required);
+                                   cl::Required, cl::cat(options));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' = stdout)"),
-                                    cl::value_desc("file"), cl::init("-"));
+                                    cl::value_desc("file"), cl::init("-"),
+                                    cl::cat(options));
 cl::opt<Emit> emit(
     "emit",
     cl::desc("What to produce (default: from the -o suffix: .so a model "
@@ -71,81 +74,84 @@ cl::opt<Emit> emit(
         clEnumValN(Emit::Ptx, "ptx",
                    "the PTX of every kernel, per architecture (--target=cuda)"),
         clEnumValN(Emit::WeightsManifest, "weights-manifest",
-                   "the weights the model expects, as JSON")));
+                   "the weights the model expects, as JSON")),
+    cl::cat(options));
 enum class Target { Cpu, Cuda };
 cl::opt<Target> target(
     "target", cl::desc("The target"), cl::init(Target::Cpu),
     cl::values(clEnumValN(Target::Cpu, "cpu", "x86-64 CPUs (default)"),
                clEnumValN(Target::Cuda, "cuda",
-                          "NVIDIA GPUs (PTX) driven from x86-64 host code")));
+                          "NVIDIA GPUs (PTX) driven from x86-64 host code")),
+    cl::cat(options));
 cl::list<std::string>
     gpuArchs("gpu-arch", cl::CommaSeparated,
              cl::desc("GPU architectures for --target=cuda (default: "
                       "sm_80,sm_90)"),
-             cl::value_desc("sm_XX,..."));
+             cl::value_desc("sm_XX,..."), cl::cat(options));
 cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("The CUDA toolkit, for libdevice (default: $CUDA_HOME, then "
              "/usr/local/cuda)"),
-    cl::value_desc("dir"));
+    cl::value_desc("dir"), cl::cat(options));
 cl::opt<std::string> cpu("cpu",
                          cl::desc("Target CPU (LLVM name; default: the host)"),
-                         cl::value_desc("name"));
+                         cl::value_desc("name"), cl::cat(options));
 cl::opt<std::string>
     features("features",
              cl::desc("Target features, e.g. +avx512f,+fma (default: the "
                       "host's, or the CPU's)"),
-             cl::value_desc("list"));
+             cl::value_desc("list"), cl::cat(options));
 cl::opt<std::string> cpuVariants(
     "cpu-variants",
     cl::desc("A multi-versioned model library: one build per CPU of the "
              "comma-separated list (e.g. x86-64-v4,x86-64-v3), most capable "
              "first; the runtime runs the first one the host can"),
-    cl::value_desc("cpu,cpu,..."));
+    cl::value_desc("cpu,cpu,..."), cl::cat(options));
 cl::opt<std::string> cpuKernels(
     "cpu-kernels",
     cl::desc("The instruction set the CPU kernels are tiled for: avx512 or "
              "avx2 (default: from the target CPU's features). For testing "
              "and measuring one ISA's kernels on another"),
-    cl::value_desc("isa"));
+    cl::value_desc("isa"), cl::cat(options));
 cl::opt<int64_t> cpuL1dKib(
     "cpu-l1d-kib",
     cl::desc("The L1 data cache per core in KiB that the CPU kernels' cache "
              "blocking is for (default: the host's when compiling for it, "
              "else the named CPU's, else 32)"),
-    cl::value_desc("KiB"), cl::init(0));
+    cl::value_desc("KiB"), cl::init(0), cl::cat(options));
 cl::opt<int64_t> cpuL2Kib(
     "cpu-l2-kib",
     cl::desc("The L2 cache per core in KiB that the CPU kernels' cache "
              "blocking is for (default: the host's when compiling for it, "
              "else the named CPU's, else 256)"),
-    cl::value_desc("KiB"), cl::init(0));
+    cl::value_desc("KiB"), cl::init(0), cl::cat(options));
 cl::opt<std::string> entry("entry", cl::desc("Only compile this entry point"),
-                           cl::value_desc("name"));
+                           cl::value_desc("name"), cl::cat(options));
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Override a hyper-parameter"),
-                              cl::value_desc("name=value"));
+                              cl::value_desc("name=value"), cl::cat(options));
 cl::opt<std::string> quantize(
     "quantize",
-    cl::desc("Store linear weights block-quantised (q8_0, q4_0, q4_1: "
-             "GGUF's formats, int8 kernels on the CPU) or not at all "
-             "(none: dequantised at load). Default: as the model says (a "
-             ".gguf's quantised tensors stay quantised)"),
-    cl::value_desc("format"));
+    cl::desc(
+        "Store linear weights block-quantised (q8_0, q4_0, q4_1, "
+        "q5_0, q5_1: GGUF's formats, int8 kernels on the CPU) or not at all "
+        "(none: dequantised at load). Default: as the model says (a "
+        ".gguf's quantised tensors stay quantised)"),
+    cl::value_desc("format"), cl::cat(options));
 
 cl::opt<bool> kvCache(
     "kv-cache",
     cl::desc("Also generate <entry>_cached for generation: the tokens at "
              "positions [past, past + seq) with every layer's key/value "
              "cache as state buffers updated in place (docs/abi.md)"),
-    cl::init(false));
+    cl::init(false), cl::cat(options));
 
 cl::opt<bool> kvCacheLast(
     "kv-cache-last",
     cl::desc("With --kv-cache: <entry>_cached returns, of each output along "
              "the tokens, only the last position (what generation reads: a "
              "prompt's logits are computed for one position, not all)"),
-    cl::init(false));
+    cl::init(false), cl::cat(options));
 
 cl::opt<std::string> kvCacheType(
     "kv-cache-type",
@@ -153,12 +159,12 @@ cl::opt<std::string> kvCacheType(
              "key/value caches, f32 (the default: an f32 model's own) or f16 "
              "(half the memory and the bytes a decode step reads; keys and "
              "values are rounded to f16 as they are stored)"),
-    cl::value_desc("f32|f16"), cl::init("f32"));
+    cl::value_desc("f32|f16"), cl::init("f32"), cl::cat(options));
 
 cl::opt<bool> remarks("fusion-remarks",
                       cl::desc("Report what the fusion passes fused and why "
                                "they did not fuse a candidate"),
-                      cl::init(false));
+                      cl::init(false), cl::cat(options));
 
 } // namespace
 
@@ -172,6 +178,14 @@ int main(int argc, char **argv) {
   mlir::tfc::registerTfcHostPasses();
   mlir::tfc::registerTfcCPUPasses();
   mlir::tfc::registerTfcNVPTXPasses();
+  // --help lists tfc-compile's own options; LLVM's and MLIR's (pass
+  // pipelines, -mlir-timing, codegen internals) stay usable and are listed
+  // by --help-hidden, as clang does.
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (!llvm::is_contained(option->Categories, &options) &&
+        option->getOptionHiddenFlag() == cl::NotHidden && name != "help" &&
+        name != "help-hidden" && name != "version")
+      option->setHiddenFlag(cl::Hidden);
   cl::ParseCommandLineOptions(argc, argv,
                               "tfc-compile: compiles a .tfm transformer model "
                               "description\n");
