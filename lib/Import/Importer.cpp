@@ -698,10 +698,10 @@ std::string hfHeader(const HfCheckpoint &c, const std::string &what,
   return h;
 }
 
-bool importLlamaLike(HfCheckpoint &c, const std::string &type,
-                     ImportedModel &out, std::string &error) {
-  ConfigReader r(c.configPath, c.config);
-  DecoderSpec s;
+/// The config.json keys every transformers decoder shares; `head_dim`
+/// defaults to `defaultHeadDim`, or hidden_size / heads when it is 0.
+void readDecoderSizes(ConfigReader &r, DecoderSpec &s,
+                      int64_t defaultHeadDim = 0) {
   s.vocab = r.positive("vocab_size");
   s.dModel = r.positive("hidden_size");
   s.layers = r.positive("num_hidden_layers");
@@ -710,7 +710,17 @@ bool importLlamaLike(HfCheckpoint &c, const std::string &type,
   s.dFF = r.positive("intermediate_size");
   s.ctx = r.positive("max_position_embeddings");
   s.eps = r.positiveNumberOr("rms_norm_eps", 1e-6);
-  s.headDim = r.positiveOr("head_dim", s.dModel / std::max<int64_t>(s.heads, 1));
+  s.headDim = r.positiveOr("head_dim",
+                           defaultHeadDim ? defaultHeadDim
+                                          : s.dModel / std::max<int64_t>(
+                                                           s.heads, 1));
+}
+
+bool importLlamaLike(HfCheckpoint &c, const std::string &type,
+                     ImportedModel &out, std::string &error) {
+  ConfigReader r(c.configPath, c.config);
+  DecoderSpec s;
+  readDecoderSizes(r, s);
   std::string act = r.stringOr("hidden_act", "silu");
   // transformers' default for all three families is untied.
   bool tied = r.boolOr("tie_word_embeddings", false);
@@ -847,15 +857,7 @@ bool importGemma3Text(HfCheckpoint &c, ImportedModel &out,
                       std::string &error) {
   ConfigReader r(c.configPath, c.config);
   DecoderSpec s;
-  s.vocab = r.positive("vocab_size");
-  s.dModel = r.positive("hidden_size");
-  s.layers = r.positive("num_hidden_layers");
-  s.heads = r.positive("num_attention_heads");
-  s.kvHeads = r.positiveOr("num_key_value_heads", s.heads);
-  s.dFF = r.positive("intermediate_size");
-  s.ctx = r.positive("max_position_embeddings");
-  s.eps = r.positiveNumberOr("rms_norm_eps", 1e-6);
-  s.headDim = r.positiveOr("head_dim", 256);
+  readDecoderSizes(r, s, /*defaultHeadDim=*/256);
   s.attnScalar = r.positiveNumberOr("query_pre_attn_scalar", 256);
   std::string act = r.stringOr("hidden_activation", "gelu_pytorch_tanh");
   bool tied = r.boolOr("tie_word_embeddings", true);

@@ -625,7 +625,7 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
       if (spec.weights[i].initOnly && buffers[i])
         memory.initOnlyCopies.push_back(
             {buffers[i].get(), spec.weights[i].byteSize()});
-    InitMemoryScope scope2(&memory);
+    InitMemoryScope released(&memory);
     init(table.data());
   }
   int64_t failedSize = 0;

@@ -100,6 +100,30 @@ std::unique_ptr<SplitPreTokenizer> split(const char *pattern,
   return p;
 }
 
+/// The decoder of vocabularies whose pieces carry spaces as U+2581
+/// (SentencePiece, llama.cpp's WordPiece): U+2581 back to spaces, byte
+/// pieces to bytes when `byteFallback`, fused, and the first space
+/// stripped when `stripFirst` (the one the encoder prepended).
+std::unique_ptr<Decoder> metaspaceDecoder(bool byteFallback, bool stripFirst,
+                                          std::string &error) {
+  auto dec = std::make_unique<SequenceDecoder>();
+  auto back = std::make_unique<ReplaceDecoder>();
+  back->pattern = Regex::compile("\xE2\x96\x81", /*literal=*/true, error);
+  back->content = " ";
+  if (!back->pattern)
+    return nullptr;
+  dec->decoders.push_back(std::move(back));
+  if (byteFallback)
+    dec->decoders.push_back(std::make_unique<ByteFallbackDecoder>());
+  dec->decoders.push_back(std::make_unique<FuseDecoder>());
+  if (stripFirst) {
+    auto strip = std::make_unique<StripDecoder>();
+    strip->start = 1;
+    dec->decoders.push_back(std::move(strip));
+  }
+  return dec;
+}
+
 } // namespace
 
 std::string Tokenizer::supportedGgufPre() {
@@ -220,20 +244,10 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     pre->stripAccents = v.stripAccents.value_or(pre->lowercase);
     impl->preTokenizer = std::move(pre);
     // Word-initial tokens carry U+2581: a space before each, none first.
-    auto dec = std::make_unique<SequenceDecoder>();
-    auto back = std::make_unique<ReplaceDecoder>();
-    back->pattern = Regex::compile("\xE2\x96\x81", /*literal=*/true, message);
-    back->content = " ";
-    if (!back->pattern) {
+    if (!(impl->decoder = metaspaceDecoder(false, true, message))) {
       error = what + ": " + message;
       return nullptr;
     }
-    dec->decoders.push_back(std::move(back));
-    dec->decoders.push_back(std::make_unique<FuseDecoder>());
-    auto strip = std::make_unique<StripDecoder>();
-    strip->start = 1;
-    dec->decoders.push_back(std::move(strip));
-    impl->decoder = std::move(dec);
   }
   if (spm) {
     // llama.cpp: spaces become U+2581 (and one is prepended with
@@ -262,19 +276,10 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const GgufVocab &v,
     }
     norm->normalizers.push_back(std::move(replace));
     impl->normalizer = std::move(norm);
-    auto dec = std::make_unique<SequenceDecoder>();
-    auto back = std::make_unique<ReplaceDecoder>();
-    back->pattern = Regex::compile("\xE2\x96\x81", /*literal=*/true, message);
-    back->content = " ";
-    dec->decoders.push_back(std::move(back));
-    dec->decoders.push_back(std::make_unique<ByteFallbackDecoder>());
-    dec->decoders.push_back(std::make_unique<FuseDecoder>());
-    if (prefix) {
-      auto strip = std::make_unique<StripDecoder>();
-      strip->start = 1;
-      dec->decoders.push_back(std::move(strip));
+    if (!(impl->decoder = metaspaceDecoder(true, prefix, message))) {
+      error = what + ": " + message;
+      return nullptr;
     }
-    impl->decoder = std::move(dec);
   }
   if (!spm && !wpm) {
     BpeModel::Options options;

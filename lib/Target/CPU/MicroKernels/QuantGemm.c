@@ -309,12 +309,10 @@ static void qpack_narrow(int32_t format, const void *w, int64_t n,
 
 void tfc_uk_qpack(int32_t format, const void *w, int64_t n, int64_t kBlocks,
                   void *out) {
-  /* In chunks of 64 groups (512 rows). (Releasing each chunk's source once
-   * packed, MADV_PAGEOUT, took Qwen2.5-Coder-0.5B's load peak from 921 to
-   * 575 MiB, but it evicts the file from the page cache too: every later
-   * load read it from disk again, the test suite ran minutes longer. The
-   * runtime, which knows which ranges are file mappings, should drop them
-   * with MADV_DONTNEED instead.) */
+  /* In chunks of 64 groups (512 rows). (Releasing each chunk's source here
+   * with MADV_PAGEOUT evicted the file from the page cache too, so every
+   * later load read it from disk again; init releases each weight once
+   * packed through the runtime's release hook instead, ModelABI.h.) */
   const int64_t chunk = 64 * TFC_UK_GROUP_ROWS;
   const int64_t rowBytes = kBlocks * kBlockBytes[format];
   const int64_t gb = tfc_uk_group_block_bytes(format);
