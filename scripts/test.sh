@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets everything up, builds tfc and runs every test suite (lit + GoogleTest,
-# through ctest), then again with an AVX-512 host masked to AVX2 (x86-64-v3),
-# then the sanitizer job (scripts/test-sanitizers.sh: the
-# runtime and its tools under ASan+UBSan and TSan; TFC_SANITIZERS=0 skips
-# it). The last line is the sanitizer job's summary.
+# through ctest; the Python package's pytest, scripts/test-python.sh), then
+# ctest again with an AVX-512 host masked to AVX2 (x86-64-v3), then the
+# sanitizer job (scripts/test-sanitizers.sh: the runtime and its tools under
+# ASan+UBSan and TSan; TFC_SANITIZERS=0 skips it). The last line is the
+# sanitizer job's summary.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +22,8 @@ echo "test: $(disk_free) free on the disk of $root"
 "$root/scripts/setup-test-data.sh" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+# The Python package (python/): built against this build, then pytest.
+"$root/scripts/test-python.sh"
 # The suite once more with the host masked down to x86-64-v3 (AVX2 + FMA:
 # TFC_HOST_CPU, include/tfc/Schemas/CpuLevels.h) where the host has more:
 # every compile for the host takes the AVX2 kernels and the runtime runs

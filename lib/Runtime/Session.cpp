@@ -17,12 +17,13 @@
 #include "tfc/Runtime/MemoryPlan.h"
 #include "tfc/Runtime/Sampler.h"
 
-#include <cmath>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 
 using namespace tfc::rt;
@@ -82,6 +83,22 @@ struct tfc_session {
   std::string batchDim;
   /// Set while a call runs: a session is used by one thread at a time.
   std::atomic<bool> busy{false};
+};
+
+/// A generation in progress (tfc_generation_start): what the next step
+/// feeds, the tokens so far (for the repetition penalty) and the sampler.
+struct tfc_generation {
+  tfc_session *session = nullptr;
+  tfc_generate_params params{};
+  std::vector<int64_t> eos;
+  std::unique_ptr<Sampler> sampler;
+  std::vector<int64_t> history, feed, ones;
+  std::vector<bool> isMask;
+  int64_t vocab = 0;
+  bool lastOnly = false;
+  AlignedBuffer logits;
+  int64_t count = 0;
+  tfc_stop_reason stopped = TFC_STOP_NONE;
 };
 
 namespace {
@@ -587,40 +604,30 @@ template <typename Fn> tfc_status exclusive(tfc_session *s, Fn fn) {
   return fn();
 }
 
-tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
-                    const tfc_generate_params *given,
-                    tfc_token_callback onToken, void *user,
-                    int64_t *generated, size_t capacity,
-                    size_t *numGenerated) {
-  if (numGenerated)
-    *numGenerated = 0;
-  if (!given || !generated || !numGenerated || (!prompt && promptLen))
+/// Validates a generation's arguments and fills `g` (nothing runs).
+tfc_status startGeneration(tfc_session *s, const int64_t *prompt,
+                           size_t promptLen, const tfc_generate_params *given,
+                           tfc_generation &g) {
+  if (!given || (!prompt && promptLen))
     return setError(TFC_ERR_INVALID_ARGUMENT,
-                    std::string(!given       ? "params"
-                                : !generated ? "generated"
-                                : !numGenerated ? "num_generated"
-                                                : "prompt") +
-                        " is NULL");
+                    std::string(!given ? "params" : "prompt") + " is NULL");
   if (given->struct_size < offsetof(tfc_generate_params, temperature))
     return setError(TFC_ERR_INVALID_ARGUMENT,
                     "params->struct_size is " +
                         std::to_string(given->struct_size) +
                         ": set it to sizeof(tfc_generate_params) "
                         "(tfc_generate_params_init)");
-  tfc_generate_params p;
+  tfc_generate_params &p = g.params;
   tfc_generate_params_init(&p);
   std::memcpy(&p, given, std::min(given->struct_size, sizeof(p)));
   if (p.max_new_tokens < 1)
     return setError(TFC_ERR_INVALID_ARGUMENT,
                     "max_new_tokens must be >= 1, not " +
                         std::to_string(p.max_new_tokens));
-  if (capacity < static_cast<uint64_t>(p.max_new_tokens))
-    return setError(TFC_ERR_INVALID_ARGUMENT,
-                    "generated holds " + std::to_string(capacity) +
-                        " tokens, fewer than max_new_tokens " +
-                        std::to_string(p.max_new_tokens));
   if (p.num_eos_ids && !p.eos_ids)
     return setError(TFC_ERR_INVALID_ARGUMENT, "eos_ids is NULL");
+  g.eos.assign(p.eos_ids, p.eos_ids + p.num_eos_ids);
+  p.eos_ids = nullptr; // the copy in g.eos is used
   SamplingParams sampling;
   sampling.temperature = p.temperature;
   sampling.topK = p.top_k;
@@ -633,16 +640,16 @@ tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
     return setError(TFC_ERR_INVALID_ARGUMENT, error);
   if (s->batch != 1)
     return setError(TFC_ERR_INVALID_ARGUMENT,
-                    "tfc_session_generate needs a session of batch 1, not " +
+                    "generation needs a session of batch 1, not " +
                         std::to_string(s->batch));
   // The entry's inputs: the token ids, and masks of ones along them.
   const EntrySpec &e = *s->entry;
-  std::vector<bool> isMask(s->userInputs.size(), false);
+  g.isMask.assign(s->userInputs.size(), false);
   for (size_t k = 1; k < s->userInputs.size(); ++k) {
     const TensorSpec &in = e.inputs[s->userInputs[k]];
-    isMask[k] = in.dtype == TFC_I64 && in.shape.size() == 2 &&
-                !in.shape[1].isStatic() && in.shape[1].name == s->seqDim;
-    if (!isMask[k])
+    g.isMask[k] = in.dtype == TFC_I64 && in.shape.size() == 2 &&
+                  !in.shape[1].isStatic() && in.shape[1].name == s->seqDim;
+    if (!g.isMask[k])
       return setError(TFC_ERR_INVALID_ARGUMENT,
                       "entry '" + e.name + "' takes '" + in.name +
                           "' besides the token ids: run it with "
@@ -658,75 +665,118 @@ tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
                         std::to_string(s->context));
   // Logits [1, n, vocab] into one buffer when the vocabulary is static.
   // An entry compiled with --kv-cache-last returns the last position only.
-  int64_t vocab = 0;
-  bool lastOnly = false;
+  g.vocab = 0;
+  g.lastOnly = false;
   if (e.outputs.size() == 1 && e.outputs[0].dtype == TFC_F32 &&
       e.outputs[0].shape.size() == 3 && e.outputs[0].shape[2].isStatic()) {
-    vocab = e.outputs[0].shape[2].size;
-    lastOnly =
+    g.vocab = e.outputs[0].shape[2].size;
+    g.lastOnly =
         e.outputs[0].shape[1].isStatic() && e.outputs[0].shape[1].size == 1;
   }
-  AlignedBuffer logits;
-  if (vocab > 0) {
-    logits.reset(alignedAlloc(static_cast<uint64_t>(lastOnly ? 1 : promptLen) *
-                                  vocab * sizeof(float),
-                              64));
-    if (!logits)
+  if (g.vocab > 0) {
+    g.logits.reset(
+        alignedAlloc(static_cast<uint64_t>(g.lastOnly ? 1 : promptLen) *
+                         g.vocab * sizeof(float),
+                     64));
+    if (!g.logits)
       return setError(TFC_ERR_OUT_OF_MEMORY, "out of memory for the logits");
   }
-  Sampler sampler(sampling);
-  std::vector<int64_t> history(prompt, prompt + promptLen);
-  std::vector<int64_t> feed(prompt, prompt + promptLen);
-  std::vector<int64_t> ones(promptLen, 1);
+  g.session = s;
+  g.sampler = std::make_unique<Sampler>(sampling);
+  g.history.assign(prompt, prompt + promptLen);
+  g.feed.assign(prompt, prompt + promptLen);
+  g.ones.assign(promptLen, 1);
+  return TFC_OK;
+}
+
+/// One step of a generation: runs what is fed (the prompt, then the last
+/// token) and decides the next token.
+tfc_status stepGeneration(tfc_generation &g, int64_t *token,
+                          tfc_stop_reason *reason) {
+  *token = -1;
+  *reason = g.stopped;
+  if (g.stopped != TFC_STOP_NONE)
+    return TFC_OK;
+  tfc_session *s = g.session;
+  int64_t n = static_cast<int64_t>(g.feed.size());
+  std::vector<tfc_tensor> inputs;
+  for (size_t k = 0; k < s->userInputs.size(); ++k)
+    inputs.push_back(tfc_tensor{TFC_I64,
+                                2,
+                                {1, n},
+                                g.isMask[k] ? g.ones.data() : g.feed.data(),
+                                nullptr});
+  const float *row = nullptr;
+  tfc_tensor out{};
+  if (g.vocab > 0) {
+    int64_t positions = g.lastOnly ? 1 : n;
+    out = tfc_tensor{
+        TFC_F32, 3, {1, positions, g.vocab}, g.logits.get(), nullptr};
+    if (tfc_status status = run(s, inputs.data(), inputs.size(), &out, 1,
+                                nullptr, /*into=*/true);
+        status != TFC_OK)
+      return status;
+    row =
+        static_cast<const float *>(g.logits.get()) + (positions - 1) * g.vocab;
+  } else {
+    if (tfc_status status =
+            run(s, inputs.data(), inputs.size(), &out, 1, nullptr, false);
+        status != TFC_OK)
+      return status;
+    row = static_cast<const float *>(out.data) +
+          (out.shape[1] - 1) * out.shape[2];
+  }
+  int64_t v = g.vocab > 0 ? g.vocab : out.shape[2];
+  int64_t next = g.sampler->sample(row, static_cast<size_t>(v), g.history);
+  if (g.vocab <= 0)
+    tfc_tensor_release(&out);
+  g.history.push_back(next);
+  ++g.count;
+  if (std::find(g.eos.begin(), g.eos.end(), next) != g.eos.end())
+    g.stopped = TFC_STOP_EOS;
+  else if (g.count >= g.params.max_new_tokens)
+    g.stopped = TFC_STOP_LENGTH;
+  else if (s->position + 1 > s->context)
+    g.stopped = TFC_STOP_CONTEXT;
+  g.feed.assign(1, next);
+  g.ones.assign(1, 1);
+  *token = next;
+  *reason = g.stopped;
+  return TFC_OK;
+}
+
+tfc_status generate(tfc_session *s, const int64_t *prompt, size_t promptLen,
+                    const tfc_generate_params *given,
+                    tfc_token_callback onToken, void *user, int64_t *generated,
+                    size_t capacity, size_t *numGenerated) {
+  if (!generated || !numGenerated)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    std::string(!generated ? "generated" : "num_generated") +
+                        " is NULL");
+  *numGenerated = 0;
+  tfc_generation g;
+  if (tfc_status status = startGeneration(s, prompt, promptLen, given, g);
+      status != TFC_OK)
+    return status;
+  if (capacity < static_cast<uint64_t>(g.params.max_new_tokens))
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "generated holds " + std::to_string(capacity) +
+                        " tokens, fewer than max_new_tokens " +
+                        std::to_string(g.params.max_new_tokens));
   size_t count = 0;
-  for (int64_t step = 0; step < p.max_new_tokens; ++step) {
-    if (step > 0 && s->position + 1 > s->context)
-      break; // the context is full
-    int64_t n = static_cast<int64_t>(feed.size());
-    std::vector<tfc_tensor> inputs;
-    for (size_t k = 0; k < s->userInputs.size(); ++k)
-      inputs.push_back(tfc_tensor{TFC_I64,
-                                  2,
-                                  {1, n},
-                                  isMask[k] ? ones.data() : feed.data(),
-                                  nullptr});
-    const float *row = nullptr;
-    tfc_tensor out{};
-    if (vocab > 0) {
-      int64_t positions = lastOnly ? 1 : n;
-      out =
-          tfc_tensor{TFC_F32, 3, {1, positions, vocab}, logits.get(), nullptr};
-      if (tfc_status status = run(s, inputs.data(), inputs.size(), &out, 1,
-                                  nullptr, /*into=*/true);
-          status != TFC_OK)
-        return status;
-      row = static_cast<const float *>(logits.get()) + (positions - 1) * vocab;
-    } else {
-      if (tfc_status status =
-              run(s, inputs.data(), inputs.size(), &out, 1, nullptr, false);
-          status != TFC_OK)
-        return status;
-      row = static_cast<const float *>(out.data) +
-            (out.shape[1] - 1) * out.shape[2];
-    }
-    int64_t v = vocab > 0 ? vocab : out.shape[2];
-    int64_t next = sampler.sample(row, static_cast<size_t>(v), history);
-    if (vocab <= 0)
-      tfc_tensor_release(&out);
-    history.push_back(next);
+  tfc_stop_reason reason = TFC_STOP_NONE;
+  while (reason == TFC_STOP_NONE) {
+    int64_t next;
+    if (tfc_status status = stepGeneration(g, &next, &reason); status != TFC_OK)
+      return status;
     generated[count++] = next;
     *numGenerated = count;
     if (onToken && onToken(user, next) != 0)
       return setError(TFC_ERR_CANCELLED,
                       "the generation was cancelled by its token callback "
-                      "after " + std::to_string(count) + " token" +
+                      "after " +
+                          std::to_string(count) + " token" +
                           (count == 1 ? "" : "s"));
-    bool end = false;
-    for (size_t k = 0; k < p.num_eos_ids; ++k)
-      end |= p.eos_ids[k] == next;
-    if (end)
-      break;
-    feed.assign(1, next);
   }
   return TFC_OK;
 }
@@ -762,6 +812,50 @@ tfc_status tfc_session_generate(tfc_session *session, const int64_t *prompt,
     });
   });
 }
+
+tfc_status tfc_generation_start(tfc_session *session, const int64_t *prompt,
+                                size_t prompt_len,
+                                const tfc_generate_params *params,
+                                tfc_generation **out) {
+  if (out)
+    *out = nullptr;
+  return guarded([&] {
+    if (!out)
+      return setError(TFC_ERR_INVALID_ARGUMENT, "out is NULL");
+    return exclusive(session, [&] {
+      auto g = std::make_unique<tfc_generation>();
+      if (tfc_status status =
+              startGeneration(session, prompt, prompt_len, params, *g);
+          status != TFC_OK)
+        return status;
+      *out = g.release();
+      return TFC_OK;
+    });
+  });
+}
+
+tfc_status tfc_generation_next(tfc_generation *generation, int64_t *token,
+                               tfc_stop_reason *reason) {
+  if (token)
+    *token = -1;
+  return guarded([&] {
+    if (!generation || !token || !reason)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      std::string(!generation ? "generation"
+                                  : !token    ? "token"
+                                              : "reason") +
+                          " is NULL");
+    return exclusive(generation->session, [&] {
+      return stepGeneration(*generation, token, reason);
+    });
+  });
+}
+
+int64_t tfc_generation_num_tokens(const tfc_generation *generation) {
+  return generation ? generation->count : 0;
+}
+
+void tfc_generation_free(tfc_generation *generation) { delete generation; }
 
 tfc_status tfc_session_create(tfc_model *model, const char *entry,
                               int64_t batch, int64_t context,

@@ -21,10 +21,6 @@
 
 using namespace tfc::rt;
 
-struct tfc_tokenizer {
-  std::unique_ptr<Tokenizer> tokenizer;
-};
-
 struct tfc_decode_stream {
   IncrementalDecoder decoder;
   std::string text;
@@ -69,6 +65,21 @@ tfc_status encodeInto(const tfc_tokenizer *tok, const char *text, size_t len,
       std::memcpy(mask, e.attentionMask.data(), bytes);
   }
   return TFC_OK;
+}
+
+/// The tokenizer's padding: the file's, else right padding with the id of
+/// "[PAD]" or "<pad>", else 0.
+PaddingParams paddingOf(const Tokenizer &t) {
+  if (t.padding())
+    return *t.padding();
+  PaddingParams p;
+  for (const char *name : {"[PAD]", "<pad>"})
+    if (std::optional<int64_t> id = t.tokenToId(name)) {
+      p.padId = *id;
+      p.padToken = name;
+      break;
+    }
+  return p;
 }
 
 tfc_status streamText(tfc_decode_stream *s, const char **text, size_t *len) {
@@ -224,20 +235,27 @@ tfc_status tfc_tokenizer_set_padding(tfc_tokenizer *tokenizer, size_t length) {
       return setError(TFC_ERR_INVALID_ARGUMENT,
                       "padding to " + std::to_string(length) +
                           " ids: at most " + std::to_string(kMaxPadding));
-    PaddingParams p;
-    if (t.padding()) {
-      p = *t.padding();
-    } else {
-      for (const char *name : {"[PAD]", "<pad>"})
-        if (std::optional<int64_t> id = t.tokenToId(name)) {
-          p.padId = *id;
-          p.padToken = name;
-          break;
-        }
-    }
+    PaddingParams p = paddingOf(t);
     p.strategy = PaddingParams::Strategy::Fixed;
     p.length = length;
     t.setPadding(p);
+    return TFC_OK;
+  });
+}
+
+tfc_status tfc_tokenizer_pad_ids(const tfc_tokenizer *tokenizer,
+                                 int64_t *pad_id, int64_t *pad_type_id,
+                                 int *left) {
+  return guarded([&] {
+    if (!tokenizer)
+      return invalid("the tokenizer is NULL");
+    PaddingParams p = paddingOf(*tokenizer->tokenizer);
+    if (pad_id)
+      *pad_id = p.padId;
+    if (pad_type_id)
+      *pad_type_id = p.padTypeId;
+    if (left)
+      *left = p.direction == PaddingParams::Direction::Left;
     return TFC_OK;
   });
 }

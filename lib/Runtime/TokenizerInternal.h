@@ -751,4 +751,10 @@ struct TokenizerBuilder {
 
 } // namespace tfc::rt
 
+/// The C API's tokenizer handle (tfc.h): TokenizerCApi.cpp,
+/// ChatTemplateCApi.cpp.
+struct tfc_tokenizer {
+  std::unique_ptr<tfc::rt::Tokenizer> tokenizer;
+};
+
 #endif // TFC_LIB_RUNTIME_TOKENIZERINTERNAL_H

@@ -212,3 +212,24 @@ bool tfc::rt::readEndOfSequenceIds(const std::string &path,
   }
   return true;
 }
+
+bool tfc::rt::defaultEndOfSequenceIds(const std::vector<std::string> &paths,
+                                      const Tokenizer *tokenizer,
+                                      std::vector<int64_t> &ids,
+                                      std::string &error) {
+  ids.clear();
+  for (const std::string &path : paths) {
+    if (path.empty())
+      continue;
+    if (!readEndOfSequenceIds(path, ids, error))
+      return false;
+    if (!ids.empty())
+      return true;
+  }
+  if (tokenizer)
+    for (const char *t : {"<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>",
+                          "<|end_of_text|>"})
+      if (std::optional<int64_t> id = tokenizer->tokenToId(t))
+        ids.push_back(*id);
+  return true;
+}

@@ -566,6 +566,7 @@ int main(int argc, char **argv) {
   std::vector<std::vector<int64_t>> batchIds;
   std::string promptText = prompt;
   std::vector<int64_t> endOfTurn;
+  std::string eosToken; // the chat template's eos_token
   std::unique_ptr<tfc::rt::ChatTemplate> tpl;
   nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
   auto message = [](const char *role, const std::string &content) {
@@ -599,9 +600,7 @@ int main(int argc, char **argv) {
                                          templatePath);
       if (tpl)
         tpl->setSpecialTokens(source.bos, source.eos);
-      if (tpl && !source.eos.empty())
-        if (auto id = tokenizer->tokenToId(source.eos))
-          endOfTurn.push_back(*id);
+      eosToken = source.eos;
     } else {
       tfc::rt::ChatTemplateSource source;
       if (!tfc::rt::readChatTemplate(tokenizerPath, source, error))
@@ -609,9 +608,7 @@ int main(int argc, char **argv) {
       tpl = tfc::rt::ChatTemplate::parse(source.text, error, source.origin);
       if (tpl)
         tpl->setSpecialTokens(source.bos, source.eos);
-      if (!source.eos.empty())
-        if (auto id = tokenizer->tokenToId(source.eos))
-          endOfTurn.push_back(*id);
+      eosToken = source.eos;
     }
     if (!tpl)
       fail(error);
@@ -642,14 +639,8 @@ int main(int argc, char **argv) {
       ctx["add_generation_prompt"] = true;
     if (!ctx["messages"].empty())
       promptIds = renderConversation(promptText);
-    // The end of an assistant turn (SmolLM2: <|im_end|>) when the text after
-    // an assistant message starts with a special token.
-    std::string suffix = tpl->assistantSuffix();
-    tfc::rt::Encoding enc;
-    if (!suffix.empty() &&
-        tokenizer->encode(suffix, /*addSpecialTokens=*/false, enc, error) &&
-        !enc.ids.empty() && tokenizer->isSpecial(enc.ids[0]))
-      endOfTurn.push_back(enc.ids[0]);
+    // The end of an assistant turn (SmolLM2: <|im_end|>).
+    endOfTurn = tfc::rt::endOfTurnIds(*tpl, eosToken, *tokenizer);
   } else if (havePrompt) {
     for (const std::string &text : promptTexts) {
       tfc::rt::Encoding enc;
@@ -684,17 +675,9 @@ int main(int argc, char **argv) {
     // What the checkpoint states (GGUF keys, generation_config.json,
     // config.json), else the tokenizer's usual end-of-text tokens.
     std::string error;
-    std::string source = tokenizerPath.empty() ? weights : tokenizerPath;
-    if (!source.empty() && !tfc::rt::readEndOfSequenceIds(source, eos, error))
+    if (!tfc::rt::defaultEndOfSequenceIds({tokenizerPath, weights},
+                                          tokenizer.get(), eos, error))
       fail(error);
-    if (eos.empty() && source != weights &&
-        !tfc::rt::readEndOfSequenceIds(weights, eos, error))
-      fail(error);
-    if (eos.empty() && tokenizer)
-      for (const char *t : {"<|endoftext|>", "<|im_end|>", "</s>",
-                            "<|eot_id|>", "<|end_of_text|>"})
-        if (auto id = tokenizer->tokenToId(t))
-          eos.push_back(*id);
   }
   if (eosText.empty())
     for (int64_t id : endOfTurn)

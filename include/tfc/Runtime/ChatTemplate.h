@@ -55,12 +55,15 @@
 #define TFC_RUNTIME_CHATTEMPLATE_H
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tfc::rt {
+
+class Tokenizer;
 
 struct ChatMessage {
   std::string role;
@@ -144,6 +147,15 @@ struct ChatTemplateSource {
 /// the wrong type.
 bool readChatTemplate(const std::string &checkpointPath,
                       ChatTemplateSource &out, std::string &error);
+
+/// The ids that end an assistant turn rendered by `tpl`: the id of its
+/// `eosToken` (the template's eos_token, may be empty) and, when the text
+/// after an assistant message starts with a special token (SmolLM2's
+/// "<|im_end|>\n"), that token's id. Generation stops at these besides the
+/// checkpoint's end-of-sequence ids.
+std::vector<int64_t> endOfTurnIds(const ChatTemplate &tpl,
+                                  const std::string &eosToken,
+                                  const Tokenizer &tokenizer);
 
 /// readChatTemplate + ChatTemplate::parse + setSpecialTokens.
 std::unique_ptr<ChatTemplate>

@@ -41,6 +41,15 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string &path,
 bool readEndOfSequenceIds(const std::string &path, std::vector<int64_t> &ids,
                           std::string &error);
 
+/// The ids that end a generation when the caller names none: those stated
+/// by the first of `paths` that states any (readEndOfSequenceIds; empty
+/// paths are skipped), else the ids of the usual end-of-text tokens the
+/// tokenizer knows ("<|endoftext|>", "<|im_end|>", "</s>", "<|eot_id|>",
+/// "<|end_of_text|>"), else none. False with `error` on a malformed file.
+bool defaultEndOfSequenceIds(const std::vector<std::string> &paths,
+                             const Tokenizer *tokenizer,
+                             std::vector<int64_t> &ids, std::string &error);
+
 } // namespace tfc::rt
 
 #endif // TFC_RUNTIME_TOKENIZERSOURCE_H

@@ -422,6 +422,52 @@ TFC_API tfc_status tfc_session_generate(tfc_session *session,
                                         size_t capacity,
                                         size_t *num_generated);
 
+/* A generation step by step, for callers that hand each token on as it comes
+ * (an iterator, a server streaming to a client): tfc_session_generate is a
+ * loop over tfc_generation_next.
+ *
+ *   tfc_generation *g;
+ *   tfc_generation_start(session, prompt, n, &params, &g);
+ *   tfc_stop_reason why = TFC_STOP_NONE;
+ *   while (why == TFC_STOP_NONE) {
+ *     int64_t token;
+ *     if (tfc_generation_next(g, &token, &why) != TFC_OK) break;
+ *     ... token ...
+ *   }
+ *   tfc_generation_free(g);
+ *
+ * Stopping early is freeing the generation. The session must outlive it;
+ * other runs of the session between steps change what it continues from. */
+typedef struct tfc_generation tfc_generation;
+
+/* Why a generation ended (given with its last token). */
+typedef enum tfc_stop_reason {
+  TFC_STOP_NONE = 0,    /* not ended: call tfc_generation_next again */
+  TFC_STOP_EOS = 1,     /* the token is one of params->eos_ids */
+  TFC_STOP_LENGTH = 2,  /* the token is the max_new_tokens-th */
+  TFC_STOP_CONTEXT = 3, /* the session's context is full after this token */
+  TFC_STOP_REASON_MAX_ENUM = 0x7FFFFFFF /* not a reason */
+} tfc_stop_reason;
+
+/* Checks the arguments as tfc_session_generate does (capacity aside) and
+ * makes *out; nothing runs yet. params (and its eos_ids) are copied. */
+TFC_API tfc_status tfc_generation_start(tfc_session *session,
+                                        const int64_t *prompt,
+                                        size_t prompt_len,
+                                        const tfc_generate_params *params,
+                                        tfc_generation **out);
+
+/* Runs one step (the prompt first, then the last token) and decides the next
+ * token into *token, with *reason TFC_STOP_NONE or why the generation ends
+ * with it. Once ended, further calls give *token = -1 and the same reason. */
+TFC_API tfc_status tfc_generation_next(tfc_generation *generation,
+                                       int64_t *token, tfc_stop_reason *reason);
+
+/* Tokens generated so far (0 for NULL). */
+TFC_API int64_t tfc_generation_num_tokens(const tfc_generation *generation);
+
+TFC_API void tfc_generation_free(tfc_generation *generation);
+
 /* Runs another entry of the model on this session's states: one whose
  * state inputs the session holds and that has no `past`, such as the
  * `<entry>_cross` that --kv-cache makes for encoder-decoder models (it
@@ -582,6 +628,14 @@ TFC_API tfc_status tfc_tokenizer_set_truncation(tfc_tokenizer *tokenizer,
 TFC_API tfc_status tfc_tokenizer_set_padding(tfc_tokenizer *tokenizer,
                                              size_t length);
 
+/* What padding writes (for callers that pad a batch themselves): the pad
+ * id and type id, and whether padding goes on the left (*left = 1), as the
+ * file states them, else the id of "[PAD]" or "<pad>" (else 0), type 0, on
+ * the right. Any output may be NULL. */
+TFC_API tfc_status tfc_tokenizer_pad_ids(const tfc_tokenizer *tokenizer,
+                                         int64_t *pad_id, int64_t *pad_type_id,
+                                         int *left);
+
 /* Incremental decoding for streaming generation: feed ids one at a time and
  * get the text that is final, never a partial UTF-8 character (bytes of an
  * incomplete character are held until it completes), with the spacing of
@@ -606,6 +660,63 @@ TFC_API tfc_status tfc_decode_stream_finish(tfc_decode_stream *stream,
                                             size_t *len_out);
 
 TFC_API void tfc_decode_stream_free(tfc_decode_stream *stream);
+
+/*===- Chat templates and end-of-sequence ids -----------------------------===
+ *
+ * A checkpoint's chat template (Jinja, as transformers renders it) turns a
+ * conversation into the prompt text; tokenise that text without added
+ * special tokens (the template writes them). Errors name the file and key
+ * or the template's line:col.
+ *===-------------------------------------------------------------------===*/
+
+typedef struct tfc_chat_template tfc_chat_template;
+
+/* The template of a checkpoint: `tokenizer.chat_template` of a .gguf, or of
+ * a Hugging Face directory chat_template.jinja, chat_template.json or
+ * tokenizer_config.json's "chat_template", with its bos/eos tokens; any
+ * other file is the template itself. TFC_ERR_INVALID_MODEL when the
+ * checkpoint has none or it does not parse. */
+TFC_API tfc_status tfc_chat_template_load(const char *checkpoint_path,
+                                          tfc_chat_template **out);
+
+/* A template from its source text, with the values of bos_token and
+ * eos_token (NULL: undefined). A syntax error is TFC_ERR_INPUT. */
+TFC_API tfc_status tfc_chat_template_parse(const char *source,
+                                           const char *bos_token,
+                                           const char *eos_token,
+                                           tfc_chat_template **out);
+
+TFC_API void tfc_chat_template_free(tfc_chat_template *tmpl);
+
+/* Renders with the variables of a JSON object, typically
+ * {"messages": [{"role": "user", "content": "..."}, ...],
+ *  "add_generation_prompt": true} (bos_token and eos_token are added unless
+ * given). *len_out receives the length in bytes; text_out may be NULL to ask
+ * for the size only, else it needs len + 1 bytes (cap). Malformed JSON or an
+ * error the template raises is TFC_ERR_INPUT. */
+TFC_API tfc_status tfc_chat_template_render(const tfc_chat_template *tmpl,
+                                            const char *context_json,
+                                            char *text_out, size_t cap,
+                                            size_t *len_out);
+
+/* The ids that end an assistant turn of this template (its eos_token, and
+ * the special token that follows an assistant message, such as SmolLM2's
+ * <|im_end|>), for a chat's tfc_generate_params.eos_ids besides
+ * tfc_checkpoint_eos_ids. Two-call pattern as tfc_tokenizer_encode. */
+TFC_API tfc_status tfc_chat_template_stop_ids(const tfc_chat_template *tmpl,
+                                              const tfc_tokenizer *tokenizer,
+                                              int64_t *ids_out, size_t cap,
+                                              size_t *n_out);
+
+/* The ids that end a generation as a checkpoint states them (GGUF
+ * tokenizer.ggml.eos_token_id / eot_token_id; eos_token_id of
+ * generation_config.json, else config.json, of a Hugging Face directory),
+ * else the tokenizer's usual end-of-text tokens (tokenizer may be NULL),
+ * else none. Two-call pattern as tfc_tokenizer_encode. */
+TFC_API tfc_status tfc_checkpoint_eos_ids(const char *path,
+                                          const tfc_tokenizer *tokenizer,
+                                          int64_t *ids_out, size_t cap,
+                                          size_t *n_out);
 
 #ifdef __cplusplus
 }
