@@ -317,12 +317,19 @@ class Model:
             entry = cached[0]
         e = self.entry(entry)
         if not context:
-            # The model's bound on positions (the caches' third dim), at
-            # most 4096, as tfc-generate's interactive chat.
-            bounds = [i.max_shape[2] for i in e.inputs
-                      if i.state and len(i.max_shape) == 4 and i.max_shape[2] > 0]
-            context = min(bounds + [4096])
+            context = min(self.max_context(e.name), 4096)
         return Session(self, e, context, batch)
+
+    def max_context(self, entry: Optional[str] = None) -> int:
+        """The most positions a session of the cached entry may hold (the
+        caches' bound), or 2**31 - 1 when the model states none."""
+        if entry is None:
+            cached = [n for n in self.entries if n.endswith("_cached")]
+            entry = cached[0] if len(cached) == 1 else None
+        e = self.entry(entry)
+        bounds = [i.max_shape[2] for i in e.inputs
+                  if i.state and len(i.max_shape) == 4 and i.max_shape[2] > 0]
+        return min(bounds) if bounds else 2**31 - 1
 
     def embed(self, texts: Union[str, Sequence[str]], *, batch_size: int = 32,
               entry: str = "encode") -> np.ndarray:
@@ -359,7 +366,10 @@ class Model:
         ids = tok.encode(prompt, add_special_tokens=False)
         stop_ids = list(generate_options.pop("eos_ids", None) or self.eos_ids())
         stop_ids += [i for i in tok.chat_stop_ids() if i not in stop_ids]
-        session = self.session(context=generate_options.pop("context", 0))
+        # The caches hold what this reply needs, not the model's whole bound.
+        context = generate_options.pop("context", 0) or min(
+            self.max_context(), len(ids) + int(generate_options.get("max_new_tokens", 64)))
+        session = self.session(context=context)
         return session.generate(ids, eos_ids=stop_ids, **generate_options)
 
     def eos_ids(self) -> List[int]:
