@@ -27,6 +27,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -44,6 +45,18 @@ constexpr uint64_t kMaxInputBytes = 64 << 20;
 
 /// --quantize: the storage format of linear weights, after fusion (which
 /// makes the linears and merges projections).
+/// The pass manager options of the command line (-mlir-print-ir-*, ...) and
+/// -mlir-timing (the pass manager reports when it is destroyed).
+mlir::LogicalResult applyCommandLine(mlir::PassManager &pm) {
+  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    return mlir::failure();
+  auto timing = std::make_unique<mlir::DefaultTimingManager>();
+  mlir::applyDefaultTimingManagerCLOptions(*timing);
+  if (timing->isEnabled())
+    pm.enableTiming(std::move(timing));
+  return mlir::success();
+}
+
 void addQuantizePass(mlir::PassManager &pm, const CompileOptions &options) {
   if (options.quantize.empty())
     return;
@@ -187,8 +200,7 @@ mlir::LogicalResult Session::lower(Stage stage) {
   if (std::string error = target_->configure(options_); !error.empty())
     return fail(error);
   mlir::PassManager pm(context_.get());
-  if (options_.passManagerCLOptions &&
-      mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+  if (options_.passManagerCLOptions && mlir::failed(applyCommandLine(pm)))
     return fail("bad pass manager options");
   mlir::tfc::FusionPipelineOptions fusion;
   fusion.remarks = options_.remarks;
@@ -318,8 +330,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
       return fail("--cpu-variants names '" + target.cpu + "' twice");
     mlir::OwningOpRef<mlir::ModuleOp> variant = module_->clone();
     mlir::PassManager pm(context_.get());
-    if (options_.passManagerCLOptions &&
-        mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+    if (options_.passManagerCLOptions && mlir::failed(applyCommandLine(pm)))
       return fail("bad pass manager options");
     mlir::tfc::FusionPipelineOptions fusion;
     fusion.remarks = options_.remarks && suffixes.empty();
