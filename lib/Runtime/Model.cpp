@@ -529,8 +529,8 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
   // reads) share one allocation: on their own, each one's last partial
   // huge page would take up to 2 MiB more, or (advised only over its whole
   // huge pages, as before) stay on 4 KiB pages, and the thread whose GEMM
-  // columns fell there ran 10 % slower than the other (GPT-2, 2 threads,
-  // Xeon family 6 model 167: the other waited 5-8 % of every GEMM).
+  // columns fell there ran slower than the other, which waited for it in
+  // every GEMM (figures: commit 3159034).
   // (The metadata bounds each: a power-of-two alignment up to 4096, at most
   // 2^48 bytes; the total is bounded here.)
   uint64_t poolBytes = 0, poolAlign = 64;

@@ -21,10 +21,9 @@
 // Owning the same tasks on every call keeps what a task reads in the
 // cache of the core that read it last time, and the tasks of one thread
 // contiguous (a GEMM's column groups: each thread streams its own part of
-// the weight). Measured against first come, first served chunks, 2 threads
-// of an "Intel(R) Xeon(R) Processor" (family 6 model 167, AVX-512), runs
-// alternating: a 128x768x2304 GEMM 1.36 -> 1.26 ms, BERT-base (seq 128)
-// 86.4 -> 83.1 ms, GPT-2 119.7 -> 114.7 ms.
+// the weight). Measured faster than first come, first served chunks, on
+// 2 threads, for a GEMM alone and for whole models (figures: commit
+// 3396080).
 //
 // Idle workers spin on the ticket for 1 ms, then sleep; the caller wakes
 // them only when some are asleep (a Dekker-style handshake on `sleepers`
@@ -64,11 +63,12 @@ inline void cpuRelax() {
 }
 
 /// How long a waiting thread spins before it sleeps. A time, not a count
-/// of pause instructions: a pause takes 20 ns on an Emerald Rapids and a
-/// few on other x86 cores, so the 4000 pauses this was spent 3-80 us, and a
-/// worker often slept through the serial work between two parallel loops
-/// and was woken late (measured: the second thread started a GEMM 10 us
-/// after the first on average). OpenMP runtimes spin for milliseconds.
+/// of pause instructions: a pause takes many times longer on some x86 cores
+/// than on others, so the 4000 pauses this was took very different times on
+/// different machines, and a worker often slept through the serial work
+/// between two parallel loops and was woken late (measured: the second
+/// thread started a GEMM well after the first; figures: commit db17eba).
+/// OpenMP runtimes spin for milliseconds.
 constexpr std::chrono::microseconds kSpinTime{1000};
 /// The spin of a pool with more threads than the machine has: a spinning
 /// thread there takes the core of one that has work.
@@ -149,9 +149,8 @@ struct ThreadPool::State {
   /// Chunks of the current job not yet reported done, on a line of its own:
   /// each thread subtracts its own chunks once, when its range is empty, and
   /// a stolen chunk as it finishes (a subtraction per chunk moved the line
-  /// between the cores once per chunk: an empty job of 8 chunks on 2 threads
-  /// took 1.94 us, now 1.19; of 2 chunks 1.07, now 0.75; Xeon family 6
-  /// model 207).
+  /// between the cores once per chunk, which made even an empty job
+  /// measurably slower; figures: commit 75b167a).
   alignas(64) std::atomic<int64_t> remaining{0};
 
   /// Thread i's chunks of the current job.

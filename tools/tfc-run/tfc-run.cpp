@@ -1121,9 +1121,8 @@ int run(int argc, char **argv) {
     // run would time the page faults of the outputs too (GPT-2's logits at
     // seq 128: 25 MB). They are allocated as the runtime allocates the
     // outputs of tfc_run (large ones on transparent huge pages: GPT-2's LM
-    // head GEMM writes rows 200 KB apart, and on 4 KiB pages its
-    // 128 x 768 x 50257 GEMM ran 5 % slower, 1 thread, Xeon family 6
-    // model 167).
+    // head GEMM writes rows 200 KB apart, and on 4 KiB pages that GEMM
+    // ran measurably slower; figures: commit 3159034).
     std::vector<std::unique_ptr<void, void (*)(void *)>> buffers;
     for (tfc_tensor &t : reused) {
       size_t bytes = tfc_dtype_size(t.dtype) * elementsOf(t);

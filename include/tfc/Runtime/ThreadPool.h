@@ -37,10 +37,9 @@ public:
   /// chunks per thread. Chunks are what a thread steals, so they bound how
   /// long the others wait for the last one: with 4, a GEMM of BERT-base's
   /// FFN (48 tasks) was stolen 6 tasks at a time, and on a VM whose vCPUs
-  /// ran at unequal speeds the 2 threads ran tasks 88-95 % of the regions'
-  /// time, 97-98 % with 16 (BERT-base 0.92x and GPT-2 0.89x the time, seq
-  /// 128, 6 alternating runs each, Xeon family 6 model 207); 64 was no
-  /// faster than 16.
+  /// ran at unequal speeds the 2 threads sat idle for more of each region
+  /// than with 16, and whole models ran slower; 64 was no faster than 16
+  /// (figures: commit 0deb35f).
   static constexpr unsigned kChunksPerThread = 16;
 
   /// A pool of `numThreads` threads in all (the caller is one of them, so

@@ -58,12 +58,12 @@ namespace {
 constexpr int64_t kLineFloats = 16;
 /// Lines of each row of the next row tile's A that a whole tile prefetches
 /// per k block. All of them (8 at k blocks of 128), prefetched at once
-/// before the tile's k loop, cost a hot 128 x 768 x 384 GEMM (A already in
-/// L2) 2.7 % against none, 4 lines 1.2 %, 2 lines 0.6 %; BERT-base needs
-/// 4: 60.2 ms against 60.3 with 8, 61.6 with 2 and 64-65 with 1 or none
-/// (Xeon family 6 model 167, AVX-512; GEMM 1 thread, BERT 2). Spread over
-/// the k loop instead, a line on 6 of every 16 steps, they cost the hot
-/// GEMM 8 %: the per-step row selection and branch issue on the FMA ports.
+/// before the tile's k loop, slowed a hot 128 x 768 x 384 GEMM (A already
+/// in L2) the most, 4 lines less, 2 lines least; BERT-base needs 4 (8 was
+/// no faster, 2, 1 or none slower). Spread over the k loop instead, a line
+/// on 6 of every 16 steps, they slowed the hot GEMM far more: the per-step
+/// row selection and branch issue on the FMA ports (figures: commit
+/// 9d895c2).
 constexpr int64_t kAPrefetchLines = 4;
 
 /// How a micro-kernel instance reads its operands and writes its tile.
@@ -82,8 +82,7 @@ struct MicroKernelIO {
   /// index is carried through the loop, so that the address costs an add
   /// rather than a multiply or shift by the run-time step (a shift issues
   /// only on the ports of the AVX-512 FMAs, and takes an FMA's slot when it
-  /// does: 0.2 % of a 128 x 768 x 384 GEMM, 1 thread, Xeon family 6 model
-  /// 167).
+  /// does: a small but measurable cost; figures: commit 9d895c2).
   std::function<void(OpBuilder &, Location, Value at)> prefetch = nullptr;
   Value prefetchFrom = nullptr, prefetchStep = nullptr;
 };
@@ -118,8 +117,9 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
   // `steps` k steps from k: the loads of B, then per row a broadcast of A
   // and its FMAs. One prefetch per iteration, first, the stream's index
   // then moving `steps` x prefetchStep floats (a line at most: the caller
-  // unrolls only then). More prefetches per iteration cost the unrolled
-  // loop 2.5 % even where they were of lines already requested, and
+  // unrolls only then). More prefetches per iteration slowed the unrolled
+  // loop even where they were of lines already requested (figures: commit
+  // 9d895c2), and
   // prefetches between the steps (or at offsets computed from the run-time
   // step) made LLVM schedule the broadcasts early and spill them.
   auto body = [&](OpBuilder &b, Location l, Value k, ValueRange acc,
@@ -196,9 +196,9 @@ void emitMicroKernel(OpBuilder &b, Location loc, const GemmConfig &cfg,
 /// 2 rows and a last single row. A tile a row short does almost the work
 /// per load of a whole one (AVX-512: 20 FMAs per 9 loads against 24 per
 /// 10); 2 rows do a third of it, and M = 128 as 21 tiles of 6 and one of 2
-/// took 1.03-1.04x the time of M = 126 (1 thread, Xeon family 6 model 167,
-/// AVX-512). A single row has too few accumulators to hide the FMA latency
-/// (AVX-512: 4 chains for 2 ports of 4 cycles, half the peak).
+/// took measurably longer than M = 126 (figures: commit 378569d). A single
+/// row has too few accumulators to hide the FMA latency (AVX-512: 4 chains
+/// for 2 ports of 4 cycles, half the peak).
 void forRowTiles(OpBuilder &b, Location loc, const GemmConfig &cfg,
                  Value begin, Value end,
                  function_ref<void(OpBuilder &, Location, Value, int64_t)>
@@ -279,7 +279,8 @@ static func::FuncOp getOrCreateKernelFunction(OpBuilder &builder, Operation *at,
 /// transposed), zero for columns at or past N. Called from each pack's
 /// parallel loop over panels, it is compiled once: with the loop bounds
 /// constants, LLVM unrolls the NR-column loop, and a copy of it per weight
-/// made BERT-base's library 40 % larger and its compilation 27 % slower.
+/// made BERT-base's library 40 % larger and its compilation markedly
+/// slower (figures: commit 0f31573).
 static func::FuncOp getOrCreatePackTask(OpBuilder &builder, Operation *at,
                                         int64_t nr, bool transposed) {
   std::string name =
@@ -435,9 +436,8 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
   // many of the task's row tiles as it has: a prefetch that misses to DRAM
   // holds one of the core's few L1 miss buffers for the whole latency, and
   // four row tiles each prefetching a line per k step stalled their FMAs
-  // (timed per row tile, 12 layers of BERT's FFN with cold weights, Xeon
-  // family 6 model 167, AVX-512, 2 threads: those four took up to 1.7x as
-  // long as the others).
+  // (timed per row tile, 12 layers of BERT's FFN with cold weights: those
+  // four took far longer than the others; figures: commit 807613d).
   // Each step then moves 16 floats (a line), 8 (a line per 2 steps),
   // 4, ...: the smallest of these dividing NR whose parts (NR / s per
   // panel) do not outnumber the row tiles.
@@ -593,8 +593,9 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
                 arith::MulIOp::create(b, l,
                                       arith::MulIOp::create(b, l, part, len),
                                       prefetchStep));
-            // Linear in k: one increment per step (a clamp per step cost
-            // AVX2's front-end-bound loop 7 %).
+            // Linear in k: one increment per step (a clamp per step
+            // measurably slowed AVX2's front-end-bound loop; figures:
+            // commit 1548adc).
             io.prefetchFrom = from;
             io.prefetchStep = prefetchStep;
             io.prefetch = [&](OpBuilder &b, Location l, Value at) {
@@ -608,9 +609,8 @@ func::FuncOp getOrCreateGemmTask(OpBuilder &builder, Operation *at,
           // kAPrefetchLines lines
           // of the next row tile's rows of A in this block into L2 (the
           // hardware's streams take over from there): in a model, where A
-          // was just written (much of it by another core), BERT-base takes
-          // 0.94x the time (kAPrefetchLines; KernelConfig.h says per ISA
-          // whether).
+          // was just written (much of it by another core), BERT-base runs
+          // faster (kAPrefetchLines; KernelConfig.h says per ISA whether).
           if (rows >= cfg.mr - 1 && cfg.prefetchA) {
             Value lastRow = arith::SubIOp::create(b, l, mEnd, one);
             SmallVector<Value> nextRows;

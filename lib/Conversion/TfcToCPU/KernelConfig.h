@@ -63,35 +63,32 @@ struct GemmConfig {
 
 /// AVX-512 (32 zmm): 6 x 64 (two panels of 32), 24 accumulators + 4 B
 /// vectors + 1 broadcast, 10 loads per 24 FMAs (an 8 x 32 tile needs 10 per
-/// 16: measured 5-12 % slower on an Emerald Rapids); tasks of up to 132 rows
-/// x 128 columns, so that a 128-row A (a sequence of 128) is one block of
-/// rows: each slice of the weight is then fetched once and used by 21 row
+/// 16, and measured slower; figures: commit 36bd92a); tasks of up to 132
+/// rows x 128 columns, so that a 128-row A (a sequence of 128) is one block
+/// of rows: each slice of the weight is then fetched once and used by 21 row
 /// tiles that share its prefetch (with two blocks of 66 and 62 rows, the
-/// first block's tasks streamed the weight over 8 tiles and ran 5-8 %
-/// slower than with warm weights; Xeon family 6 model 167, these AVX-512
-/// kernels, 2 threads, paired: BERT-base 0.95x the time, GPT-2 0.96x,
-/// 128x768x768 0.96x, 512x768x768 the same; with AVX2's tile the same change
-/// was 6 % slower); k blocks of 128 (32 KiB of B). The first lines of the next
-/// row tile's A are prefetched (BERT-base 0.94x the time; Gemm.cpp's
-/// kAPrefetchLines has the measurements). The k loop unrolled 4 times (hot
-/// 128x768x384, 1 thread: 0.95-0.97x the time; BERT-base and GPT-2 0.95x, 2
-/// threads; Xeon family 6 model 167). Tasks of 16 row tiles or more take
-/// a k block grown with the L2 (kcForL2: 512 for 2 MiB, K = 3072 in six
-/// blocks, 768 in one: deepKcFor): the B slices streaming from L2 cost less
-/// than the C round trips and tile switches they save (same machine, 2 threads,
-/// alternating with 128-deep blocks: BERT-base and GPT-2 0.97x the time,
-/// GEMMs 1-3 % more GFLOP/s).
+/// first block's tasks streamed the weight over 8 tiles and ran slower than
+/// with warm weights; one block made BERT-base, GPT-2 and 128- and 512-row
+/// GEMMs faster with these kernels, while with AVX2's tile the same change
+/// was slower; figures: commit 1ae6db8); k blocks of 128 (32 KiB of B). The
+/// first lines of the next row tile's A are prefetched (BERT-base runs
+/// faster; Gemm.cpp's kAPrefetchLines says more). The k loop unrolled 4
+/// times (a hot GEMM, BERT-base and GPT-2 faster; figures: commit 9d895c2).
+/// Tasks of 16 row tiles or more take a k block grown with the L2 (kcForL2:
+/// 512 for 2 MiB, K = 3072 in six blocks, 768 in one: deepKcFor): the B
+/// slices streaming from L2 cost less than the C round trips and tile
+/// switches they save (BERT-base, GPT-2 and GEMMs faster than with 128-deep
+/// blocks; figures: commit dbd88be).
 constexpr GemmConfig kGemmAvx512{16, 6, 32, 2, 132, 4, 128, true, 4, true};
 /// AVX2 (16 ymm): 4 x 24, 12 accumulators + 3 B vectors + 1 broadcast (7
 /// loads per 12 FMAs; a 6 x 16 tile needs 8); tasks of 64 rows x 144
 /// columns; k blocks of 256 (24 KiB of B). No prefetch of A: its loop is
-/// front-end bound (the same prefetch made 128 and 512 rows x 768 x 768 4 %
-/// slower on the Xeon family 6 model 167). The k loop unrolled twice: hot
-/// GEMMs the same time (128x768x768 1 thread, 128x768x3072 and 128x3072x768
-/// 2 threads), BERT-base and GPT-2 0.98x (2 threads, 14 and 8 alternating
-/// rounds, 11 and 6 of them faster; same machine, x86-64-v3 code); 4 times,
-/// LLVM spilled 14 ymm. The k block stays within L1: slices streaming from
-/// L2 (kc 512) made 128 x 3072 x 768 6 % slower on the same machine.
+/// front-end bound (the same prefetch made 128 and 512 rows x 768 x 768
+/// slower; figures: commit 481bcf3). The k loop unrolled twice: hot GEMMs
+/// took the same time, BERT-base and GPT-2 slightly less, in most of the
+/// alternating rounds (figures: commit 738f5f6); 4 times, LLVM spilled 14
+/// ymm. The k block stays within L1: slices streaming from L2 (kc 512) made
+/// 128 x 3072 x 768 slower (figures: commit dbd88be).
 constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 2, false};
 
 /// The module attribute naming the kernels' instruction set ("avx512" or
@@ -115,18 +112,17 @@ int64_t kcForL1d(const GemmConfig &config, int64_t l1dBytes);
 /// Row tiles per task from which the GEMM takes the deeper k block of
 /// deepKcFor. Fewer tiles re-read each slice from L2 fewer times than they
 /// save C round trips, and short tiles (decoding: 2 rows) are bound by
-/// their loads of B: 4 x 768 x 3072 took 1.035x the time with 384-deep
-/// blocks, 64 x 768 x 768 1.02x; 96 x 768 x 3072 0.975x (Xeon family 6
-/// model 167, AVX-512, 2 threads).
+/// their loads of B: with 384-deep blocks 4 x 768 x 3072 and 64 x 768 x 768
+/// took longer, 96 x 768 x 3072 less (figures: commit 22c81ce).
 constexpr int64_t kDeepBlockRowTiles = 16;
 
 /// The k block for an L2 of `l2Bytes`: the largest power of two (16 to
 /// 1024) for which a task's block of A (mc rows) and its tile's slice of B
 /// take at most a quarter of it, the rest left to C, the slices being
 /// prefetched and the other operands of a model; 0 if not even 16 fits.
-/// (2 MiB: 512; 1 MiB: 256; 512 KiB: 128. Measured on a 2 MiB L2, Xeon
-/// family 6 model 167, AVX-512, 2 threads: half of it, kc 1024, made
-/// BERT-base 1-2 % slower than a quarter, hot 768-deep GEMMs 0-1 % faster.)
+/// (2 MiB: 512; 1 MiB: 256; 512 KiB: 128. Measured on a 2 MiB L2: half of
+/// it, kc 1024, made BERT-base slower than a quarter and hot 768-deep GEMMs
+/// barely faster; figures: commit dbd88be.)
 int64_t kcForL2(const GemmConfig &config, int64_t l2Bytes);
 /// The k block for the L1 data cache of the module that holds `op`
 /// (kcForL1d), or config.kc if the module does not say.
@@ -136,10 +132,9 @@ int64_t l1KcFor(const GemmConfig &config, Operation *op);
 /// or the L2's where the configuration streams slices from L2 (kcFromL2)
 /// and that is deeper; a depth of at most two of the L2's blocks goes in one
 /// (its block of A and slice then take at most half of the L2), saving the
-/// partial sums' round trip through C: 512 x 768 x 768 and 128 x 768 x 768
-/// one block of 768 against two of 384, 2 threads, alternating in one
-/// process: 1.02-1.06x and 1.01-1.03x the GFLOP/s, 128 x 768 x 2304
-/// 1.02-1.03x (Xeon family 6 model 167, 2 MiB L2, AVX-512).
+/// partial sums' round trip through C: 512 x 768 x 768, 128 x 768 x 768
+/// and 128 x 768 x 2304 ran faster as one block of 768 than as two of 384
+/// (figures: commit fc7ba8d).
 int64_t deepKcFor(const GemmConfig &config, int64_t l2Bytes, int64_t depth);
 /// The L1 data cache of the module that holds `op` (kCpuL1dAttr); 0 if it
 /// does not say.

@@ -34,7 +34,8 @@ namespace {
 // The math dialect's own approximation (2.5e-7) picks its coefficients from
 // three intervals, a select per coefficient: ~45 instructions a vector
 // against 16 here. In the GELU epilogue of BERT-base's AVX2 GEMMs that was
-// 7 % of their time; now 2 % (scripts/fit-erf.py has the measurement).
+// a noticeable share of their time, now a small one (figures: commit
+// dce2b7c; scripts/fit-erf.py has the measurement).
 struct RationalErf : OpRewritePattern<math::ErfOp> {
   using OpRewritePattern::OpRewritePattern;
 

@@ -283,9 +283,9 @@ createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
   llvm::TargetOptions targetOptions;
   // Loops start on a 64-byte boundary (x86's default is 16): the GEMM's k
   // loop is ~120 bytes, and its speed otherwise depended on where code
-  // before it happened to end (the AVX2 loop, front-end bound, ran 6 %
-  // slower over three lines than over two: hot 128x768x768, 2 threads, Xeon
-  // family 6 model 167, AVX2 kernels).
+  // before it happened to end (the AVX2 loop, front-end bound, ran
+  // measurably slower over three lines than over two; figures: commit
+  // 807613d).
   targetOptions.LoopAlignment = 64;
   auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                : options.optLevel == 0 ? llvm::CodeGenOptLevel::None

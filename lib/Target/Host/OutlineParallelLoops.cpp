@@ -53,11 +53,11 @@ namespace {
 
 /// The work (elements x ops of the loop body per element, opCost) below which a
 /// flat loop nest runs on the calling thread instead of the pool. A
-/// parallel region costs about a microsecond on 2 threads (publishing the
-/// job, the other thread's wake-up and the join: 0.75 us empty, Xeon
-/// family 6 model 207), the time of a few thousand elements of
-/// elementwise code; decoding runs hundreds of such regions per token
-/// over one row (a residual add of 576 elements, RoPE of 9 heads).
+/// parallel region on 2 threads (publishing the job, the other thread's
+/// wake-up and the join) costs about the time of a few thousand elements of
+/// elementwise code (figures: commit 6759fab); decoding runs hundreds of
+/// such regions per token over one row (a residual add of 576 elements,
+/// RoPE of 9 heads).
 constexpr int64_t kSerialWork = 1 << 15;
 
 /// The LLVM type a captured value travels as, or null if unsupported.
@@ -135,9 +135,9 @@ struct OutlineParallelLoopsPass
   /// as a serial scf.for inside each parallel iteration: otherwise every
   /// element decodes its linear index with a division per dim and the
   /// contiguous innermost run is never vectorised (a head-splitting copy of
-  /// BERT-base ran at 1.6 GB/s on an AMD EPYC Zen 5). The kernels' loops
-  /// (which hold loops, or call a task function such as the GEMM's) keep
-  /// all their dims parallel.
+  /// BERT-base ran far below memory bandwidth; figures: commit 6cd8489).
+  /// The kernels' loops (which hold loops, or call a task function such as
+  /// the GEMM's) keep all their dims parallel.
   ///
   /// Flat nests also report their work per iteration (FlatNest), so that a
   /// small one runs on the calling thread (outline).
@@ -288,7 +288,8 @@ struct OutlineParallelLoopsPass
     // Constants are defined again in the task rather than loaded from the
     // context: the serial innermost loop of elementwise code then has
     // constant bounds and step, which LLVM vectorises (loaded, they made
-    // a GELU over 128 x 3072 run one float at a time, 5x PyTorch's time).
+    // a GELU run one float at a time, several times slower than PyTorch's;
+    // figures: commit 0f31573).
     for (Value v : constants)
       mapping.map(v, fb.clone(*v.getDefiningOp())->getResult(0));
     for (auto [i, v] : llvm::enumerate(captured)) {

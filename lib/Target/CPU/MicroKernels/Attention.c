@@ -27,9 +27,9 @@
  *     keeps up to PV_ROWS rows' output chunks in registers over the tile,
  *     each chunk of V loaded once for them (some_rows_times_v). Against a
  *     dot product per (row, key) (a serial sum of its lanes) and o updated
- *     in memory per key, the per-row form of this took 0.57-0.66x the time
- *     of a decode step of SmolLM2-135M (Q4_1) at cache position 4096 (2
- *     threads, Xeon family 6 model 207);
+ *     in memory per key, the per-row form of this made a decode step of
+ *     SmolLM2-135M (Q4_1) at cache position 4096 much faster (figures:
+ *     commit caa111f);
  *   - the next tile's K and V rows are prefetched into L2 as the first
  *     pass of scores reads this tile's;
  *   - tfc_uk_attention_combine merges the splits of one (batch, head):
@@ -307,19 +307,18 @@ INLINE void score_pass(const float *const *q, const int R, const void *k,
  * scale, VL / R keys per score_pass; the keys past the last whole pass in
  * one more pass. (With R = 3 on AVX-512, 64 keys are 12 passes of 5 and 4
  * keys left over, which were scored by a dot product per (row, key), each
- * ending in a serial sum of 16 lanes: SmolLM2-135M's decode attention, 3
- * groups of 3 heads over 4097 f16 keys x 30 layers, 2 threads, took
- * 6.8-9.1 ms a step that way, 4.9-5.6 ms (17-19 GB/s, the VM's read
- * bandwidth) with the last pass; Xeon family 6 model 207.) With f16 keys and
+ * ending in a serial sum of 16 lanes: SmolLM2-135M's decode attention took
+ * markedly longer a step that way than with the last pass, which brought it
+ * to the VM's read bandwidth; figures: commit ad81199.) With f16 keys and
  * values, while it reads a key it prefetches the same key of the next tile
  * (`ahead` of them: its K row at nextK, its V row at nextV) into L2, so that
- * the next tile's rows arrive while this one computes: without, the f16 kernel
- * read DRAM at half the f32 one's bytes per second (its conversions' stalls not
- * overlapped; 4097 keys x 30 layers, 2 threads: 7.9-9.1 ms a step against
- * 6.8-7.1 with). The f32 kernel, at the core's read bandwidth already, lost
- * more to the prefetches' issue slots than it gained. d not a multiple of
- * VL: every score by dot. With R = 1 this is a row's scores VL keys at a
- * time (the f32 kernel's). */
+ * the next tile's rows arrive while this one computes: without, the f16
+ * kernel read DRAM far more slowly than the f32 one (its conversions' stalls
+ * not overlapped), and decode steps took longer (figures: commit b889cca).
+ * The f32 kernel, at the core's read bandwidth already, lost more to the
+ * prefetches' issue slots than it gained. d not a multiple of VL: every
+ * score by dot. With R = 1 this is a row's scores VL keys at a time (the
+ * f32 kernel's). */
 INLINE void group_scores(const float *const *q, const int R, const void *k,
                          int64_t kstride, int64_t d, int64_t n, float scale,
                          float (*sc)[TILE], int half, const void *nextK,
@@ -549,8 +548,8 @@ INLINE vf vmax(vf x, vf m) {
 
 /* The maximum of x[0, n) (-inf if n == 0), over four independent running
  * maxima: with one, each vector waited for the previous one's max (a
- * latency-bound chain that was a tenth of the AVX2 prefill's time at 512
- * keys; Xeon family 6 model 207). */
+ * latency-bound chain that was a noticeable share of the AVX2 prefill's
+ * time; figures: commit 446b947). */
 INLINE float max_of(const float *x, int64_t n) {
   vf m0 = splat(-__builtin_inff()), m1 = m0, m2 = m0, m3 = m0;
   int64_t jj = 0;
@@ -668,8 +667,8 @@ INLINE void split(const float *q, const void *k, const void *v,
         /* f32 keys: row by row, VL keys at a time: the loads of VL key
          * rows per chunk keep more of DRAM's lines in flight than VL / R
          * rows would, and f32 scores are bound by those reads (grouped, a
-         * decode step of SmolLM2-135M Q4_1 at 4096 took 1.06-1.20x the
-         * time). */
+         * decode step of SmolLM2-135M Q4_1 at 4096 took longer; figures:
+         * commit b889cca). */
         if (!half) {
           for (int64_t i = 0; i < left; ++i)
             group_scores(qr + i, 1, kt, s.ks[2], s.d, n, scale, sc + r + i, 0,
@@ -777,9 +776,8 @@ void tfc_uk_attention_combine(const float *partial, float *out,
  * to TFC_UK_ATTENTION_PREFILL_KEYS keys fit in L1, so with one chunk each
  * row gets its exact softmax (no running rescale), and more chunks carry
  * each row's running maximum and sum (the output rescaled when the maximum
- * grows). Past 1024 keys this took 0.49-0.51x the time of the flash loop
- * nest Attention.cpp then had (12 heads of 64, 1025 and 2048 keys, causal
- * and padded, 2 threads, Xeon family 6 model 207, AVX-512). The two products
+ * grows). Past 1024 keys this took far less time than the flash loop nest
+ * Attention.cpp then had (figures: commit 3143890). The two products
  * are register-blocked like a GEMM's tile: scores are RT
  * rows x KV vectors of keys accumulated over D steps of one broadcast of q
  * and KV loads of the transposed K; the output is RT rows x KV vectors of
