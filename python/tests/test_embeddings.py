@@ -4,6 +4,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 
 from conftest import INPUTS
 
@@ -68,3 +69,19 @@ def test_run_zero_copy_and_dlpack(minilm):
     assert again["sentence_embedding"] is into["sentence_embedding"]
     assert again["sentence_embedding"].ctypes.data == into["sentence_embedding"].ctypes.data
     np.testing.assert_array_equal(again["sentence_embedding"], emb)
+    # An out= array that cannot be written in place is refused, not copied.
+    wide = np.empty((emb.shape[0], emb.shape[1] * 2), np.float32)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        minilm.run("encode", out={"sentence_embedding": wide[:, ::2]}, **batch)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        minilm.run("encode", out={"sentence_embedding": np.empty(emb.shape, np.float64)}, **batch)
+
+
+def test_embed_truncates_as_sentence_transformers(minilm):
+    """Texts past max_seq_length (256 in sentence_bert_config.json) are cut
+    there, as sentence-transformers cuts them, not at the 512 positions."""
+    long = " ".join(["word"] * 600)
+    cut = minilm.tokenizer(long, truncation=True, max_length=256, return_tensors="np")
+    direct = minilm.run("encode", **cut)["sentence_embedding"][0]
+    np.testing.assert_allclose(minilm.embed(long), direct, rtol=0, atol=1e-6)
+    assert minilm.tokenizer([], padding=True)["input_ids"] == []

@@ -86,3 +86,12 @@ def test_generation_errors(smollm2):
         s.generate([])
     with pytest.raises(ValueError, match="context"):
         smollm2.session(context=8).generate(list(range(1, 20)))
+    # One generation at a time on a session.
+    s2 = smollm2.session()
+    g = s2.generate("Hello", max_new_tokens=4)
+    next(g)
+    with pytest.raises(ValueError, match="under way"):
+        s2.generate("Again", max_new_tokens=4)
+    g.close()
+    # The model's bound: the token input's sequence dim.
+    assert 0 < smollm2.max_context() < 2**31 - 1

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -104,6 +105,24 @@ def _identity(path: str) -> List[Any]:
     return out
 
 
+def _host_identity() -> List[str]:
+    """What tfc-compile targets by default: the host CPU (its model and
+    features, as /proc/cpuinfo lists them) as TFC_HOST_CPU masks it."""
+    model = flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and not model:
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = hashlib.sha256(line.encode()).hexdigest()[:16]
+                if model and flags:
+                    break
+    except OSError:
+        pass
+    return [model, flags, os.environ.get("TFC_HOST_CPU", "")]
+
+
 def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any) -> str:
     """Compiles a .tfm description or a checkpoint (a Hugging Face
     directory, a .gguf) into a model library and returns its path.
@@ -112,8 +131,8 @@ def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any)
     ``--kv-cache``, ``quantize="q8_0"`` is ``--quantize=q8_0``,
     ``D=["layers=2"]`` gives ``-D layers=2``. Without ``output`` the library
     goes to a cache (``$TFC_CACHE_DIR`` or ``~/.cache/tfc``, ``compiled/``)
-    keyed by the source's files, the options and the compiler, and a later
-    call with the same key reuses it. Raises CompileError with the
+    keyed by the source's files, the options, the compiler and the host CPU,
+    and a later call with the same key reuses it. Raises CompileError with the
     compiler's message when it refuses the input.
     """
     source = os.fspath(source)
@@ -125,7 +144,7 @@ def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any)
         flags += ["-D", str(d)]
     flags += _option_flags(options)
     if output is None:
-        key = json.dumps([_identity(source), flags, _identity(compiler)])
+        key = json.dumps([_identity(source), flags, _identity(compiler), _host_identity()])
         digest = hashlib.sha256(key.encode()).hexdigest()[:24]
         cache = os.environ.get("TFC_CACHE_DIR") or os.path.join(
             os.path.expanduser("~"), ".cache", "tfc")
@@ -298,6 +317,12 @@ class Model:
             if set(out) != set(names):
                 raise TypeError("out must name every output: %s" % ", ".join(names))
             into = [out[n] for n in names]
+            for o, arr in zip(e.outputs, into):
+                want = _DTYPES.get(o.dtype)
+                if (not isinstance(arr, np.ndarray) or not arr.flags.c_contiguous
+                        or not arr.flags.writeable or arr.dtype != want):
+                    raise ValueError(f"out[{o.name!r}] must be a writable, C-contiguous "
+                                     f"{np.dtype(want).name} array (it is written in place)")
         results = self._model.run(e.name, arrays, into)
         return {o.name: r for o, r in zip(e.outputs, results)}
 
@@ -322,21 +347,28 @@ class Model:
 
     def max_context(self, entry: Optional[str] = None) -> int:
         """The most positions a session of the cached entry may hold (the
-        caches' bound), or 2**31 - 1 when the model states none."""
+        caches' and the token input's bounds), or 2**31 - 1 when the model
+        states none."""
         if entry is None:
             cached = [n for n in self.entries if n.endswith("_cached")]
             entry = cached[0] if len(cached) == 1 else None
         e = self.entry(entry)
+        # The caches' positions and the tokens' sequence dim bound it.
         bounds = [i.max_shape[2] for i in e.inputs
                   if i.state and len(i.max_shape) == 4 and i.max_shape[2] > 0]
+        bounds += [i.max_shape[1] for i in e.inputs
+                   if not i.state and i.dtype == "i64" and len(i.max_shape) == 2
+                   and i.max_shape[1] > 0]
         return min(bounds) if bounds else 2**31 - 1
 
     def embed(self, texts: Union[str, Sequence[str]], *, batch_size: int = 32,
               entry: str = "encode") -> np.ndarray:
         """Sentence embeddings: texts tokenised with the model's tokenizer,
-        padded per batch, through the ``encode`` entry that tfc-compile makes
-        for sentence-transformers checkpoints (pooling, Dense and normalising
-        modules included). Returns float32 [len(texts), dim]."""
+        padded per batch and cut to the checkpoint's max_seq_length (as
+        sentence-transformers does; else to the model's positions), through
+        the ``encode`` entry that tfc-compile makes for sentence-transformers
+        checkpoints (pooling, Dense and normalising modules included).
+        Returns float32 [len(texts), dim]."""
         single = isinstance(texts, str)
         if single:
             texts = [texts]
@@ -345,6 +377,9 @@ class Model:
         # sentence-transformers cuts to its max_seq_length.
         ids = [i for i in e.inputs if i.name == "input_ids"]
         longest = ids[0].max_shape[1] if ids and len(ids[0].max_shape) == 2 else -1
+        st = self._sentence_transformers_max_length()
+        if st > 0:
+            longest = st if longest <= 0 else min(longest, st)
         rows = []
         for start in range(0, len(texts), batch_size):
             batch = self.tokenizer(list(texts[start:start + batch_size]),
@@ -356,6 +391,17 @@ class Model:
             rows.append(next(iter(out.values())))
         result = np.concatenate(rows) if rows else np.zeros((0, 0), np.float32)
         return result[0] if single else result
+
+    def _sentence_transformers_max_length(self) -> int:
+        """max_seq_length of a sentence-transformers directory, else -1."""
+        if not self.checkpoint or not os.path.isdir(self.checkpoint):
+            return -1
+        try:
+            with open(os.path.join(self.checkpoint, "sentence_bert_config.json")) as f:
+                value = json.load(f).get("max_seq_length")
+        except (OSError, ValueError):
+            return -1
+        return value if isinstance(value, int) and value > 0 else -1
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **generate_options: Any) -> "Generation":
         """Renders a conversation with the checkpoint's chat template and
@@ -388,6 +434,7 @@ class Session:
         self.model = model
         self.entry = entry
         self._session = _tfc.Session(model._model, entry.name, int(batch), int(context))
+        self._active: Optional["weakref.ref[Generation]"] = None
 
     @property
     def position(self) -> int:
@@ -437,11 +484,17 @@ class Session:
             raise ValueError("stop strings need a tokenizer: give the model one")
         if seed < 0:
             raise ValueError(f"seed must be >= 0, not {seed}")
+        active = self._active() if self._active is not None else None
+        if active is not None and active._gen is not None:
+            raise ValueError("the session has a generation under way: finish or close() "
+                             "it first (or use another session)")
         gen = _tfc.Generation(self._session, ids, int(max_new_tokens), float(temperature),
                               int(top_k), float(top_p), float(min_p),
                               float(repetition_penalty), int(seed),
                               [int(i) for i in eos_ids])
-        return Generation(self, gen, tok, list(stop or []))
+        result = Generation(self, gen, tok, list(stop or []))
+        self._active = weakref.ref(result)
+        return result
 
 
 class Generation(Iterator[str]):
@@ -591,6 +644,11 @@ class Tokenizer:
             raise ValueError("truncation and padding='max_length' need max_length")
         encoder = self._truncating(max_length) if truncation else self._tok
         rows = [list(encoder.encode(t, add_special_tokens)) for t in texts]
+        if not rows:
+            empty: Dict[str, Any] = {}
+            for name in ("input_ids", "token_type_ids", "attention_mask"):
+                empty[name] = np.zeros((0, 0), np.int64) if return_tensors == "np" else []
+            return empty
         if padding in (True, "longest", "max_length"):
             length = max_length if padding == "max_length" else max(len(r[0]) for r in rows)
             pad_id, pad_type, left = self._pad
@@ -621,6 +679,8 @@ class Tokenizer:
         with self._template_lock:
             tok = self._truncated.get(max_length)
             if tok is None:
+                if len(self._truncated) >= 4:  # a few lengths in use at once
+                    self._truncated.pop(next(iter(self._truncated)))
                 tok = _tfc.Tokenizer(self.path)
                 tok.set_padding(0)
                 tok.set_truncation(int(max_length))

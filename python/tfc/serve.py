@@ -34,6 +34,7 @@ every node. See docs/serving.md.
 import asyncio
 import base64
 import json
+import secrets
 import os
 import time
 import uuid
@@ -83,9 +84,11 @@ def _check_type(body: Dict[str, Any], key: str, types: tuple, what: str) -> Any:
 
 
 class _Replica:
-    def __init__(self, model: str, name: Optional[str], threads: int,
-                 compile_options: Dict[str, Any]):
+    def __init__(self, model: str, name: Optional[str], threads: int, max_context: int,
+                 default_max_tokens: int, compile_options: Dict[str, Any]):
         tfc.set_num_threads(threads)
+        self.max_context = max_context
+        self.default_max_tokens = default_max_tokens
         self.name = name or os.path.basename(os.path.normpath(model))
         self.model = tfc.Model(model, **compile_options)
         import ray
@@ -130,8 +133,10 @@ class _Replica:
         stop = body.get("stop")
         if isinstance(stop, str):
             stop = [stop]
-        if stop is not None and not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
-            raise BadRequest("'stop' must be a string or a list of strings", "stop")
+        if stop is not None and not (isinstance(stop, list) and len(stop) <= 4 and all(
+                isinstance(s, str) and 0 < len(s) <= 256 for s in stop)):
+            raise BadRequest("'stop' must be a string or a list of up to 4 non-empty "
+                             "strings of at most 256 characters", "stop")
         if max_tokens is not None and max_tokens < 1:
             raise BadRequest("'max_tokens' must be at least 1", "max_tokens")
         if temperature is not None and not 0 <= temperature <= 2:
@@ -140,20 +145,26 @@ class _Replica:
             raise BadRequest("'top_p' must be in (0, 1]", "top_p")
         if seed is not None and seed < 0:
             raise BadRequest("'seed' must be >= 0", "seed")
-        return {"max_new_tokens": max_tokens or 256, "temperature": float(temperature or 0.0),
-                "top_p": float(top_p if top_p is not None else 1.0), "seed": int(seed or 0),
+        if seed is None:  # as OpenAI: without a seed, sampling differs per request
+            seed = secrets.randbits(62)
+        return {"max_new_tokens": max_tokens, "temperature": float(temperature or 0.0),
+                "top_p": float(top_p if top_p is not None else 1.0), "seed": int(seed),
                 "stop": stop or None}
 
     def generation(self, ids: List[int], options: Dict[str, Any]) -> tfc.Generation:
         if not self.generative:
             raise BadRequest(f"the model '{self.name}' does not generate text (no cached entry)",
                              "model")
-        bound = self.model.max_context()
-        if len(ids) + 1 > bound:
-            raise BadRequest(f"the prompt has {len(ids)} tokens; this model's context is "
-                             f"{bound}", "messages")
-        session = self.model.session(
-            context=min(bound, len(ids) + options["max_new_tokens"]))
+        # A session's caches hold its prompt and reply, within the model's
+        # bound and the deployment's max_context (what memory allows).
+        bound = min(self.model.max_context(), self.max_context)
+        if options["max_new_tokens"] is None:
+            options["max_new_tokens"] = max(1, min(self.default_max_tokens, bound - len(ids)))
+        if len(ids) + options["max_new_tokens"] > bound:
+            raise BadRequest(
+                f"this server's context is {bound} tokens; the prompt has {len(ids)} and "
+                f"max_tokens asks for {options['max_new_tokens']} more", "max_tokens")
+        session = self.model.session(context=len(ids) + options["max_new_tokens"])
         stops = self.model.eos_ids()
         try:
             stops += [i for i in self.model.tokenizer.chat_stop_ids() if i not in stops]
@@ -161,8 +172,8 @@ class _Replica:
             pass  # no chat template
         return session.generate(ids, eos_ids=stops, **options)
 
-    async def respond(self, gen: tfc.Generation, prompt_tokens: int, body: Dict[str, Any],
-                      kind: str):
+    async def respond(self, request: Request, gen: tfc.Generation, prompt_tokens: int,
+                      body: Dict[str, Any], kind: str):
         rid = ("chatcmpl-" if kind == "chat" else "cmpl-") + uuid.uuid4().hex
         obj = "chat.completion" if kind == "chat" else "text_completion"
         created = int(time.time())
@@ -175,7 +186,16 @@ class _Replica:
             return "stop" if gen.finish_reason == "stop" else "length"
 
         if not body.get("stream"):
-            text = await asyncio.to_thread(gen.text)
+            pieces = []
+            while True:
+                piece = await asyncio.to_thread(next, gen, None)
+                if piece is None:
+                    break
+                pieces.append(piece)
+                if await request.is_disconnected():  # nobody to answer: stop
+                    gen.close()
+                    return JSONResponse(status_code=499, content={})
+            text = "".join(pieces)
             choice = ({"index": 0, "message": {"role": "assistant", "content": text},
                        "finish_reason": reason(), "logprobs": None} if kind == "chat" else
                       {"index": 0, "text": text, "finish_reason": reason(), "logprobs": None})
@@ -206,11 +226,18 @@ class _Replica:
         async def events():
             try:
                 yield chunk("" if kind == "chat" else None, None, first=True)
-                while True:
-                    piece = await asyncio.to_thread(next, gen, None)
-                    if piece is None:
-                        break
-                    yield chunk(piece, None)
+                try:
+                    while True:
+                        piece = await asyncio.to_thread(next, gen, None)
+                        if piece is None:
+                            break
+                        yield chunk(piece, None)
+                except Exception as e:  # after the headers: an error event, then the end
+                    yield "data: " + json.dumps({"error": {
+                        "message": f"internal error: {e}", "type": "server_error",
+                        "param": None, "code": None}}) + "\n\n"
+                    yield "data: [DONE]\n\n"
+                    return
                 yield chunk(None, reason())
                 if options.get("include_usage"):
                     yield "data: " + json.dumps({"id": rid, "object": chunk_obj, "created": created,
@@ -262,10 +289,15 @@ class TfcDeployment(_Replica):
                     m["content"] = "".join(p.get("text", "") for p in m["content"]
                                            if isinstance(p, dict))
             options = self.sampling(body)
-            tok = self.model.tokenizer
-            prompt = tok.apply_chat_template(messages, add_generation_prompt=True)
-            ids = tok.encode(prompt, add_special_tokens=False)
-            return await self.respond(self.generation(ids, options), len(ids), body, "chat")
+
+            def prepare():  # rendering, tokenising, allocating the caches
+                tok = self.model.tokenizer
+                prompt = tok.apply_chat_template(messages, add_generation_prompt=True)
+                ids = tok.encode(prompt, add_special_tokens=False)
+                return ids, self.generation(ids, options)
+
+            ids, gen = await asyncio.to_thread(prepare)
+            return await self.respond(request, gen, len(ids), body, "chat")
         return await self.guarded(work)
 
     @api.post("/v1/completions")
@@ -276,8 +308,13 @@ class TfcDeployment(_Replica):
             if not isinstance(prompt, str):
                 raise BadRequest("'prompt' must be a string", "prompt")
             options = self.sampling(body)
-            ids = self.model.tokenizer.encode(prompt)
-            return await self.respond(self.generation(ids, options), len(ids), body, "completion")
+
+            def prepare():
+                ids = self.model.tokenizer.encode(prompt)
+                return ids, self.generation(ids, options)
+
+            ids, gen = await asyncio.to_thread(prepare)
+            return await self.respond(request, gen, len(ids), body, "completion")
         return await self.guarded(work)
 
     @api.post("/v1/embeddings")
@@ -309,25 +346,32 @@ class TfcDeployment(_Replica):
 
 
 def app(model: str, *, name: Optional[str] = None, replicas: int = 1, threads: int = 1,
+        max_context: int = 4096, max_tokens: int = 512, max_ongoing_requests: int = 16,
         **compile_options: Any):
     """The Ray Serve application of ``replicas`` replicas of ``model`` (a
-    checkpoint or a compiled library), each with ``threads`` threads."""
+    checkpoint or a compiled library), each with ``threads`` threads.
+    ``max_context`` bounds a request's prompt plus reply (each request holds
+    KV caches of its size: SmolLM2 in f32 takes 45 KiB a position),
+    ``max_tokens`` is the reply's length when a request names none, and
+    ``max_ongoing_requests`` the requests a replica takes at once."""
     return TfcDeployment.options(
         num_replicas=int(replicas),
+        max_ongoing_requests=int(max_ongoing_requests),
         ray_actor_options={"num_cpus": int(threads)},
-    ).bind(model, name, int(threads), compile_options)
+    ).bind(model, name, int(threads), int(max_context), int(max_tokens), compile_options)
 
 
 def build_app(args: Dict[str, str]):
     """For ``serve run tfc.serve:build_app model=PATH [name=] [replicas=]
-    [threads=] [kv_cache=true] [quantize=...]``."""
+    [threads=] [max_context=] [max_tokens=] [max_ongoing_requests=]
+    [kv_cache=true] [quantize=...]`` (other keys: tfc-compile options)."""
     args = dict(args)
     if "model" not in args:
         raise ValueError("give model=PATH (a checkpoint or a compiled library)")
     model = args.pop("model")
     name = args.pop("name", None)
-    replicas = int(args.pop("replicas", 1))
-    threads = int(args.pop("threads", 1))
+    sizes = {k: int(args.pop(k)) for k in ("replicas", "threads", "max_context", "max_tokens",
+                                           "max_ongoing_requests") if k in args}
     options = {k: (True if v.lower() == "true" else False if v.lower() == "false" else v)
                for k, v in args.items()}
-    return app(model, name=name, replicas=replicas, threads=threads, **options)
+    return app(model, name=name, **sizes, **options)
