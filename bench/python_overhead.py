@@ -35,6 +35,18 @@ threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 tfc.set_num_threads(threads)
 
 
+def isa():
+    """The instruction set tfc's kernels use on this host (as the runtime sees
+    it, TFC_HOST_CPU included)."""
+    from tfc._build_config import TFC_COMPILE
+    out = subprocess.run([os.path.join(os.path.dirname(TFC_COMPILE), "tfc-run"), "--host-cpu"],
+                         capture_output=True, text=True).stdout
+    features = set(next((l.split(":", 1)[1].split() for l in out.splitlines()
+                         if l.startswith("features:")), []))
+    return ("AVX-512" + (" + VNNI" if "avx512vnni" in features else "") if "avx512f" in features
+            else "AVX2 + FMA" if "avx2" in features else "x86-64")
+
+
 def lscpu(field):
     for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
         if line.startswith(field + ":"):
@@ -68,8 +80,8 @@ def capi_us(mode, model, weights, repeats, ids):
 
 enc = tfc.Model(MINILM)
 dec = tfc.Model(SMOLLM2, kv_cache=True)
-print(f"CPU: {lscpu('Model name')} (family {lscpu('CPU family')}, model {lscpu('Model')}); "
-      f"tfc variant: {enc.cpu_variant or 'single'}; {threads} threads; tfc {tfc.__version__}")
+print(f"CPU: {lscpu('Model name')} (family {lscpu('CPU family')}, model {lscpu('Model')}), "
+      f"{isa()}; {threads} threads; tfc {tfc.__version__}")
 
 # 1. The cost of the Python layer.
 text = "Hello world, this is a short sentence."

@@ -34,6 +34,18 @@ questions = ["What is the capital of France?", "Write a haiku about compilers.",
              "Tell me a joke about cats."]
 
 
+def isa():
+    """The instruction set tfc's kernels use on this host (as the runtime sees
+    it, TFC_HOST_CPU included)."""
+    from tfc._build_config import TFC_COMPILE
+    out = subprocess.run([os.path.join(os.path.dirname(TFC_COMPILE), "tfc-run"), "--host-cpu"],
+                         capture_output=True, text=True).stdout
+    features = set(next((l.split(":", 1)[1].split() for l in out.splitlines()
+                         if l.startswith("features:")), []))
+    return ("AVX-512" + (" + VNNI" if "avx512vnni" in features else "") if "avx512f" in features
+            else "AVX2 + FMA" if "avx2" in features else "x86-64")
+
+
 def lscpu(field):
     for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
         if line.startswith(field + ":"):
@@ -46,7 +58,7 @@ with socket.socket() as s:
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
 print(f"CPU: {lscpu('Model name')} (family {lscpu('CPU family')}, model {lscpu('Model')}), "
-      f"{os.cpu_count()} cores; ray {ray.__version__}")
+      f"{isa()}, {os.cpu_count()} cores; ray {ray.__version__}")
 for replicas in (1, 2):
     serve.run(tfc.serve.app(MINILM, name="minilm", replicas=replicas, threads=1),
               name="minilm", route_prefix="/minilm")
