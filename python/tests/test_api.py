@@ -53,6 +53,20 @@ def test_tiny_run_and_views(tiny):
     view.flags.writeable = False
     (y2,) = tiny.run(**dict(x, **{name: view})).values()
     np.testing.assert_array_equal(y, y2)
+    # Anything with __dlpack__ (a CPU PyTorch tensor, here a stand-in that
+    # only speaks DLPack) is taken through it.
+    class OnlyDlpack:
+        def __init__(self, a):
+            self._a = a
+
+        def __dlpack__(self, **kw):
+            return self._a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self._a.__dlpack_device__()
+
+    (y4,) = tiny.run(**{k: OnlyDlpack(v) for k, v in x.items()}).values()
+    np.testing.assert_array_equal(y, y4)
     # Python lists are arrays too.
     (y3,) = tiny.run(**{k: v.tolist() for k, v in x.items()}).values()
     np.testing.assert_array_equal(y, y3)

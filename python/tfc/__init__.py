@@ -135,7 +135,7 @@ def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any)
     and a later call with the same key reuses it. Raises CompileError with the
     compiler's message when it refuses the input.
     """
-    source = os.fspath(source)
+    source = os.path.expanduser(os.fspath(source))
     if not os.path.exists(source):
         raise FileNotFoundError(f"{source}: no such file or directory")
     compiler = _compiler()
@@ -216,7 +216,7 @@ class Model:
     def __init__(self, path: PathLike, weights: Optional[PathLike] = None, *,
                  tokenizer: Optional[Union[PathLike, "Tokenizer"]] = None,
                  threads: Optional[int] = None, **compile_options: Any):
-        path = os.fspath(path)
+        path = os.path.expanduser(os.fspath(path))
         if threads is not None:
             set_num_threads(threads)
         self.checkpoint: Optional[str] = None
@@ -233,13 +233,13 @@ class Model:
             if tokenizer is None:
                 tokenizer = path
         self._model = _tfc.Model(self.library)
-        self.weights = os.fspath(weights) if weights is not None else None
+        self.weights = os.path.expanduser(os.fspath(weights)) if weights is not None else None
         if self.weights is not None:
             self._model.load_weights(self.weights)
         if isinstance(tokenizer, Tokenizer) or tokenizer is None:
             self._tokenizer = tokenizer
         else:
-            self._tokenizer = Tokenizer(tokenizer)
+            self._tokenizer = Tokenizer(os.path.expanduser(os.fspath(tokenizer)))
         self.entries: Dict[str, Entry] = {}
         for e in self._model.entries():
             ins = tuple(TensorInfo(i["name"], i["dtype"], i["shape"], i["max_shape"], i["state"],
@@ -589,7 +589,7 @@ class Tokenizer:
     llama.cpp compute. Usable from several threads."""
 
     def __init__(self, path: PathLike):
-        self.path = os.fspath(path)
+        self.path = os.path.expanduser(os.fspath(path))
         self._tok = _tfc.Tokenizer(self.path)
         # As transformers: the file's padding and truncation do not apply
         # unless a call asks for them (its pad ids are kept for padding).
