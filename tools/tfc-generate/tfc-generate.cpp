@@ -29,6 +29,8 @@
 #include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/tfc.h"
 
+#include "ModelCache.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -64,8 +66,12 @@ namespace {
 
 const char *const kUsage =
     R"(usage: tfc-generate MODEL.so --weights CHECKPOINT [options]
+       tfc-generate CHECKPOINT [options]
 
-Generates text with a model compiled by `tfc-compile --kv-cache`.
+Generates text with a model compiled by `tfc-compile --kv-cache`. A
+checkpoint (a Hugging Face directory, a .gguf) is compiled once with
+--kv-cache --kv-cache-last into the cache ($TFC_CACHE_DIR/compiled, default
+~/.cache/tfc/compiled) and reused, with its weights and tokenizer.
 
 options:
   -w, --weights PATH       the weights (.safetensors, a Hugging Face
@@ -148,7 +154,6 @@ cross-attention keys and values once, and the decoder starts from
                            the process's peak
   -h, --help               this text
 )";
-
 
 bool parseInt(const std::string &s, int64_t &out) {
   if (s.empty())
@@ -493,6 +498,12 @@ int main(int argc, char **argv) {
   }
   if (model.empty() && !printPrompt)
     fail("no model given\n" + std::string(kUsage));
+  // A checkpoint instead of a library: compiled once, with a KV cache, into
+  // the cache.
+  if (std::string error; !tfc::tools::resolveModelArgument(
+          model, {"--kv-cache", "--kv-cache-last"}, argv[0], quiet, weights,
+          error))
+    fail(error);
   {
     std::string error;
     if (!tfc::rt::validateSamplingParams(sampling, error))

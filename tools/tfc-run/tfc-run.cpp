@@ -26,6 +26,8 @@
 #include "tfc/Runtime/WeightInit.h"
 #include "tfc/Runtime/tfc.h"
 
+#include "ModelCache.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -47,9 +49,12 @@ using namespace tfc::rt;
 
 namespace {
 
-const char *const kUsage = R"(usage: tfc-run MODEL.so [options]
+const char *const kUsage = R"(usage: tfc-run MODEL.so|CHECKPOINT [options]
 
-Runs an entry point of a model compiled by tfc-compile.
+Runs an entry point of a model compiled by tfc-compile. A checkpoint (a
+Hugging Face directory, a .gguf, a .tfm) is compiled once into the cache
+($TFC_CACHE_DIR/compiled, default ~/.cache/tfc/compiled) and reused; its
+weights are then the default --weights.
 
 options:
   -w, --weights FILE      the model's weights (.safetensors); needed to run
@@ -971,6 +976,10 @@ void writeOutput(const std::string &path, const tfc_tensor &t) {
 
 int run(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
+  // A checkpoint instead of a library: compiled once into the cache.
+  if (std::string error; !tfc::tools::resolveModelArgument(
+          o.model, {}, argv[0], /*quiet=*/false, o.weights, error))
+    fail(error);
   if (o.threads > 0 && tfc_set_num_threads(o.threads) != TFC_OK)
     fail(tfc_last_error());
 

@@ -1,0 +1,317 @@
+//===- ModelCache.cpp - Checkpoints compiled once, for the runtime tools --===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelCache.h"
+
+#include "tfc/Runtime/DType.h"
+#include "tfc/Runtime/Gguf.h"
+#include "tfc/Runtime/Weights.h"
+#include "tfc/Runtime/tfc.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace tfc::tools;
+
+namespace {
+
+/// Two FNV-1a hashes with different bases: a 128-bit key.
+class Key {
+public:
+  void add(const void *data, size_t n) {
+    auto *p = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < n; ++i) {
+      a = (a ^ p[i]) * 0x100000001b3ull;
+      b = (b ^ p[i]) * 0x100000001b3ull;
+    }
+    // A separator, so that ("ab", "c") and ("a", "bc") differ.
+    a = (a ^ 0xff) * 0x100000001b3ull;
+    b = (b ^ 0xfe) * 0x100000001b3ull;
+  }
+  void add(const std::string &s) { add(s.data(), s.size()); }
+  std::string hex() const {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx",
+                  static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(b));
+    return buf;
+  }
+
+private:
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+};
+
+bool readFile(const std::string &path, std::string &out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    return false;
+  std::ostringstream s;
+  s << f.rdbuf();
+  out = s.str();
+  return true;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// The identity of a file that is not a checkpoint's weights: its path,
+/// size and modification time (the compiler binary).
+void addFileIdentity(Key &key, const std::string &path) {
+  struct stat st;
+  key.add(path);
+  if (::stat(path.c_str(), &st) == 0) {
+    key.add(&st.st_size, sizeof st.st_size);
+    key.add(&st.st_mtim, sizeof st.st_mtim);
+  }
+}
+
+/// Every JSON file of a directory and of its sub-directories one level
+/// down (sentence-transformers' module folders), in name order.
+void addJsonFiles(Key &key, const std::string &dir, int depth) {
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  std::vector<std::string> names;
+  while (dirent *e = ::readdir(d))
+    if (e->d_name[0] != '.')
+      names.push_back(e->d_name);
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const std::string &n : names) {
+    std::string path = dir + "/" + n;
+    if (isDirectory(path)) {
+      if (depth > 0)
+        addJsonFiles(key, path, depth - 1);
+    } else if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) {
+      std::string text;
+      if (readFile(path, text)) {
+        key.add(n);
+        key.add(text);
+      }
+    }
+  }
+}
+
+/// What of a checkpoint decides the code.
+bool addCheckpoint(Key &key, const std::string &path, std::string &error) {
+  if (tfc::rt::isGgufFile(path)) {
+    std::unique_ptr<tfc::rt::GgufFile> file =
+        tfc::rt::GgufFile::open(path, error);
+    if (!file)
+      return false;
+    for (const auto &[name, value] : file->metadata()) {
+      key.add(name);
+      key.add(value.raw.data(), value.raw.size());
+    }
+  } else if (isDirectory(path)) {
+    addJsonFiles(key, path, 1);
+  } else {
+    // A .tfm description: all of it.
+    std::string text;
+    if (!readFile(path, text)) {
+      error = path + ": cannot read: " + std::strerror(errno);
+      return false;
+    }
+    key.add(text);
+    return true;
+  }
+  std::unique_ptr<tfc::rt::WeightSource> weights =
+      tfc::rt::openWeights(path, error);
+  if (!weights)
+    return false;
+  for (const tfc::rt::TensorView *t : weights->allTensors()) {
+    key.add(t->name);
+    key.add(tfc::rt::dtypeName(t->dtype));
+    key.add(t->shape.data(), t->shape.size() * sizeof(int64_t));
+  }
+  return true;
+}
+
+/// The host CPU as tfc-compile targets it by default.
+void addHost(Key &key) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  int found = 0;
+  while (found < 2 && std::getline(f, line))
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) {
+      key.add(line);
+      ++found;
+    }
+  const char *masked = std::getenv("TFC_HOST_CPU");
+  key.add(masked ? masked : "");
+}
+
+std::string compilerPath(const std::string &tool) {
+  if (const char *env = std::getenv("TFC_COMPILE"); env && *env)
+    return env;
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir;
+  if (n > 0) {
+    self[n] = 0;
+    dir = self;
+  } else {
+    dir = tool;
+  }
+  size_t slash = dir.find_last_of('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  return dir + "/tfc-compile";
+}
+
+bool makeDirectories(const std::string &path) {
+  for (size_t at = 1; at != std::string::npos;) {
+    at = path.find('/', at + 1);
+    std::string prefix = path.substr(0, at);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool tfc::tools::isModelLibrary(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && std::memcmp(magic,
+                                         "\x7f"
+                                         "ELF",
+                                         4) == 0;
+}
+
+std::string tfc::tools::compiledCacheDir() {
+  if (const char *dir = std::getenv("TFC_CACHE_DIR"); dir && *dir)
+    return std::string(dir) + "/compiled";
+  if (const char *dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
+    return std::string(dir) + "/tfc/compiled";
+  const char *home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/tfc/compiled";
+}
+
+bool tfc::tools::compiledModel(const std::string &checkpoint,
+                               const std::vector<std::string> &flags,
+                               const std::string &tool, bool quiet,
+                               std::string &library, std::string &error) {
+  std::string compiler = compilerPath(tool);
+  if (::access(compiler.c_str(), X_OK) != 0) {
+    error = checkpoint + " is a checkpoint, and compiling it needs " +
+            compiler +
+            ", which is missing (set TFC_COMPILE, or give a "
+            "library from tfc-compile)";
+    return false;
+  }
+  Key key;
+  key.add("tfc compiled model cache 1");
+  if (!addCheckpoint(key, checkpoint, error))
+    return false;
+  for (const std::string &f : flags)
+    key.add(f);
+  addFileIdentity(key, compiler);
+  addHost(key);
+  std::string dir = compiledCacheDir();
+  library = dir + "/" + key.hex() + ".so";
+  if (isModelLibrary(library))
+    return true;
+  if (!makeDirectories(dir)) {
+    error = "cannot create the cache directory " + dir + ": " +
+            std::strerror(errno);
+    return false;
+  }
+  if (!quiet) {
+    std::string shown;
+    for (const std::string &f : flags)
+      shown += " " + f;
+    std::fprintf(stderr, "note: compiling %s%s (once; cached as %s)\n",
+                 checkpoint.c_str(), shown.c_str(), library.c_str());
+  }
+  // Into a file of this process, renamed into place: a reader never sees a
+  // half-written library, and two processes compiling at once both succeed.
+  // (".so" last: tfc-compile picks what to emit by the output's name.)
+  std::string partial = library.substr(0, library.size() - 3) + ".tmp" +
+                        std::to_string(::getpid()) + ".so";
+  std::string log = partial + ".log";
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    error = std::string("cannot start tfc-compile: ") + std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    std::vector<const char *> argv = {compiler.c_str(), checkpoint.c_str(),
+                                      "-o", partial.c_str()};
+    for (const std::string &f : flags)
+      argv.push_back(f.c_str());
+    argv.push_back(nullptr);
+    if (FILE *out = std::fopen(log.c_str(), "w")) {
+      ::dup2(fileno(out), 2);
+      std::fclose(out);
+    }
+    ::execv(compiler.c_str(), const_cast<char *const *>(argv.data()));
+    _exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string messages;
+  readFile(log, messages);
+  ::unlink(log.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ::unlink(partial.c_str());
+    while (!messages.empty() && messages.back() == '\n')
+      messages.pop_back();
+    error = messages.empty() ? "tfc-compile failed on " + checkpoint : messages;
+    return false;
+  }
+  if (::rename(partial.c_str(), library.c_str()) != 0) {
+    error = "cannot move the compiled model into " + library + ": " +
+            std::strerror(errno);
+    ::unlink(partial.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool tfc::tools::resolveModelArgument(std::string &model,
+                                      const std::vector<std::string> &flags,
+                                      const std::string &tool, bool quiet,
+                                      std::string &weights,
+                                      std::string &error) {
+  // A checkpoint is a directory, a .gguf or a .tfm; anything else (a
+  // library, a missing or mistaken file) goes to the loader, whose message
+  // says what it is not.
+  bool description =
+      model.size() > 4 && model.compare(model.size() - 4, 4, ".tfm") == 0;
+  if (model.empty() || !(isDirectory(model) || tfc::rt::isGgufFile(model) ||
+                         (description && ::access(model.c_str(), R_OK) == 0)))
+    return true;
+  std::string library;
+  if (!compiledModel(model, flags, tool, quiet, library, error))
+    return false;
+  // A cached entry that does not load (truncated, from another build of
+  // the runtime) is compiled again, once.
+  tfc_model *probe = nullptr;
+  if (tfc_model_inspect(library.c_str(), &probe) != TFC_OK) {
+    ::unlink(library.c_str());
+    if (!compiledModel(model, flags, tool, quiet, library, error))
+      return false;
+  }
+  tfc_model_free(probe);
+  if (weights.empty() && !description)
+    weights = model;
+  model = library;
+  return true;
+}
