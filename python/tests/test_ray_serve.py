@@ -126,9 +126,14 @@ def test_replicas_spread_and_restart(cluster):
     assert killed
     for start, end, outcome in results:
         if isinstance(outcome, Exception):
-            # Only a request in flight on the killed replica may fail.
-            assert start <= killed[0] + 1.0, f"a request sent after the kill failed: {outcome!r}"
+            # Only a request in flight on the killed replica may fail: one
+            # sent before the kill (50 ms for the threads' clocks); Ray
+            # routes those sent after it to the live replica. (Measured: 0
+            # or 1 of 48 fail, each sent before the kill.)
+            assert start <= killed[0] + 0.05, f"a request sent after the kill failed: {outcome!r}"
     lost = [r for r in results if isinstance(r[2], Exception)]
+    print(f"\nkill: {len(lost)} of {LOAD} requests failed, started "
+          f"{[round(r[0] - killed[0], 3) for r in lost]} s from the kill")
     assert len(lost) <= 4, f"{len(lost)} requests failed; at most those in flight (4) may"
     # Ray starts a new replica: two answer again, neither the killed one.
     deadline = time.monotonic() + DEADLINE
