@@ -128,7 +128,13 @@ mlir::LogicalResult Session::fail(const Twine &message) {
   return mlir::failure();
 }
 
+void Session::progress(const Twine &stage) {
+  if (options_.progress)
+    options_.progress(stage.str());
+}
+
 mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
+  progress("reading " + path);
   // A checkpoint (a Hugging Face directory or a .gguf file) is imported into
   // a model description first (what tfc-import writes).
   ErrorOr<std::unique_ptr<MemoryBuffer>> file = std::error_code();
@@ -194,6 +200,7 @@ mlir::LogicalResult Session::lower(Stage stage) {
   if (stage == Stage::Ast || stage == Stage::Tfc)
     return mlir::success();
   lowered_ = true;
+  progress("lowering");
   if (!target_)
     return fail("unknown target '" + options_.target + "' (expected one of " +
                 targetNames() + ")");
@@ -286,8 +293,8 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
   case Stage::Object:
   case Stage::Library: {
     SmallVector<char, 0> object;
-    if (mlir::failed(
-            target_->emitObject(*module_, object, error)))
+    progress("generating machine code");
+    if (mlir::failed(target_->emitObject(*module_, object, error)))
       return fail(error);
     if (stage == Stage::Object)
       return write(
@@ -297,6 +304,7 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
             return true;
           },
           /*binary=*/true);
+    progress("linking");
     if (mlir::failed(mlir::tfc::linkSharedLibrary(object, path, error)))
       return fail(error);
     return mlir::success();
@@ -329,6 +337,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     if (is_contained(suffixes, suffix))
       return fail("--cpu-variants names '" + target.cpu + "' twice");
     mlir::OwningOpRef<mlir::ModuleOp> variant = module_->clone();
+    progress("lowering for " + target.cpu);
     mlir::PassManager pm(context_.get());
     if (options_.passManagerCLOptions && mlir::failed(applyCommandLine(pm)))
       return fail("bad pass manager options");
@@ -344,6 +353,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     mlir::tfc::suffixExportedSymbols(*variant, suffix);
     std::string error;
     SmallVector<char, 0> object;
+    progress("generating machine code for " + target.cpu);
     if (mlir::failed(
             mlir::tfc::emitCpuObject(*variant, target, object, error)))
       return fail(target.cpu + ": " + error);
@@ -364,6 +374,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
   for (const SmallVector<char, 0> &o : objects)
     all.push_back(o);
   all.push_back(listObject);
+  progress("linking");
   if (mlir::failed(mlir::tfc::linkSharedLibrary(all, path, error)))
     return fail(error);
   return mlir::success();

@@ -27,7 +27,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include <chrono>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -167,6 +170,11 @@ cl::opt<bool> remarks("fusion-remarks",
                                "they did not fuse a candidate"),
                       cl::init(false), cl::cat(options));
 
+cl::opt<bool> quiet("quiet",
+                    cl::desc("No progress lines (printed only when stderr "
+                             "is a terminal)"),
+                    cl::init(false), cl::cat(options));
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -269,6 +277,16 @@ int main(int argc, char **argv) {
   options.quantize = quantize;
   options.remarks = remarks;
   options.passManagerCLOptions = true;
+  // Progress on a terminal, as build tools do: each stage as it starts and
+  // the time so far (nothing when stderr is a file or a pipe, or --quiet).
+  auto started = std::chrono::steady_clock::now();
+  if (!quiet && ::isatty(2))
+    options.progress = [started](StringRef stage) {
+      double s = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - started)
+                     .count();
+      errs() << llvm::format("tfc-compile: [%5.1f s] ", s) << stage << "\n";
+    };
 
   auto fail = [](const std::string &error) {
     if (!error.empty())
@@ -280,9 +298,14 @@ int main(int argc, char **argv) {
       tfc::compiler::checkOptions(options, stage, outputFilename == "-");
   if (!why.empty())
     return fail(why);
+  // Copied: lld, linking in this process, resets every cl::opt to its
+  // default (cl::ResetAllOptionOccurrences).
+  std::string output = outputFilename;
   tfc::compiler::Session session(options);
   if (mlir::failed(session.load(inputFilename, stage == Stage::Ast)) ||
-      mlir::failed(session.emit(stage, outputFilename)))
+      mlir::failed(session.emit(stage, output)))
     return fail(session.error());
+  if (options.progress)
+    options.progress("wrote " + output);
   return 0;
 }

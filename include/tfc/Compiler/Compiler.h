@@ -30,6 +30,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,11 @@ struct CompileOptions {
   /// --mlir-timing, ...): only where mlir::registerPassManagerCLOptions()
   /// ran, as in tfc-compile.
   bool passManagerCLOptions = false;
+  /// Called as each stage of the work starts ("reading", "lowering",
+  /// "generating machine code", "linking"; for --cpu-variants the variant's
+  /// CPU follows), for progress output (tfc-compile on a terminal). May be
+  /// empty.
+  std::function<void(llvm::StringRef stage)> progress;
 };
 
 /// Why the options cannot make `stage` (empty if they can).
@@ -136,6 +142,7 @@ public:
 
 private:
   mlir::LogicalResult fail(const llvm::Twine &message);
+  void progress(const llvm::Twine &stage);
   mlir::LogicalResult emitVariants(llvm::StringRef path);
   mlir::LogicalResult write(llvm::StringRef path,
                             llvm::function_ref<bool(llvm::raw_ostream &)> body,
