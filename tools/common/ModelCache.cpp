@@ -194,6 +194,14 @@ bool tfc::tools::isModelLibrary(const std::string &path) {
                                          4) == 0;
 }
 
+bool tfc::tools::hasTokenizer(const std::string &path) {
+  if (tfc::rt::isGgufFile(path))
+    return true;
+  if (!isDirectory(path))
+    return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  return static_cast<bool>(std::ifstream(path + "/tokenizer.json"));
+}
+
 std::string tfc::tools::compiledCacheDir() {
   if (const char *dir = std::getenv("TFC_CACHE_DIR"); dir && *dir)
     return std::string(dir) + "/compiled";

@@ -24,6 +24,10 @@ namespace tfc::tools {
 /// Whether `path` is a model library (an ELF shared object).
 bool isModelLibrary(const std::string &path);
 
+/// Whether `path` holds a tokenizer: a .gguf, a .json file, or a directory
+/// with tokenizer.json (what tfc_tokenizer_load reads).
+bool hasTokenizer(const std::string &path);
+
 /// The directory compiled models are cached in: $TFC_CACHE_DIR/compiled,
 /// else $XDG_CACHE_HOME/tfc/compiled, else ~/.cache/tfc/compiled.
 std::string compiledCacheDir();

@@ -184,22 +184,6 @@ std::vector<int64_t> parseIds(const std::string &text, const char *what) {
   return ids;
 }
 
-bool hasTokenizer(const std::string &path) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (f) {
-    char magic[4] = {};
-    bool gguf =
-        std::fread(magic, 1, 4, f) == 4 && !std::memcmp(magic, "GGUF", 4);
-    std::fclose(f);
-    if (gguf || (path.size() >= 5 && path.substr(path.size() - 5) == ".json"))
-      return true;
-  }
-  FILE *t = std::fopen((path + "/tokenizer.json").c_str(), "rb");
-  if (t)
-    std::fclose(t);
-  return t != nullptr;
-}
-
 bool parseDouble(const std::string &s, double &out) {
   if (s.empty())
     return false;
@@ -557,7 +541,8 @@ int main(int argc, char **argv) {
 
   // The tokenizer: needed for --prompt and for printing text.
   std::unique_ptr<tfc::rt::Tokenizer> tokenizer;
-  if (tokenizerPath.empty() && !weights.empty() && hasTokenizer(weights))
+  if (tokenizerPath.empty() && !weights.empty() &&
+      tfc::tools::hasTokenizer(weights))
     tokenizerPath = weights;
   if (!tokenizerPath.empty()) {
     std::string error;

@@ -672,18 +672,6 @@ struct TextInput {
 /// The tokenizer of --text, also used to show the argmax tokens of logits.
 std::unique_ptr<tfc::rt::Tokenizer> gTokenizer;
 
-/// Whether `path` holds a tokenizer (a .gguf, a .json, or a directory with
-/// tokenizer.json).
-bool hasTokenizer(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[4] = {};
-  if (f && f.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0)
-    return true;
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0)
-    return true;
-  return static_cast<bool>(std::ifstream(path + "/tokenizer.json"));
-}
-
 /// Tokenises --text into the entry's input_ids, attention_mask and
 /// token_type_ids (those it has).
 std::vector<TextInput> textInputs(tfc_model *model, size_t entry,
@@ -694,7 +682,7 @@ std::vector<TextInput> textInputs(tfc_model *model, size_t entry,
     return {};
   }
   std::string path = o.tokenizer;
-  if (path.empty() && !o.weights.empty() && hasTokenizer(o.weights))
+  if (path.empty() && !o.weights.empty() && tfc::tools::hasTokenizer(o.weights))
     path = o.weights;
   if (path.empty())
     fail("--text needs a tokenizer: give --tokenizer PATH (or --weights with "
