@@ -97,14 +97,17 @@ def main():
         with open(os.path.join(out, "generate.json"), "w") as f:
             json.dump({"cases": cases, "eos_token_id": eos}, f)
         del model
-    qwen = os.path.join(cache, "models", MODELS[0][1])
-    ppl = subprocess.run(
-        [sys.executable, os.path.join(root, "bench", "perplexity_llamacpp.py"), qwen,
-         os.path.join(root, "test", "Import", "Inputs", "perplexity", "genesis-1-5.txt"),
-         "512", "2"], capture_output=True, text=True, check=True).stdout
-    with open(os.path.join(out_root, "qwen2.5-coder-0.5b", "perplexity-llamacpp.json"), "w") as f:
-        f.write(ppl)
-    print("llama.cpp perplexity", ppl.strip())
+    # llama.cpp's perplexity over the Genesis text, as users run it (its
+    # default f16 KV cache), for each model.
+    for name, rel, *_ in MODELS:
+        ppl = subprocess.run(
+            [sys.executable, os.path.join(root, "bench", "perplexity_llamacpp.py"),
+             os.path.join(cache, "models", rel),
+             os.path.join(root, "test", "Import", "Inputs", "perplexity", "genesis-1-5.txt"),
+             "512", "2"], capture_output=True, text=True, check=True).stdout
+        with open(os.path.join(out_root, name, "perplexity-llamacpp.json"), "w") as f:
+            f.write(ppl)
+        print(name, "llama.cpp perplexity", ppl.strip())
     with open(os.path.join(out_root, "versions.json"), "w") as f:
         json.dump({"torch": torch.__version__, "transformers": transformers.__version__,
                    "llama-cpp-python": llama_cpp.__version__,
