@@ -630,8 +630,9 @@ TFC_API tfc_status tfc_tokenizer_set_padding(tfc_tokenizer *tokenizer,
 
 /* What padding writes (for callers that pad a batch themselves): the pad
  * id and type id, and whether padding goes on the left (*left = 1), as the
- * file states them, else the id of "[PAD]" or "<pad>" (else 0), type 0, on
- * the right. Any output may be NULL. */
+ * tokenizer's padding is set (the file's, or tfc_tokenizer_set_padding's),
+ * else the id of "[PAD]" or "<pad>" (else 0), type 0, on the right. Any
+ * output may be NULL. */
 TFC_API tfc_status tfc_tokenizer_pad_ids(const tfc_tokenizer *tokenizer,
                                          int64_t *pad_id, int64_t *pad_type_id,
                                          int *left);
