@@ -1,5 +1,6 @@
 """Timing helpers the Python benchmarks share (model_bench.py,
-attention_bench.py, gpu_bench.py)."""
+attention_bench.py, gpu_bench.py, python_overhead.py,
+ray_serve_throughput.py)."""
 
 import os
 import re
@@ -7,6 +8,28 @@ import statistics
 import subprocess
 import sys
 import time
+
+
+def lscpu(field):
+    """A field of lscpu ("Model name", "CPU family", "Model"), or "?"."""
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1].strip()
+    return "?"
+
+
+def host_description(bin_dir):
+    """"MODEL NAME (family F, model M), ISA": the CPU and the instruction set
+    tfc's kernels use on it, as the runtime (bin_dir/tfc-run --host-cpu)
+    sees it, TFC_HOST_CPU included."""
+    out = subprocess.run([os.path.join(bin_dir, "tfc-run"), "--host-cpu"],
+                         capture_output=True, text=True).stdout
+    features = set(next((l.split(":", 1)[1].split() for l in out.splitlines()
+                         if l.startswith("features:")), []))
+    isa = ("AVX-512" + (" + VNNI" if "avx512vnni" in features else "") if "avx512f" in features
+           else "AVX2 + FMA" if "avx2" in features else "x86-64")
+    return (f"{lscpu('Model name')} (family {lscpu('CPU family')}, model {lscpu('Model')}), "
+            f"{isa}")
 
 
 def median_ms(fn, iters):

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 import tfc
+from bench_timing import host_description, median_ms
 from tfc._build_config import TFC_COMPILE
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -33,34 +34,6 @@ SMOLLM2 = os.path.join(CACHE, "models", "smollm2", "SmolLM2-135M-Instruct.Q4_1.g
 BUILD = os.path.dirname(os.path.dirname(TFC_COMPILE))
 threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 tfc.set_num_threads(threads)
-
-
-def isa():
-    """The instruction set tfc's kernels use on this host (as the runtime sees
-    it, TFC_HOST_CPU included)."""
-    from tfc._build_config import TFC_COMPILE
-    out = subprocess.run([os.path.join(os.path.dirname(TFC_COMPILE), "tfc-run"), "--host-cpu"],
-                         capture_output=True, text=True).stdout
-    features = set(next((l.split(":", 1)[1].split() for l in out.splitlines()
-                         if l.startswith("features:")), []))
-    return ("AVX-512" + (" + VNNI" if "avx512vnni" in features else "") if "avx512f" in features
-            else "AVX2 + FMA" if "avx2" in features else "x86-64")
-
-
-def lscpu(field):
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith(field + ":"):
-            return line.split(":", 1)[1].strip()
-    return "?"
-
-
-def median_us(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
 
 
 capi = os.path.join(BUILD, "bench", "python_overhead_capi")
@@ -80,8 +53,8 @@ def capi_us(mode, model, weights, repeats, ids):
 
 enc = tfc.Model(MINILM)
 dec = tfc.Model(SMOLLM2, kv_cache=True)
-print(f"CPU: {lscpu('Model name')} (family {lscpu('CPU family')}, model {lscpu('Model')}), "
-      f"{isa()}; {threads} threads; tfc {tfc.__version__}")
+print(f"CPU: {host_description(os.path.join(BUILD, 'bin'))}; {threads} threads; "
+      f"tfc {tfc.__version__}")
 
 # 1. The cost of the Python layer.
 text = "Hello world, this is a short sentence."
@@ -103,9 +76,9 @@ def decode_step():
 
 rows = []
 for name, py, c in (
-        ("MiniLM embedding call", lambda: median_us(lambda: enc.run("encode", **inputs), 400),
+        ("MiniLM embedding call", lambda: 1e3 * median_ms(lambda: enc.run("encode", **inputs), 400),
          lambda: capi_us("encode", enc.library, MINILM, 400, ids)),
-        ("SmolLM2 decode step", lambda: median_us(decode_step, 300),
+        ("SmolLM2 decode step", lambda: 1e3 * median_ms(decode_step, 300),
          lambda: capi_us("decode", dec.library, SMOLLM2, 300, prompt))):
     pys, cs = [], []
     for _ in range(3):  # alternating rounds; the median of each side

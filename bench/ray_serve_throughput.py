@@ -14,7 +14,6 @@ import concurrent.futures as cf
 import json
 import os
 import socket
-import subprocess
 import time
 
 import openai
@@ -22,6 +21,8 @@ import ray
 from ray import serve
 
 import tfc.serve
+from bench_timing import host_description
+from tfc._build_config import TFC_COMPILE
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 CACHE = os.environ.get("TFC_CACHE_DIR") or os.path.expanduser("~/.cache/tfc")
@@ -34,31 +35,13 @@ questions = ["What is the capital of France?", "Write a haiku about compilers.",
              "Tell me a joke about cats."]
 
 
-def isa():
-    """The instruction set tfc's kernels use on this host (as the runtime sees
-    it, TFC_HOST_CPU included)."""
-    from tfc._build_config import TFC_COMPILE
-    out = subprocess.run([os.path.join(os.path.dirname(TFC_COMPILE), "tfc-run"), "--host-cpu"],
-                         capture_output=True, text=True).stdout
-    features = set(next((l.split(":", 1)[1].split() for l in out.splitlines()
-                         if l.startswith("features:")), []))
-    return ("AVX-512" + (" + VNNI" if "avx512vnni" in features else "") if "avx512f" in features
-            else "AVX2 + FMA" if "avx2" in features else "x86-64")
-
-
-def lscpu(field):
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith(field + ":"):
-            return line.split(":", 1)[1].strip()
-
-
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
-print(f"CPU: {lscpu('Model name')} (family {lscpu('CPU family')}, model {lscpu('Model')}), "
-      f"{isa()}, {os.cpu_count()} cores; ray {ray.__version__}")
+print(f"CPU: {host_description(os.path.dirname(TFC_COMPILE))}, {os.cpu_count()} cores; "
+      f"ray {ray.__version__}")
 for replicas in (1, 2):
     serve.run(tfc.serve.app(MINILM, name="minilm", replicas=replicas, threads=1),
               name="minilm", route_prefix="/minilm")
