@@ -218,8 +218,11 @@ bool tfc::rt::defaultEndOfSequenceIds(const std::vector<std::string> &paths,
                                       std::vector<int64_t> &ids,
                                       std::string &error) {
   ids.clear();
-  for (const std::string &path : paths) {
-    if (path.empty())
+  for (size_t k = 0; k < paths.size(); ++k) {
+    const std::string &path = paths[k];
+    // Empty, or read already (tfc-generate's tokenizer is often its weights).
+    if (path.empty() ||
+        std::find(paths.begin(), paths.begin() + k, path) != paths.begin() + k)
       continue;
     if (!readEndOfSequenceIds(path, ids, error))
       return false;

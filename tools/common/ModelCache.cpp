@@ -109,6 +109,14 @@ void addJsonFiles(Key &key, const std::string &dir, int depth) {
 
 /// What of a checkpoint decides the code.
 bool addCheckpoint(Key &key, const std::string &path, std::string &error) {
+  // The weights' names, types and shapes, from the file already open.
+  auto addTensors = [&](const tfc::rt::WeightSource &weights) {
+    for (const tfc::rt::TensorView *t : weights.allTensors()) {
+      key.add(t->name);
+      key.add(tfc::rt::dtypeName(t->dtype));
+      key.add(t->shape.data(), t->shape.size() * sizeof(int64_t));
+    }
+  };
   if (tfc::rt::isGgufFile(path)) {
     std::unique_ptr<tfc::rt::GgufFile> file =
         tfc::rt::GgufFile::open(path, error);
@@ -118,9 +126,10 @@ bool addCheckpoint(Key &key, const std::string &path, std::string &error) {
       key.add(name);
       key.add(value.raw.data(), value.raw.size());
     }
-  } else if (isDirectory(path)) {
-    addJsonFiles(key, path, 1);
-  } else {
+    addTensors(*file);
+    return true;
+  }
+  if (!isDirectory(path)) {
     // A .tfm description: all of it.
     std::string text;
     if (!readFile(path, text)) {
@@ -130,15 +139,12 @@ bool addCheckpoint(Key &key, const std::string &path, std::string &error) {
     key.add(text);
     return true;
   }
+  addJsonFiles(key, path, 1);
   std::unique_ptr<tfc::rt::WeightSource> weights =
       tfc::rt::openWeights(path, error);
   if (!weights)
     return false;
-  for (const tfc::rt::TensorView *t : weights->allTensors()) {
-    key.add(t->name);
-    key.add(tfc::rt::dtypeName(t->dtype));
-    key.add(t->shape.data(), t->shape.size() * sizeof(int64_t));
-  }
+  addTensors(*weights);
   return true;
 }
 
