@@ -220,6 +220,10 @@ class Model:
         if threads is not None:
             set_num_threads(threads)
         self.checkpoint: Optional[str] = None
+        # What the checkpoint states, read on first use.
+        self._eos_ids: Optional[List[int]] = None
+        self._chat_stop_ids: Optional[List[int]] = None
+        self._st_max_length: Optional[int] = None
         if _is_model_library(path):
             if compile_options:
                 raise TypeError("compile options given for a model library: "
@@ -393,15 +397,20 @@ class Model:
         return result[0] if single else result
 
     def _sentence_transformers_max_length(self) -> int:
-        """max_seq_length of a sentence-transformers directory, else -1."""
-        if not self.checkpoint or not os.path.isdir(self.checkpoint):
-            return -1
-        try:
-            with open(os.path.join(self.checkpoint, "sentence_bert_config.json")) as f:
-                value = json.load(f).get("max_seq_length")
-        except (OSError, ValueError):
-            return -1
-        return value if isinstance(value, int) and value > 0 else -1
+        """max_seq_length of a sentence-transformers directory, else -1
+        (read once)."""
+        if self._st_max_length is None:
+            self._st_max_length = -1
+            if self.checkpoint and os.path.isdir(self.checkpoint):
+                try:
+                    with open(os.path.join(self.checkpoint,
+                                           "sentence_bert_config.json")) as f:
+                        value = json.load(f).get("max_seq_length")
+                    if isinstance(value, int) and value > 0:
+                        self._st_max_length = value
+                except (OSError, ValueError):
+                    pass
+        return self._st_max_length
 
     def chat(self, messages: Sequence[Mapping[str, Any]], **generate_options: Any) -> "Generation":
         """Renders a conversation with the checkpoint's chat template and
@@ -410,8 +419,9 @@ class Model:
         tok = self.tokenizer
         prompt = tok.apply_chat_template(messages, add_generation_prompt=True)
         ids = tok.encode(prompt, add_special_tokens=False)
-        stop_ids = list(generate_options.pop("eos_ids", None) or self.eos_ids())
-        stop_ids += [i for i in tok.chat_stop_ids() if i not in stop_ids]
+        given = generate_options.pop("eos_ids", None)
+        stop_ids = self.chat_stop_ids() if not given else list(given) + [
+            i for i in tok.chat_stop_ids() if i not in given]
         # The caches hold what this reply needs, not the model's whole bound.
         context = generate_options.pop("context", 0) or min(
             self.max_context(), len(ids) + int(generate_options.get("max_new_tokens", 64)))
@@ -420,10 +430,24 @@ class Model:
 
     def eos_ids(self) -> List[int]:
         """The ids that end a generation as the checkpoint states them, else
-        the tokenizer's usual end-of-text tokens."""
-        tok = self._tokenizer._tok if self._tokenizer is not None else None
-        ids = _tfc.checkpoint_eos_ids(self.checkpoint or self.weights or "", tok)
-        return list(ids)
+        the tokenizer's usual end-of-text tokens (read once)."""
+        if self._eos_ids is None:
+            tok = self._tokenizer._tok if self._tokenizer is not None else None
+            self._eos_ids = list(_tfc.checkpoint_eos_ids(
+                self.checkpoint or self.weights or "", tok))
+        return list(self._eos_ids)
+
+    def chat_stop_ids(self) -> List[int]:
+        """The ids that end a chat reply: :meth:`eos_ids` and the chat
+        template's end of turn (none when the checkpoint has no template)."""
+        if self._chat_stop_ids is None:
+            stops = self.eos_ids()
+            try:
+                stops += [i for i in self.tokenizer.chat_stop_ids() if i not in stops]
+            except Error:
+                pass  # no chat template
+            self._chat_stop_ids = stops
+        return list(self._chat_stop_ids)
 
 
 class Session:

@@ -165,12 +165,7 @@ class _Replica:
                 f"this server's context is {bound} tokens; the prompt has {len(ids)} and "
                 f"max_tokens asks for {options['max_new_tokens']} more", "max_tokens")
         session = self.model.session(context=len(ids) + options["max_new_tokens"])
-        stops = self.model.eos_ids()
-        try:
-            stops += [i for i in self.model.tokenizer.chat_stop_ids() if i not in stops]
-        except tfc.Error:
-            pass  # no chat template
-        return session.generate(ids, eos_ids=stops, **options)
+        return session.generate(ids, eos_ids=self.model.chat_stop_ids(), **options)
 
     async def respond(self, request: Request, gen: tfc.Generation, prompt_tokens: int,
                       body: Dict[str, Any], kind: str):
