@@ -106,7 +106,9 @@ using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 using NumpyArray = nb::ndarray<nb::numpy>;
 
-tfc_tensor viewOf(const InArray &a) {
+/// A tfc_tensor over an array's own memory (an input, or an output the
+/// caller gave).
+template <typename Array> tfc_tensor viewOf(const Array &a) {
   if (a.ndim() > TFC_MAX_RANK)
     throw nb::value_error(("an array of rank " + std::to_string(a.ndim()) +
                            ": tfc takes rank " + std::to_string(TFC_MAX_RANK) +
@@ -117,17 +119,7 @@ tfc_tensor viewOf(const InArray &a) {
   t.rank = static_cast<int32_t>(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i)
     t.shape[i] = static_cast<int64_t>(a.shape(i));
-  t.data = const_cast<void *>(a.data());
-  return t;
-}
-
-tfc_tensor viewOf(const OutArray &a) {
-  tfc_tensor t{};
-  t.dtype = fromDlpack(a.dtype());
-  t.rank = static_cast<int32_t>(a.ndim());
-  for (size_t i = 0; i < a.ndim() && i < TFC_MAX_RANK; ++i)
-    t.shape[i] = static_cast<int64_t>(a.shape(i));
-  t.data = a.data();
+  t.data = const_cast<void *>(static_cast<const void *>(a.data()));
   return t;
 }
 
