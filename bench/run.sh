@@ -24,6 +24,13 @@
 # the AVX2 kernels on an AVX-512 host); TFC_BENCH_MODELS=0 runs the GEMMs
 # only; TFC_BENCH_BLOCKS (default 24) sets the GEMM blocks per library.
 #
+# Tuning (tfc-tune, docs/tuning.md): when the tuning file (TFC_TUNE_FILE,
+# else ~/.cache/tfc/tuning.json) has a record for this host and the kernels'
+# ISA, the header prints it and the GEMMs and models run twice, as the
+# "default" build (the analytic blocking, --tune-file=none) and the "tuned"
+# one. TFC_BENCH_TUNE=1 runs tfc-tune first (TFC_BENCH_TUNE_BUDGET seconds,
+# default 300) and records its result there.
+#
 # Installs its peers (libdnnl-dev, libopenblas-dev, python3-torch) with
 # apt-get when missing, and needs a configured build (scripts/setup.sh).
 # Debian's torch is 1.13; set TFC_TORCH_PYTHON to a Python with a newer
@@ -52,7 +59,7 @@ if ((${#need[@]})); then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-ninja -C "$build" tfc-compile tfc-run tfc-weights tfcrt_shared >/dev/null
+ninja -C "$build" tfc-compile tfc-run tfc-weights tfc-tune tfcrt_shared >/dev/null
 
 build_gemm_bench "$work/gemm_bench"
 clang-22 -O2 "$root/bench/fma_peak.c" -lpthread -o "$work/fma_peak"
@@ -72,6 +79,32 @@ echo 'module { func.func @f(%x: tensor<1x8xf32>) -> tensor<1x8xf32> { return %x 
 isa=$("$bin/tfc-compile" "$work/isa.mlir" "${compile_flags[@]}" --emit=linalg | sed -n 's/.*tfc.cpu_isa = "\([a-z0-9]*\)".*/\1/p')
 
 export TFC_NUM_THREADS=$threads OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+# The builds compared: the analytic default, and the host's tuning record
+# when there is one (never with TFC_BENCH_CPU: a record is this host's).
+if [[ -n ${TFC_TUNE_FILE:-} ]]; then
+  tune_file=$TFC_TUNE_FILE
+  [[ $tune_file == none ]] && tune_file=""
+elif [[ -n ${TFC_CACHE_DIR:-} ]]; then
+  tune_file=$TFC_CACHE_DIR/tuning.json
+else
+  tune_file=${XDG_CACHE_HOME:-$HOME/.cache}/tfc/tuning.json
+fi
+builds=(default)
+build_flags_default=(--tune-file=none)
+tune_record=none
+if [[ -z ${TFC_BENCH_CPU:-} && -n $tune_file ]]; then
+  if [[ ${TFC_BENCH_TUNE:-0} == 1 ]]; then
+    "$bin/tfc-tune" --isa="$isa" --num-threads="$threads" --budget="${TFC_BENCH_TUNE_BUDGET:-300}" -o "$tune_file" >&2
+  fi
+  if [[ -f $tune_file ]]; then
+    tune_record=$("$bin/tfc-tune" --isa="$isa" --show -o "$tune_file")
+  fi
+  if [[ $tune_record != none ]]; then
+    builds+=(tuned)
+  fi
+fi
+build_flags_tuned=(--tune-file="$tune_file")
+flags_of() { local -n f=build_flags_$1; echo "${f[@]}"; }
 # OpenBLAS pins the main thread to one CPU when it is loaded; every thread
 # started later (tfc's pool, oneDNN's OpenMP team) would inherit that mask
 # and share one core. Measured: tfc 128x768x768 0.66-0.73 ms without the
@@ -104,17 +137,22 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
   echo "# tfc CPU benchmarks, $(date -u +%Y-%m-%d), $threads threads"
   echo "# host: $(host_cpu), $(nproc) cores visible; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   echo "# tfc $(git -C "$root" rev-parse --short HEAD), kernels for ${isa:-?}${TFC_BENCH_CPU:+ (${compile_flags[*]})}$peer_note"
+  echo "# tuning record: $tune_record"
   "$work/fma_peak" "$isa" "$threads" | tee "$work/peak1"
 } | report
 
-for shape in "128 768 768" "128 768 2304" "128 768 3072" "128 3072 768" "512 768 768"; do
-  read -r m k n <<< "$shape"
-  "$root/bench/gemm_mlir.sh" "$m" "$k" "$n" > "$work/gemm.mlir"
-  "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" -o "$work/gemm.so"
-  # tfc, oneDNN and OpenBLAS take turns in one process, $blocks blocks of
-  # 20 calls each (bench/gemm_bench.cpp): each ratio is of two blocks run
-  # well under a second apart, so the VM's slow phases touch both.
-  "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work" "$blocks" 20 | report
+for b in "${builds[@]}"; do
+  ((${#builds[@]} > 1)) && echo "## $b build$([[ $b == tuned ]] && echo ": $tune_record")" | report
+  for shape in "128 768 768" "128 768 2304" "128 768 3072" "128 3072 768" "512 768 768"; do
+    read -r m k n <<< "$shape"
+    "$root/bench/gemm_mlir.sh" "$m" "$k" "$n" > "$work/gemm.mlir"
+    # shellcheck disable=SC2046
+    "$bin/tfc-compile" "$work/gemm.mlir" "${compile_flags[@]}" $(flags_of "$b") -o "$work/gemm.so"
+    # tfc, oneDNN and OpenBLAS take turns in one process, $blocks blocks of
+    # 20 calls each (bench/gemm_bench.cpp): each ratio is of two blocks run
+    # well under a second apart, so the VM's slow phases touch both.
+    "$work/gemm_bench" "$m" "$k" "$n" "$work/gemm.so" "$work" "$blocks" 20 | report
+  done
 done
 
 pythons=("${TFC_TORCH_PYTHON:-/usr/bin/python3}")
@@ -145,13 +183,17 @@ done
 # is taken of the higher of the two measurements.
 "$work/fma_peak" "$isa" "$threads" | tee "$work/peak2" | report
 peak=$(cat "$work/peak1" "$work/peak2" | awk '/GFLOP/ { for (i = 1; i <= NF; ++i) if ($(i + 1) == "GFLOP/s" && $i + 0 > p) p = $i + 0 } END { print p + 0 }')
-for model in bert gpt2; do
-  tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm
-  "$bin/tfc-compile" "$tfm" "${compile_flags[@]}" -o "$work/$model.so"
-  "$bin/tfc-weights" "$work/$model.so" -o "$work/$model.safetensors" >/dev/null
-  for py in "${pythons[@]}"; do
-    "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \
-      "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 5 --bin "$bin" \
-      --peak "$peak" --peak-cmd "$work/fma_peak $isa $threads" | report
+for b in "${builds[@]}"; do
+  ((${#builds[@]} > 1)) && echo "## $b build$([[ $b == tuned ]] && echo ": $tune_record")" | report
+  for model in bert gpt2; do
+    tfm=$root/examples/$([[ $model == bert ]] && echo bert-base || echo gpt2).tfm
+    # shellcheck disable=SC2046
+    "$bin/tfc-compile" "$tfm" "${compile_flags[@]}" $(flags_of "$b") -o "$work/$model.so"
+    "$bin/tfc-weights" "$work/$model.so" -o "$work/$model.safetensors" >/dev/null
+    for py in "${pythons[@]}"; do
+      "$py" "$root/bench/model_bench.py" "$model" "$work/$model.so" \
+        "$work/$model.safetensors" --seq 128 --threads "$threads" --iters 10 --rounds 5 --bin "$bin" \
+        --peak "$peak" --peak-cmd "$work/fma_peak $isa $threads" | report
+    done
   done
 done

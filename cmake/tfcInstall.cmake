@@ -9,7 +9,7 @@ include(CMakePackageConfigHelpers)
 set(TFC_INSTALLED_TOOLS
   tfc-compile tfc-opt tfc-import tfc-interpret
   tfc-run tfc-generate tfc-tokenize tfc-weights tfc-pack tfc-perplexity
-  tfc-quantize)
+  tfc-quantize tfc-tune)
 set_target_properties(${TFC_INSTALLED_TOOLS} PROPERTIES
   INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${LLVM_LIBRARY_DIR}")
 install(TARGETS ${TFC_INSTALLED_TOOLS} tfcrt_shared

@@ -54,7 +54,13 @@ tool_dirs = [config.tfc_tools_dir, config.llvm_tools_dir]
 _host_cpu = os.environ.get("TFC_HOST_CPU", "")
 if _host_cpu:
     config.environment["TFC_HOST_CPU"] = _host_cpu
-tools = ["tfc-opt", "tfc-compile", "tfc-interpret", "tfc-run", "tfc-weights",
+# Tuning records (tfc-tune) change the GEMM's blocking of every compile for
+# the host: the suite runs without them (TFC_TUNE_FILE=none), so that the
+# user's ~/.cache/tfc/tuning.json does not change what the tests see, unless
+# TFC_TUNE_FILE names a file, to run the suite under that tuning (its tests
+# of kernel names and IR then differ; its numerical tests must not).
+config.environment["TFC_TUNE_FILE"] = os.environ.get("TFC_TUNE_FILE", "") or "none"
+tools = ["tfc-opt", "tfc-compile", "tfc-tune", "tfc-interpret", "tfc-run", "tfc-weights",
          "tfc-import", "tfc-generate",
          "tfc-tokenize", "tfc-pack", "tfc-perplexity", "tfc-quantize"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -23,6 +23,7 @@
 #include "tfc/Target/CPU/CPUTarget.h"
 #include "tfc/Target/Host/Passes.h"
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
+#include "tfc/Tuning/GemmTuning.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -97,7 +98,21 @@ std::string tfc::compiler::checkOptions(const CompileOptions &o, Stage stage,
       (o.cpuL2Kib > 0 && o.cpuL2Kib < 16))
     return "--cpu-l2-kib=" + std::to_string(o.cpuL2Kib) +
            ": expected an L2 cache size in KiB (16 to 1048576)";
+  if (!o.gemmTuning.empty()) {
+    ::tfc::tuning::GemmTuning t;
+    std::string why;
+    if (!::tfc::tuning::parseGemmTuning(o.gemmTuning, t, why))
+      return "--gemm-tuning=" + o.gemmTuning + ": " + why;
+  }
+  if (!o.tuneFile.empty() && o.tuneFile != "none" &&
+      (!o.cpu.empty() || !o.features.empty()))
+    return "--tune-file: a tuning record is this host's, and --cpu/--features "
+           "build for another CPU (--gemm-tuning gives a blocking for any)";
   if (!o.cpuVariants.empty()) {
+    if (!o.gemmTuning.empty() || (!o.tuneFile.empty() && o.tuneFile != "none"))
+      return "--cpu-variants builds for CPUs other than the host; a tuning "
+             "(--gemm-tuning, --tune-file) is measured on the host and "
+             "applies to host builds only";
     if (!o.cpu.empty() || !o.features.empty() || !o.cpuKernels.empty() ||
         o.cpuL1dKib != 0 || o.cpuL2Kib != 0)
       return "--cpu-variants makes a CPU library with one build per CPU; it "

@@ -8,9 +8,12 @@
 
 #include "tfc/Target/CPU/CPUTarget.h"
 #include "tfc/Target/NVPTX/NVPTXTarget.h"
+#include "tfc/Tuning/TuneRecord.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <cstdlib>
 
 using namespace llvm;
 using namespace tfc::compiler;
@@ -44,11 +47,12 @@ public:
     host_ = mlir::tfc::resolveCpuTarget(t);
     isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
                                 : o.cpuKernels;
-    return "";
+    return resolveTuning(o);
   }
 
   void buildTensorPipeline(mlir::OpPassManager &pm) const override {
-    mlir::tfc::buildCpuTensorPipeline(pm, isa_, host_.l1dBytes, host_.l2Bytes);
+    mlir::tfc::buildCpuTensorPipeline(pm, isa_, host_.l1dBytes, host_.l2Bytes,
+                                      tuning_);
   }
 
   void buildLoweringPipeline(mlir::OpPassManager &pm, Stage) const override {
@@ -68,8 +72,39 @@ public:
   }
 
 private:
+  /// The GEMM's tuning: --gemm-tuning, else the record of the tuning file
+  /// for this host and isa_ when compiling for the host (no --cpu or
+  /// --features: a record is measured on this machine). A file named by
+  /// --tune-file or TFC_TUNE_FILE must exist; the default one may not. A
+  /// file that does not parse is an error either way: its records were
+  /// meant to apply.
+  std::string resolveTuning(const CompileOptions &o) {
+    tuning_.clear();
+    if (!o.gemmTuning.empty()) {
+      tuning_ = o.gemmTuning;
+      return "";
+    }
+    if (o.tuneFile == "none" || !o.cpu.empty() || !o.features.empty())
+      return "";
+    bool named = !o.tuneFile.empty() || std::getenv("TFC_TUNE_FILE");
+    std::string path =
+        o.tuneFile.empty() ? ::tfc::tuning::tuneFileInEffect() : o.tuneFile;
+    if (path.empty() || (!named && !::tfc::tuning::fileExists(path)))
+      return "";
+    ::tfc::tuning::TuneFile file;
+    std::string error;
+    if (!::tfc::tuning::readTuneFile(path, file, error))
+      return "tuning records: " + error +
+             (named ? "" : " (run tfc-tune again, or delete the file)");
+    if (const ::tfc::tuning::TuneRecord *record = ::tfc::tuning::findRecord(
+            file, ::tfc::tuning::hostCpuIdentity(), isa_))
+      tuning_ = ::tfc::tuning::formatGemmTuning(record->gemm);
+    return "";
+  }
+
   mlir::tfc::CpuTargetOptions host_;
   std::string isa_;
+  std::string tuning_;
 };
 
 /// NVIDIA GPUs: PTX per architecture, host glue for x86-64.
@@ -89,6 +124,10 @@ public:
     if (o.cpuL1dKib != 0 || o.cpuL2Kib != 0)
       return std::string(o.cpuL1dKib ? "--cpu-l1d-kib" : "--cpu-l2-kib") +
              " sizes the CPU kernels' cache blocking; a CUDA model has none";
+    if (!o.gemmTuning.empty() || (!o.tuneFile.empty() && o.tuneFile != "none"))
+      return std::string(o.gemmTuning.empty() ? "--tune-file"
+                                              : "--gemm-tuning") +
+             " tunes the CPU kernels' GEMM; a CUDA model has none";
     return "";
   }
 

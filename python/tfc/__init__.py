@@ -123,6 +123,28 @@ def _host_identity() -> List[str]:
     return [model, flags, os.environ.get("TFC_HOST_CPU", "")]
 
 
+def _tuning_identity() -> List[Any]:
+    """The tuning records tfc-compile reads by default (tfc-tune's: they
+    change the code compiled for the host): TFC_TUNE_FILE, else the cache's
+    tuning.json, by path, size and modification time."""
+    env = os.environ.get("TFC_TUNE_FILE", "")
+    if env == "none":
+        return [env]
+    path = env
+    if not path:
+        cache = os.environ.get("TFC_CACHE_DIR")
+        if not cache:
+            xdg = os.environ.get("XDG_CACHE_HOME")
+            cache = os.path.join(xdg, "tfc") if xdg else os.path.join(
+                os.path.expanduser("~"), ".cache", "tfc")
+        path = os.path.join(cache, "tuning.json")
+    try:
+        st = os.stat(path)
+        return [env, path, st.st_size, st.st_mtime_ns]
+    except OSError:
+        return [env, path]
+
+
 def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any) -> str:
     """Compiles a .tfm description or a checkpoint (a Hugging Face
     directory, a .gguf) into a model library and returns its path.
@@ -131,8 +153,8 @@ def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any)
     ``--kv-cache``, ``quantize="q8_0"`` is ``--quantize=q8_0``,
     ``D=["layers=2"]`` gives ``-D layers=2``. Without ``output`` the library
     goes to a cache (``$TFC_CACHE_DIR`` or ``~/.cache/tfc``, ``compiled/``)
-    keyed by the source's files, the options, the compiler and the host CPU,
-    and a later call with the same key reuses it. Raises CompileError with the
+    keyed by the source's files, the options, the compiler, the host CPU and
+    its tuning records (tfc-tune), and a later call with the same key reuses it. Raises CompileError with the
     compiler's message when it refuses the input.
     """
     source = os.path.expanduser(os.fspath(source))
@@ -144,7 +166,8 @@ def compile(source: PathLike, output: Optional[PathLike] = None, **options: Any)
         flags += ["-D", str(d)]
     flags += _option_flags(options)
     if output is None:
-        key = json.dumps([_identity(source), flags, _identity(compiler), _host_identity()])
+        key = json.dumps([_identity(source), flags, _identity(compiler), _host_identity(),
+                          _tuning_identity()])
         digest = hashlib.sha256(key.encode()).hexdigest()[:24]
         cache = os.environ.get("TFC_CACHE_DIR") or os.path.join(
             os.path.expanduser("~"), ".cache", "tfc")

@@ -10,6 +10,7 @@
 #include "tfc/Runtime/Gguf.h"
 #include "tfc/Runtime/Weights.h"
 #include "tfc/Runtime/tfc.h"
+#include "tfc/Tuning/TuneRecord.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -162,6 +163,37 @@ void addHost(Key &key) {
   key.add(masked ? masked : "");
 }
 
+/// The tuning records tfc-compile reads by default (tfc-tune's: they change
+/// the code compiled for the host), by path, size and modification time.
+void addTuning(Key &key) {
+  const char *env = std::getenv("TFC_TUNE_FILE");
+  key.add(env ? env : "");
+  std::string path = tfc::tuning::tuneFileInEffect();
+  if (!path.empty())
+    addFileIdentity(key, path);
+}
+
+/// Runs the tfc-tune beside `compiler` with --if-missing (its progress on
+/// this process's stderr); a failure is left to tfc-compile, which runs it
+/// again and reports it.
+void runTuner(const std::string &compiler) {
+  size_t slash = compiler.find_last_of('/');
+  std::string tuner = (slash == std::string::npos ? std::string(".")
+                                                  : compiler.substr(0, slash)) +
+                      "/tfc-tune";
+  std::string file = tfc::tuning::tuneFileInEffect();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    const char *argv[] = {tuner.c_str(), "--if-missing", "-o", file.c_str(),
+                          nullptr};
+    ::execv(tuner.c_str(), const_cast<char *const *>(argv));
+    _exit(127);
+  }
+  int status = 0;
+  while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 std::string compilerPath(const std::string &tool) {
   if (const char *env = std::getenv("TFC_COMPILE"); env && *env)
     return env;
@@ -229,6 +261,13 @@ bool tfc::tools::compiledModel(const std::string &checkpoint,
             "library from tfc-compile)";
     return false;
   }
+  // TFC_AUTOTUNE=1: tune a host without a record first, so that the key
+  // below already has the record (tfc-compile would otherwise tune during
+  // the compile and the entry be keyed without it).
+  if (const char *autotune = std::getenv("TFC_AUTOTUNE");
+      autotune && std::string(autotune) == "1" &&
+      !tfc::tuning::tuneFileInEffect().empty())
+    runTuner(compiler);
   Key key;
   key.add("tfc compiled model cache 1");
   if (!addCheckpoint(key, checkpoint, error))
@@ -237,6 +276,7 @@ bool tfc::tools::compiledModel(const std::string &checkpoint,
     key.add(f);
   addFileIdentity(key, compiler);
   addHost(key);
+  addTuning(key);
   std::string dir = compiledCacheDir();
   library = dir + "/" + key.hex() + ".so";
   if (isModelLibrary(library))

@@ -21,6 +21,7 @@
 #include "tfc/Target/CPU/Passes.h"
 #include "tfc/Target/Host/Passes.h"
 #include "tfc/Target/NVPTX/Passes.h"
+#include "tfc/Tuning/TuneRecord.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +30,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include <chrono>
 #include <unistd.h>
 
@@ -129,6 +132,18 @@ cl::opt<int64_t> cpuL2Kib(
              "blocking is for (default: the host's when compiling for it, "
              "else the named CPU's, else 256)"),
     cl::value_desc("KiB"), cl::init(0), cl::cat(options));
+cl::opt<std::string> tuneFile(
+    "tune-file",
+    cl::desc("Tuning records from tfc-tune; the record for this host sets "
+             "the GEMM's blocking when compiling for the host (default: "
+             "$TFC_TUNE_FILE, else ~/.cache/tfc/tuning.json if it exists; "
+             "'none': the analytic default)"),
+    cl::value_desc("file"), cl::cat(options));
+cl::opt<std::string> gemmTuning(
+    "gemm-tuning",
+    cl::desc("The GEMM's blocking over the ISA's, instead of any record "
+             "(e.g. mr=4,nr=24,kc=256; docs/tuning.md)"),
+    cl::value_desc("list"), cl::cat(options));
 cl::opt<std::string> entry("entry", cl::desc("Only compile this entry point"),
                            cl::value_desc("name"), cl::cat(options));
 cl::list<std::string> defines("D", cl::Prefix,
@@ -174,6 +189,9 @@ cl::opt<bool> quiet("quiet",
                     cl::desc("No progress lines (printed only when stderr "
                              "is a terminal)"),
                     cl::init(false), cl::cat(options));
+
+/// An address in this executable, for getMainExecutable.
+void executableAnchor() {}
 
 } // namespace
 
@@ -246,6 +264,8 @@ int main(int argc, char **argv) {
   options.cpuKernels = cpuKernels;
   options.cpuL1dKib = cpuL1dKib;
   options.cpuL2Kib = cpuL2Kib;
+  options.tuneFile = tuneFile;
+  options.gemmTuning = gemmTuning;
   SmallVector<StringRef> variants;
   StringRef(cpuVariants).split(variants, ',', -1, /*KeepEmpty=*/false);
   for (StringRef v : variants)
@@ -298,6 +318,34 @@ int main(int argc, char **argv) {
       tfc::compiler::checkOptions(options, stage, outputFilename == "-");
   if (!why.empty())
     return fail(why);
+  // TFC_AUTOTUNE=1: a host without a tuning record is tuned first
+  // (tfc-tune --if-missing, beside this tool; docs/tuning.md), when the
+  // compile is for the host and would read records.
+  if (const char *autotune = std::getenv("TFC_AUTOTUNE");
+      autotune && StringRef(autotune) == "1" && options.target == "cpu" &&
+      options.cpu.empty() && options.features.empty() &&
+      options.cpuVariants.empty() && options.gemmTuning.empty() &&
+      options.tuneFile != "none") {
+    std::string file = options.tuneFile.empty()
+                           ? ::tfc::tuning::tuneFileInEffect()
+                           : options.tuneFile;
+    if (!file.empty()) {
+      std::string self = sys::fs::getMainExecutable(
+          argv[0], reinterpret_cast<void *>(&executableAnchor));
+      SmallString<256> tuner(sys::path::parent_path(self));
+      sys::path::append(tuner, "tfc-tune");
+      SmallVector<StringRef> args{tuner, "--if-missing", "-o", file};
+      std::string isaArg = "--isa=" + options.cpuKernels;
+      if (!options.cpuKernels.empty())
+        args.push_back(isaArg);
+      std::string why;
+      int rc = sys::ExecuteAndWait(tuner, args, std::nullopt, {}, 0, 0, &why);
+      if (rc != 0)
+        return fail("TFC_AUTOTUNE=1: " + std::string(tuner) + " " +
+                    (rc < 0 ? "could not run: " + why
+                            : "exited with " + std::to_string(rc)));
+    }
+  }
   // Copied: lld, linking in this process, resets every cl::opt to its
   // default (cl::ResetAllOptionOccurrences).
   std::string output = outputFilename;

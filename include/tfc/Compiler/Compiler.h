@@ -79,6 +79,15 @@ struct CompileOptions {
   /// CPU: the L2 cache per core in KiB (0: the target's, likewise; else
   /// 256).
   int64_t cpuL2Kib = 0;
+  /// CPU: the tuning records file (tfc-tune; include/tfc/Tuning/
+  /// TuneRecord.h) whose record for the host and the kernels' ISA sets the
+  /// GEMM's blocking when compiling for the host: "" the default
+  /// (TFC_TUNE_FILE, else the user's cache, if the file exists), "none" no
+  /// tuning. A file named here must exist and parse.
+  std::string tuneFile;
+  /// CPU: a GEMM blocking given directly (mr=4,nr=24,...), over the ISA's
+  /// and instead of any record; for tfc-tune and tests.
+  std::string gemmTuning;
   /// Frontend: only this entry; `name=value` overrides; --kv-cache entries.
   std::string entry;
   std::vector<std::string> defines;

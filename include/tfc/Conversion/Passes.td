@@ -106,6 +106,10 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
     attribute, else avx512. `l1d-bytes` and `l2-bytes` likewise become
     `tfc.cpu_l1d_bytes` and `tfc.cpu_l2_bytes`, from which the GEMM takes
     the depth of its k blocks (KernelConfig.h: kcForL1d, deepKcFor).
+    `gemm-tuning` (tfc-tune's measured blocking for the host) becomes
+    `tfc.cpu_gemm_tuning`, whose fields replace the ISA's configuration's;
+    a tuning the emitter cannot build (a tile that needs more registers
+    than the ISA has, say) is an error.
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"\"",
@@ -120,6 +124,11 @@ def ConvertLinearToGemm : Pass<"convert-tfc-linear-to-cpu-gemm", "mlir::ModuleOp
            "module's tfc.cpu_l2_bytes, which deepens the k blocks of the "
            "ISAs that stream them from L2 (default: the module's attribute, "
            "else none)">,
+    Option<"gemmTuning", "gemm-tuning", "std::string", /*default=*/"\"\"",
+           "A measured tuning of the GEMM's blocking over the ISA's "
+           "(mr=4,nr=24,...: include/tfc/Tuning/GemmTuning.h), checked and "
+           "recorded as the module's tfc.cpu_gemm_tuning (default: the "
+           "module's attribute, else none)">,
   ];
   let dependentDialects = ["mlir::tfc::cpu::TfcCpuDialect",
                            "mlir::linalg::LinalgDialect",

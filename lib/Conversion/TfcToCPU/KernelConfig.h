@@ -11,10 +11,13 @@
 #ifndef TFC_LIB_CONVERSION_TFCTOCPU_KERNELCONFIG_H
 #define TFC_LIB_CONVERSION_TFCTOCPU_KERNELCONFIG_H
 
+#include "tfc/Conversion/TfcToCPU/GemmBlocking.h"
+
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::tfc::cpu {
 
@@ -95,6 +98,12 @@ constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 2, false};
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules
 /// without it get the AVX-512 kernels.
 constexpr const char *kCpuIsaAttr = "tfc.cpu_isa";
+/// The module attribute holding a measured tuning of the GEMM (the textual
+/// form of include/tfc/Tuning/GemmTuning.h, canonical), set by
+/// convert-tfc-linear-to-cpu-gemm from its gemm-tuning option: its fields
+/// replace the ISA's configuration's (kc the L1's), gemmConfigFor applies
+/// them.
+constexpr const char *kCpuGemmTuningAttr = "tfc.cpu_gemm_tuning";
 /// The module attribute holding the target's L1 data cache per core in
 /// bytes (i64), set by the same pass; modules without it keep each
 /// configuration's kc (a 48 KiB L1's).
@@ -147,6 +156,21 @@ int64_t l2BytesFor(Operation *op);
 GemmConfig gemmConfigFor(Operation *op);
 /// The configuration of an instruction set name; null if unknown.
 const GemmConfig *gemmConfigForIsa(StringRef isa);
+/// `config` with the fields a tuning sets (the textual form of
+/// include/tfc/Tuning/GemmTuning.h) replaced, and kc the tuning's if it
+/// sets one. Returns false with `error` if the text does not parse or the
+/// result is not a configuration the GEMM emitter can build for `isa`
+/// (checkGemmConfig).
+bool applyGemmTuning(GemmConfig &config, StringRef tuning, StringRef isa,
+                     std::string &error);
+/// The canonical text of a tuning that parses (its set fields in their
+/// fixed order; "" for none).
+std::string canonicalGemmTuning(StringRef tuning);
+/// Why `config` cannot be built for `isa`'s kernels ("" if it can): nr a
+/// multiple of the vector width of at most 4 vectors, the register tile
+/// (accumulators, B vectors and a broadcast) within the ISA's registers, mc
+/// a multiple of mr, counts within bounds.
+std::string checkGemmConfig(const GemmConfig &config, StringRef isa);
 
 /// Attention of at most this many query rows runs the decode micro-kernel
 /// (lib/Target/CPU/MicroKernels/Attention.c): tasks of (batch, key/value

@@ -280,5 +280,14 @@ tfc::cpu::GemmConfig tfc::cpu::gemmConfigFor(Operation *op) {
     if (const GemmConfig *named = gemmConfigForIsa(isa.getValue()))
       config = *named;
   config.kc = l1KcFor(config, module);
+  // A measured tuning (validated where the attribute was set).
+  if (auto tuning = module->getAttrOfType<StringAttr>(kCpuGemmTuningAttr)) {
+    auto isa = module->getAttrOfType<StringAttr>(kCpuIsaAttr);
+    std::string error;
+    GemmConfig tuned = config;
+    if (applyGemmTuning(tuned, tuning.getValue(),
+                        isa ? isa.getValue() : StringRef("avx512"), error))
+      config = tuned;
+  }
   return config;
 }

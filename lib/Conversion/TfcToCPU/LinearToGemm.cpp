@@ -270,6 +270,24 @@ struct ConvertLinearToGemmPass
         module->setAttr(
             attr, IntegerAttr::get(IntegerType::get(&getContext(), 64), bytes));
     }
+    if (!gemmTuning.empty()) {
+      auto isaAttr = module->getAttrOfType<StringAttr>(cpu::kCpuIsaAttr);
+      StringRef kernels = isaAttr ? isaAttr.getValue() : StringRef("avx512");
+      cpu::GemmConfig config = *cpu::gemmConfigForIsa(kernels);
+      std::string error;
+      if (!cpu::applyGemmTuning(config, gemmTuning, kernels, error)) {
+        module.emitError("gemm-tuning '")
+            << gemmTuning << "' for the " << kernels << " kernels: " << error;
+        return signalPassFailure();
+      }
+      // The canonical text: one tuning, one attribute, the same code.
+      std::string canonical = cpu::canonicalGemmTuning(gemmTuning);
+      if (canonical.empty())
+        module->removeAttr(cpu::kCpuGemmTuningAttr);
+      else
+        module->setAttr(cpu::kCpuGemmTuningAttr,
+                        StringAttr::get(&getContext(), canonical));
+    }
     lowerQuantizedWeights(module);
     RewritePatternSet patterns(&getContext());
     patterns.add<LinearToGemm>(&getContext(), cpu::gemmConfigFor(module).nr);

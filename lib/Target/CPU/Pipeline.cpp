@@ -34,8 +34,10 @@
 using namespace mlir;
 
 void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
-                                 int64_t l1dBytes, int64_t l2Bytes) {
+                                 int64_t l1dBytes, int64_t l2Bytes,
+                                 llvm::StringRef gemmTuning) {
   ConvertLinearToGemmOptions gemm;
+  gemm.gemmTuning = gemmTuning.str();
   gemm.isa = isa.str();
   gemm.l1dBytes = l1dBytes;
   gemm.l2Bytes = l2Bytes;

@@ -39,9 +39,12 @@ void registerCpuTargetDialects(DialectRegistry &registry);
 /// the kernels tiled for `isa` (cpuKernelIsa; empty: the module's
 /// tfc.cpu_isa attribute, else avx512).
 /// `l1dBytes` and `l2Bytes` (0: leave the module's) set the L1 data and L2
-/// caches the GEMM's k blocks are chosen for.
+/// caches the GEMM's k blocks are chosen for; `gemmTuning` (the textual
+/// form of include/tfc/Tuning/GemmTuning.h; empty: none) a measured
+/// blocking of the GEMM over the ISA's.
 void buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa = "",
-                            int64_t l1dBytes = 0, int64_t l2Bytes = 0);
+                            int64_t l1dBytes = 0, int64_t l2Bytes = 0,
+                            llvm::StringRef gemmTuning = "");
 /// Stage 2: model ABI, bufferisation, kernels, threads, LLVM dialect
 /// (HostTarget.h's pipelines around tfc-cpu-lower-kernels).
 void buildCpuLoweringPipeline(OpPassManager &pm,
