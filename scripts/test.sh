@@ -8,6 +8,10 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Tuning records (tfc-tune, docs/tuning.md) change the GEMM's blocking of
+# every compile for the host: the suites run without the user's records
+# unless TFC_TUNE_FILE names a file to run them under.
+export TFC_TUNE_FILE=${TFC_TUNE_FILE:-none}
 build_dir=${TFC_BUILD_DIR:-$root/build}
 jobs=${TFC_JOBS:-2}
 

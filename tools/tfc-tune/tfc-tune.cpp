@@ -171,7 +171,7 @@ bool buildSpace(StringRef isa, const tuning::GemmTuning &def, Space &s) {
         if (mr * vectors >= 8)
           addTile(mr, chunks * width, panels);
     }
-  s.kcs = {64, 128, 192, 256, 384, 512};
+  s.kcs = {64, 128, 192, 256, 384, 512, 768, 1024};
   s.tileRows = {8, 12, 16, 22, 32};
   s.panelsPerTask = {2, 3, 4, 6, 8, 12};
   s.unrolls = {1, 2, 4};
@@ -605,6 +605,8 @@ int main(int argc, char **argv) {
 
   bool failed = false;
   tuning::SearchOptions opts;
+  // The budget bounds the search; passes repeat until one changes nothing.
+  opts.maxPasses = 8;
   opts.outOfTime = [&] { return msSince(started) / 1e3 > budgetS; };
   auto valid = [&](const tuning::Point &p) {
     return mlir::tfc::cpu::checkGemmTuningText(isa, space.text(p)).empty();
