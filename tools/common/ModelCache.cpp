@@ -173,8 +173,8 @@ void addTuning(Key &key) {
     addFileIdentity(key, path);
 }
 
-/// Runs the tfc-tune beside `compiler` with --if-missing (its progress on
-/// this process's stderr); a failure is left to tfc-compile, which runs it
+/// Runs the tfc-tune beside `compiler` with --if-missing (its progress and
+/// report on this process's stderr); a failure is left to tfc-compile, which runs it
 /// again and reports it.
 void runTuner(const std::string &compiler) {
   size_t slash = compiler.find_last_of('/');
@@ -184,6 +184,8 @@ void runTuner(const std::string &compiler) {
   std::string file = tfc::tuning::tuneFileInEffect();
   pid_t pid = ::fork();
   if (pid == 0) {
+    // Its report on stderr: stdout is the tool's output.
+    ::dup2(2, 1);
     const char *argv[] = {tuner.c_str(), "--if-missing", "-o", file.c_str(),
                           nullptr};
     ::execv(tuner.c_str(), const_cast<char *const *>(argv));

@@ -30,9 +30,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include <chrono>
+#include <cerrno>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -334,16 +337,30 @@ int main(int argc, char **argv) {
           argv[0], reinterpret_cast<void *>(&executableAnchor));
       SmallString<256> tuner(sys::path::parent_path(self));
       sys::path::append(tuner, "tfc-tune");
-      SmallVector<StringRef> args{tuner, "--if-missing", "-o", file};
-      std::string isaArg = "--isa=" + options.cpuKernels;
+      std::string tunerPath(tuner), isaArg = "--isa=" + options.cpuKernels;
+      std::vector<const char *> args{tunerPath.c_str(), "--if-missing", "-o",
+                                     file.c_str()};
       if (!options.cpuKernels.empty())
-        args.push_back(isaArg);
-      std::string why;
-      int rc = sys::ExecuteAndWait(tuner, args, std::nullopt, {}, 0, 0, &why);
-      if (rc != 0)
-        return fail("TFC_AUTOTUNE=1: " + std::string(tuner) + " " +
-                    (rc < 0 ? "could not run: " + why
-                            : "exited with " + std::to_string(rc)));
+        args.push_back(isaArg.c_str());
+      args.push_back(nullptr);
+      // Its progress and report on stderr (dup2: one file description, so
+      // the two streams do not overwrite each other in a file): stdout may
+      // be this compile's output.
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        ::dup2(2, 1);
+        ::execv(tunerPath.c_str(), const_cast<char *const *>(args.data()));
+        ::_exit(127);
+      }
+      int status = 0;
+      while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fail("TFC_AUTOTUNE=1: " + tunerPath + " " +
+                    (pid < 0 ? std::string("could not start")
+                     : WIFEXITED(status)
+                         ? "exited with " + std::to_string(WEXITSTATUS(status))
+                         : std::string("was killed")));
     }
   }
   // Copied: lld, linking in this process, resets every cl::opt to its

@@ -54,8 +54,9 @@ namespace {
 
 cl::OptionCategory options("tfc-tune options");
 cl::opt<double> budget("budget",
-                       cl::desc("Seconds the search may take (default 90); "
-                                "the final measurement comes after"),
+                       cl::desc("Seconds the search may take (default: "
+                                "$TFC_TUNE_BUDGET, else 90); the final "
+                                "measurement comes after"),
                        cl::value_desc("s"), cl::init(90), cl::cat(options));
 cl::opt<int> threads("num-threads",
                      cl::desc("Threads to measure with (default: the "
@@ -485,7 +486,21 @@ int main(int argc, char **argv) {
   };
   // Copied: compiling links with lld in process, which resets every
   // cl::opt (tfc-compile.cpp says more).
-  const double budgetS = budget;
+  // TFC_TUNE_BUDGET: the budget when --budget is not given (TFC_AUTOTUNE's
+  // runs take the tuner's defaults).
+  double budgetS = budget;
+  std::string budgetFrom = "--budget=";
+  if (const char *env = std::getenv("TFC_TUNE_BUDGET");
+      env && *env && budget.getNumOccurrences() == 0) {
+    char *end = nullptr;
+    budgetS = std::strtod(env, &end);
+    budgetFrom = "TFC_TUNE_BUDGET=";
+    if (!end || *end || end == env) {
+      errs() << "tfc-tune: error: TFC_TUNE_BUDGET=" << env
+             << ": expected seconds from 0 to 86400\n";
+      return 1;
+    }
+  }
   const int roundCount = rounds;
   const bool dry = dryRun, silent = quiet;
   const std::string requestedIsa = isaOpt, shapesText = shapesOpt;
@@ -495,7 +510,7 @@ int main(int argc, char **argv) {
   std::string output = outputOpt;
   const int threadCount = threads;
   if (!(budgetS >= 0) || budgetS > 86400)
-    return fail("--budget=" + std::to_string(budgetS) +
+    return fail(budgetFrom + std::to_string(budgetS) +
                 ": expected seconds from 0 to 86400");
   if (roundCount < 1 || roundCount > 101)
     return fail("--rounds=" + std::to_string(roundCount) +

@@ -273,7 +273,13 @@ struct ConvertLinearToGemmPass
     if (!gemmTuning.empty()) {
       auto isaAttr = module->getAttrOfType<StringAttr>(cpu::kCpuIsaAttr);
       StringRef kernels = isaAttr ? isaAttr.getValue() : StringRef("avx512");
-      cpu::GemmConfig config = *cpu::gemmConfigForIsa(kernels);
+      const cpu::GemmConfig *base = cpu::gemmConfigForIsa(kernels);
+      if (!base) {
+        module.emitError("unknown CPU kernel instruction set '")
+            << kernels << "' (expected avx512 or avx2)";
+        return signalPassFailure();
+      }
+      cpu::GemmConfig config = *base;
       std::string error;
       if (!cpu::applyGemmTuning(config, gemmTuning, kernels, error)) {
         module.emitError("gemm-tuning '")
