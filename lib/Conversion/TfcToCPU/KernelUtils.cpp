@@ -94,15 +94,41 @@ Value tfc::cpu::reduceMax(OpBuilder &b, Location loc, Value vec) {
                                           vector::CombiningKind::MAXNUMF);
 }
 
+namespace {
+/// The end of the whole chunks of [0, n): n rounded down to the width.
+Value wholeChunksEnd(OpBuilder &b, Location loc, Value n) {
+  Value step = indexConst(b, loc, kVectorWidth);
+  return arith::SubIOp::create(b, loc, n,
+                               arith::RemUIOp::create(b, loc, n, step));
+}
+
+/// A mask of every lane: the masked loads and stores of whole chunks fold
+/// to plain ones (InstCombine, or MLIR's folders). A masked store costs
+/// many times a plain one on AMD's cores (VMASKMOVPS to memory is
+/// microcoded), and every chunk of a row paid it.
+Value allLanes(OpBuilder &b, Location loc) {
+  auto type = VectorType::get({kVectorWidth}, b.getI1Type());
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, true));
+}
+} // namespace
+
 void tfc::cpu::forChunks(OpBuilder &b, Location loc, Value n, ChunkFn fn) {
   Value zero = indexConst(b, loc, 0);
   Value step = indexConst(b, loc, kVectorWidth);
-  scf::ForOp::create(b, loc, zero, n, step, ValueRange{},
+  Value whole = wholeChunksEnd(b, loc, n);
+  scf::ForOp::create(b, loc, zero, whole, step, ValueRange{},
                      [&](OpBuilder &nb, Location l, Value d, ValueRange) {
-                       Value rem = arith::SubIOp::create(nb, l, n, d);
-                       fn(nb, l, d, laneMask(nb, l, rem));
+                       fn(nb, l, d, allLanes(nb, l));
                        scf::YieldOp::create(nb, l);
                      });
+  Value tail =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, whole, n);
+  scf::IfOp::create(b, loc, tail, [&](OpBuilder &nb, Location l) {
+    fn(nb, l, whole,
+       laneMask(nb, l, arith::SubIOp::create(nb, l, n, whole)));
+    scf::YieldOp::create(nb, l);
+  });
 }
 
 SmallVector<Value> tfc::cpu::forChunksReduce(OpBuilder &b, Location loc,
@@ -110,13 +136,29 @@ SmallVector<Value> tfc::cpu::forChunksReduce(OpBuilder &b, Location loc,
                                              ChunkReduceFn fn) {
   Value zero = indexConst(b, loc, 0);
   Value step = indexConst(b, loc, kVectorWidth);
+  Value whole = wholeChunksEnd(b, loc, n);
   auto loop = scf::ForOp::create(
-      b, loc, zero, n, step, init,
+      b, loc, zero, whole, step, init,
       [&](OpBuilder &nb, Location l, Value d, ValueRange acc) {
-        Value rem = arith::SubIOp::create(nb, l, n, d);
-        scf::YieldOp::create(nb, l, fn(nb, l, d, laneMask(nb, l, rem), acc));
+        scf::YieldOp::create(nb, l, fn(nb, l, d, allLanes(nb, l), acc));
       });
-  return SmallVector<Value>(loop.getResults());
+  // The last, partial chunk after the whole ones: each lane's values are
+  // combined in the same order as before.
+  Value tail =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, whole, n);
+  auto last = scf::IfOp::create(
+      b, loc, tail,
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(
+            nb, l,
+            fn(nb, l, whole,
+               laneMask(nb, l, arith::SubIOp::create(nb, l, n, whole)),
+               loop.getResults()));
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, loop.getResults());
+      });
+  return SmallVector<Value>(last.getResults());
 }
 
 void tfc::cpu::parallelOverLeading(

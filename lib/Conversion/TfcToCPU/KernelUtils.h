@@ -54,9 +54,12 @@ using ChunkFn = function_ref<void(OpBuilder &, Location, Value offset,
 using ChunkReduceFn = function_ref<SmallVector<Value>(
     OpBuilder &, Location, Value offset, Value mask, ValueRange acc)>;
 
-/// for (d = 0; d < n; d += width) fn(d, mask of the valid lanes).
+/// for (d = 0; d < n; d += width) fn(d, mask of the valid lanes): the whole
+/// chunks in a loop with a constant mask of every lane (their masked loads
+/// and stores fold to plain ones), then the partial chunk, if any, once.
 void forChunks(OpBuilder &b, Location loc, Value n, ChunkFn fn);
-/// The same loop carrying `init` through `fn`; returns the final values.
+/// The same loops carrying `init` through `fn` (each lane's terms combined
+/// in the order of the chunks); returns the final values.
 SmallVector<Value> forChunksReduce(OpBuilder &b, Location loc, Value n,
                                    ValueRange init, ChunkReduceFn fn);
 

@@ -14,12 +14,22 @@
 // CHECK: %[[B1:.*]] = memref.dim %[[X]], %c1
 // CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%[[B0]], %[[B1]])
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[N]] step %c16{{.*}} iter_args(%[[ACC:.*]] = %[[NEGINF]]) -> (vector<16xf32>)
-// CHECK: %[[REM:.*]] = arith.subi %[[N]], %[[K]] : index
-// CHECK: %[[M:.*]] = vector.create_mask %[[REM]] : vector<16xi1>
-// CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %[[K]]], %[[M]], %[[NEGINF]]
+// The whole chunks of 16 in a loop whose mask is every lane (the masked
+// loads and stores fold to plain ones), then the partial chunk once.
+// CHECK: %[[REMN:.*]] = arith.remui %[[N]], %c16
+// CHECK: %[[WHOLE:.*]] = arith.subi %[[N]], %[[REMN]] : index
+// CHECK: %[[LOOP:.*]] = scf.for %[[K:.*]] = %{{.*}} to %[[WHOLE]] step %c16{{.*}} iter_args(%[[ACC:.*]] = %[[NEGINF]]) -> (vector<16xf32>)
+// CHECK: %[[ALL:.*]] = arith.constant dense<true> : vector<16xi1>
+// CHECK: %[[V:.*]] = vector.maskedload %[[X]][%[[I]], %[[J]], %[[K]]], %[[ALL]], %{{.*}}
 // CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[V]], %[[ACC]] : vector<16xf32>
 // CHECK: arith.select %[[GT]], %[[V]], %[[ACC]] : vector<16xi1>, vector<16xf32>
+// CHECK: %[[TAIL:.*]] = arith.cmpi ult, %[[WHOLE]], %[[N]] : index
+// CHECK: scf.if %[[TAIL]] -> (vector<16xf32>)
+// CHECK: %[[REM:.*]] = arith.subi %[[N]], %[[WHOLE]] : index
+// CHECK: %[[M:.*]] = vector.create_mask %[[REM]] : vector<16xi1>
+// CHECK: vector.maskedload %[[X]][%[[I]], %[[J]], %[[WHOLE]]], %[[M]]
+// CHECK: } else {
+// CHECK: scf.yield %[[LOOP]] : vector<16xf32>
 // The row's maximum across the lanes as a tree of halves (maxnum at each
 // step); its sum too.
 // CHECK: %[[LO:.*]] = vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
