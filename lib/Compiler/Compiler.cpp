@@ -13,6 +13,7 @@
 #include "tfc/Compiler/Targets.h"
 
 #include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
 #include "tfc/Frontend/AST.h"
 #include "tfc/Frontend/Diagnostics.h"
@@ -187,6 +188,10 @@ mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
   gen.kvCache = options_.kvCache;
   gen.kvCacheLast = options_.kvCacheLast;
   gen.kvCacheHalf = options_.kvCacheHalf;
+  // Each block call's ops stay recognisable, so that the layers can be
+  // compiled once (tfc-outline-blocks); printed stages before that show the
+  // model without the markers.
+  gen.markBlocks = true;
 
   loadFrontendDialects(*context_);
   // MLIR diagnostics on the description's locations, for as long as the
@@ -325,6 +330,12 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
     return mlir::success();
   }
   default:
+    // Before tfc-outline-blocks the block markers are bookkeeping, not the
+    // model (after it they are gone).
+    module_->walk([](mlir::Operation *op) {
+      if (mlir::isa<mlir::tfc::BlockBeginOp, mlir::tfc::BlockEndOp>(op))
+        op->erase();
+    });
     return write(path, [&](raw_ostream &os) {
       module_->print(os);
       os << "\n";
@@ -348,6 +359,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     // The CPU's features go into the variant's metadata: the runtime skips
     // a variant the host cannot run.
     target = mlir::tfc::resolveCpuTarget(target);
+    target.outlineBlocks = !options_.inlineBlocks;
     std::string suffix = mlir::tfc::cpuVariantSuffix(target.cpu);
     if (is_contained(suffixes, suffix))
       return fail("--cpu-variants names '" + target.cpu + "' twice");

@@ -45,6 +45,7 @@ public:
     t.l1dBytes = o.cpuL1dKib * 1024;
     t.l2Bytes = o.cpuL2Kib * 1024;
     host_ = mlir::tfc::resolveCpuTarget(t);
+    host_.outlineBlocks = !o.inlineBlocks;
     isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
                                 : o.cpuKernels;
     return resolveTuning(o);

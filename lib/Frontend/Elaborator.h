@@ -296,6 +296,13 @@ private:
   std::vector<Frame> frames;
   std::vector<mlir::Location> callers;
 
+public:
+  /// The `tfc.block_begin` of the outermost block call being elaborated
+  /// (MLIRGenOptions::markBlocks), or null: what every layer shares is
+  /// built before it.
+  mlir::Operation *outermostBlock = nullptr;
+
+private:
   /// Weight key -> its type and first declaration, across entries.
   llvm::StringMap<std::pair<mlir::RankedTensorType, llvm::SMLoc>> weightTypes;
   /// The storage format of each quantised weight key (q8_0, ...).

@@ -970,9 +970,20 @@ Val Elaborator::callBlock(const FuncDecl &block, const CallExpr &call) {
   frame.func = &block;
   for (size_t i = 0; i < args.size(); ++i)
     frame.env[block.params[i].name.name] = *args[i];
-  callers.push_back(loc(call.getLoc()));
+  mlir::Location callLoc = loc(call.getLoc());
+  mlir::Operation *outerBefore = outermostBlock;
+  if (options.markBlocks) {
+    auto begin =
+        mlir::tfc::BlockBeginOp::create(builder, callLoc, block.name.name);
+    if (!outermostBlock)
+      outermostBlock = begin;
+  }
+  callers.push_back(callLoc);
   frames.push_back(std::move(frame));
   execBody(block.body);
+  if (options.markBlocks)
+    mlir::tfc::BlockEndOp::create(builder, callLoc, block.name.name);
+  outermostBlock = outerBefore;
   std::optional<std::vector<Val>> returned = std::move(frames.back().returned);
   frames.pop_back();
   callers.pop_back();

@@ -1256,9 +1256,17 @@ Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at,
         {cache->paddingBiasArg, "cache.bias", stateShape});
   }
   mlir::Value arg = cache->paddingBiasArg;
+  // Made once, for every layer: in the entry, before the block call that
+  // first needs it (from the state's batch and the tokens' length, not from
+  // this layer's q), so that no layer computes what the others read.
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  mlir::Value seqLen = dimValue(SymDim::named(cache->seqDim));
+  if (outermostBlock && seqLen)
+    builder.setInsertionPoint(outermostBlock);
+  else
+    seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
   mlir::OpFoldResult one = builder.getIndexAttr(1);
-  mlir::Value batch = mlir::tensor::DimOp::create(builder, l, q.value, 0);
-  mlir::Value seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
+  mlir::Value batch = mlir::tensor::DimOp::create(builder, l, arg, 0);
   SymShape readShape = {q.shape[0], SymDim::named("kv_len")};
   mlir::Value read = readCachedColumns(
       arg, readShape, batch, seqLen, l,

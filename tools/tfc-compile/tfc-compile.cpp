@@ -17,6 +17,7 @@
 
 #include "tfc/Compiler/Compiler.h"
 #include "tfc/Conversion/Passes.h"
+#include "tfc/Dialect/Tfc/Transforms/Passes.h"
 #include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
 #include "tfc/Target/CPU/Passes.h"
 #include "tfc/Target/Host/Passes.h"
@@ -188,6 +189,13 @@ cl::opt<bool> remarks("fusion-remarks",
                                "they did not fuse a candidate"),
                       cl::init(false), cl::cat(options));
 
+cl::opt<bool> inlineBlocks(
+    "inline-blocks",
+    cl::desc("CPU: compile every layer (block call) in place, instead of the "
+             "calls that compute the same thing once as one function (the "
+             "default; compile time then does not grow with depth)"),
+    cl::init(false), cl::cat(options));
+
 cl::opt<bool> quiet("quiet",
                     cl::desc("No progress lines (printed only when stderr "
                              "is a terminal)"),
@@ -200,15 +208,18 @@ void executableAnchor() {}
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  mlir::registerAsmPrinterCLOptions();
-  mlir::registerMLIRContextCLOptions();
-  mlir::registerPassManagerCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
+  // The passes first: --mlir-print-ir-before/after list the passes
+  // registered when the pass manager's options are.
+  mlir::tfc::registerTfcPasses();
   mlir::tfc::registerTfcConversionPasses();
   mlir::tfc::kernel::registerTfcKernelPasses();
   mlir::tfc::registerTfcHostPasses();
   mlir::tfc::registerTfcCPUPasses();
   mlir::tfc::registerTfcNVPTXPasses();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   // --help lists tfc-compile's own options; LLVM's and MLIR's (pass
   // pipelines, -mlir-timing, codegen internals) stay usable and are listed
   // by --help-hidden, as clang does.
@@ -299,6 +310,7 @@ int main(int argc, char **argv) {
   options.kvCacheHalf = kvCacheType == "f16";
   options.quantize = quantize;
   options.remarks = remarks;
+  options.inlineBlocks = inlineBlocks;
   options.passManagerCLOptions = true;
   // Progress on a terminal, as build tools do: each stage as it starts and
   // the time so far (nothing when stderr is a file or a pipe, or --quiet).

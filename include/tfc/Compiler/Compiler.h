@@ -103,6 +103,10 @@ struct CompileOptions {
   std::string quantize;
   /// Fusion remarks on the model's locations.
   bool remarks = false;
+  /// CPU: keep every block call inline instead of compiling the calls that
+  /// compute the same thing (a model's layers) once as one function
+  /// (--inline-blocks: the reference that outlining is checked against).
+  bool inlineBlocks = false;
   /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
   /// --mlir-timing, ...): only where mlir::registerPassManagerCLOptions()
   /// ran, as in tfc-compile.

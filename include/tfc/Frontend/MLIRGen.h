@@ -50,6 +50,10 @@ struct MLIRGenOptions {
   /// widens them as it reads them). Caches of other element types, and
   /// cross-attention states, are unchanged.
   bool kvCacheHalf = false;
+  /// Brackets what each call of a block made with `tfc.block_begin` and
+  /// `tfc.block_end` (the calls stay inlined): `tfc-outline-blocks` makes the
+  /// calls that compute the same thing (the layers of a model) one function.
+  bool markBlocks = false;
 
   /// Adds one `-D name=value` override; false (nothing added) when `text`
   /// has no '=' or an empty name.

@@ -26,8 +26,11 @@ using namespace mlir::tfc;
 
 namespace {
 
-/// The ops a target lowers itself.
+/// The ops a target lowers itself (and the block markers, which
+/// tfc-outline-blocks consumes).
 bool isKernelOp(Operation *op) {
+  if (isa<BlockBeginOp, BlockEndOp>(op))
+    return true;
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     return static_cast<int64_t>(softmax.getAxis()) ==
            cast<RankedTensorType>(softmax.getType()).getRank() - 1;

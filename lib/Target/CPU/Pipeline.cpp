@@ -47,6 +47,8 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Every layer's ops alike for tfc-outline-blocks (after bufferisation).
+  pm.addPass(createHoistBlockInvariants());
 }
 
 void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
@@ -55,6 +57,7 @@ void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
   // any layout with unit innermost stride): no copies.
   buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
                                   /*copiesAsLoops=*/false,
+                                  /*outlineBlocks=*/options.outlineBlocks,
                                   kernel::createKernelFoldTransposedOperands());
   pm.addPass(createLowerEntryPoints());
   pm.addPass(createOutlineParallelLoops());

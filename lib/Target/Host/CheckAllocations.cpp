@@ -18,10 +18,14 @@
 // context points to it), and the caller checks it after the parallel_for
 // through an `__tfc_fail_if` marker, which becomes a branch to the caller's
 // own `fail`.
+// A function of a model's layers (tfc-outline-blocks, `__tfc_block_*`) is
+// called directly: it gets a pointer to an i32 of its caller's frame as a
+// last parameter, set by its `fail` like a task's flag, and its caller checks
+// the flag after each call the same way.
 // So a failed allocation anywhere ends the entry without touching the
 // memory it did not get, and without computing on the results of a task
-// that stopped early. Memory allocated before the failure is the runtime's
-// to release (its planner tracks every allocation of a run).
+// or a layer that stopped early. Memory allocated before the failure is the
+// runtime's to release (its planner tracks every allocation of a run).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +48,7 @@ struct CheckAllocationsPass
     : tfc::impl::CheckAllocationsBase<CheckAllocationsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    reportFromBlockFunctions(module);
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
       if (!fn.isExternal() && fn.getName() != kAllocFunction &&
           fn.getName() != kAlignedAllocFunction)
@@ -53,6 +58,114 @@ struct CheckAllocationsPass
     for (StringRef marker : {kFailIfMarker, kFailureFlagMarker})
       if (auto decl = module.lookupSymbol<LLVM::LLVMFuncOp>(marker))
         decl.erase();
+  }
+
+  /// Whether `fn` calls the allocation functions or checks a flag.
+  static bool allocates(LLVM::LLVMFuncOp fn) {
+    return fn
+        .walk([](LLVM::CallOp call) {
+          std::optional<StringRef> callee = call.getCallee();
+          return callee && (*callee == kAllocFunction ||
+                            *callee == kAlignedAllocFunction ||
+                            *callee == kFailIfMarker)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  /// Gives each block function that may fail (it allocates, or calls one
+  /// that may) a flag parameter and its `__tfc_failure_flag` marker, and
+  /// each of its calls a flag in the caller's frame, checked after the call
+  /// by a `__tfc_fail_if` marker. check() then does the rest.
+  void reportFromBlockFunctions(ModuleOp module) {
+    llvm::SmallSetVector<LLVM::LLVMFuncOp, 8> failing;
+    for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
+      if (!fn.isExternal() && fn.getName().starts_with(kBlockFunctionPrefix) &&
+          allocates(fn))
+        failing.insert(fn);
+    // Block functions that call failing ones fail too (nested calls).
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
+        if (fn.isExternal() || failing.contains(fn) ||
+            !fn.getName().starts_with(kBlockFunctionPrefix))
+          continue;
+        bool calls =
+            fn.walk([&](LLVM::CallOp call) {
+                std::optional<StringRef> callee = call.getCallee();
+                auto target =
+                    callee ? module.lookupSymbol<LLVM::LLVMFuncOp>(*callee)
+                           : LLVM::LLVMFuncOp();
+                return target && failing.contains(target)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              }).wasInterrupted();
+        if (calls) {
+          failing.insert(fn);
+          changed = true;
+        }
+      }
+    }
+    if (failing.empty())
+      return;
+    MLIRContext *ctx = module.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = IntegerType::get(ctx, 32);
+    OpBuilder mb(ctx);
+    mb.setInsertionPointToEnd(module.getBody());
+    for (LLVM::LLVMFuncOp fn : failing) {
+      LLVM::LLVMFunctionType type = fn.getFunctionType();
+      SmallVector<Type> params(type.getParams());
+      params.push_back(ptr);
+      fn.setFunctionType(LLVM::LLVMFunctionType::get(type.getReturnType(),
+                                                     params, type.isVarArg()));
+      Value flag = fn.front().addArgument(ptr, fn.getLoc());
+      OpBuilder b = OpBuilder::atBlockBegin(&fn.front());
+      LLVM::CallOp::create(b, fn.getLoc(),
+                           getOrCreateMarker(mb, module, kFailureFlagMarker),
+                           ValueRange{flag});
+    }
+    // The calls: one flag per calling function, cleared on entry.
+    llvm::DenseMap<Operation *, Value> flags;
+    SmallVector<LLVM::CallOp> calls;
+    module.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (!callee)
+        return;
+      auto target = module.lookupSymbol<LLVM::LLVMFuncOp>(*callee);
+      if (target && failing.contains(target))
+        calls.push_back(call);
+    });
+    for (LLVM::CallOp call : calls) {
+      auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
+      Location loc = call.getLoc();
+      Value &flag = flags[caller];
+      if (!flag) {
+        OpBuilder b = OpBuilder::atBlockBegin(&caller.front());
+        Value one = LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                             b.getI64IntegerAttr(1));
+        flag = LLVM::AllocaOp::create(b, loc, ptr, i32, one, /*alignment=*/4);
+        LLVM::StoreOp::create(
+            b, loc,
+            LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0)),
+            flag);
+      }
+      SmallVector<Value> operands(call.getArgOperands());
+      operands.push_back(flag);
+      OpBuilder b(call);
+      auto target = module.lookupSymbol<LLVM::LLVMFuncOp>(*call.getCallee());
+      auto flagged = LLVM::CallOp::create(b, loc, target, operands);
+      call.replaceAllUsesWith(flagged.getResults());
+      call.erase();
+      b.setInsertionPointAfter(flagged);
+      Value set = LLVM::LoadOp::create(b, loc, i32, flag);
+      Value failed = LLVM::ICmpOp::create(
+          b, loc, LLVM::ICmpPredicate::ne, set,
+          LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0)));
+      LLVM::CallOp::create(b, loc, getOrCreateMarker(mb, module, kFailIfMarker),
+                           ValueRange{failed});
+    }
   }
 
   LogicalResult check(LLVM::LLVMFuncOp fn) {

@@ -38,6 +38,10 @@ inline constexpr llvm::StringLiteral kAlignedAllocFunction =
 /// before it returns that way.
 inline constexpr llvm::StringLiteral kFailIfMarker = "__tfc_fail_if";
 inline constexpr llvm::StringLiteral kFailureFlagMarker = "__tfc_failure_flag";
+/// The functions tfc-outline-blocks makes of a model's block calls (its
+/// layers): called directly, they report a failed allocation to their caller
+/// through a flag (tfc-check-allocations).
+inline constexpr llvm::StringLiteral kBlockFunctionPrefix = "__tfc_block_";
 
 /// Field indices of tfc_rt_hooks.
 enum class Hook : int {

@@ -34,6 +34,7 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
                                           const CpuTargetOptions &host,
                                           std::unique_ptr<Pass> lowerKernels,
                                           bool copiesAsLoops,
+                                          bool outlineBlocks,
                                           std::unique_ptr<Pass> onBuffers) {
   LowerModelABIOptions abi;
   abi.cpu = host.cpu;
@@ -57,6 +58,12 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
   copies.all = copiesAsLoops;
   pm.addPass(createLowerStridedCopies(copies));
   pm.addPass(createEarlyDealloc());
+  // Once every buffer's deallocation is in place (statically owned, as in
+  // one function): what follows, LLVM's optimisation and code generation
+  // above all, sees one layer instead of all of them.
+  OutlineBlocksOptions outline;
+  outline.inlineOnly = !outlineBlocks;
+  pm.addPass(createOutlineBlocks(outline));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
 }

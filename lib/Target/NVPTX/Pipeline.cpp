@@ -98,8 +98,11 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                     const CudaTargetOptions &options,
                                     const CpuTargetOptions &host,
                                     bool deviceCodeOnly) {
+  // The layers stay inline on the GPU's host code (its launches and
+  // transfers are checked per entry).
   buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(),
-                                  /*copiesAsLoops=*/true);
+                                  /*copiesAsLoops=*/true,
+                                  /*outlineBlocks=*/false);
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerEntryPoints());
 

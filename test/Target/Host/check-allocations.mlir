@@ -99,3 +99,4 @@ llvm.func @pure(%p: !llvm.ptr) {
   llvm.call @use(%p) : (!llvm.ptr) -> ()
   llvm.return
 }
+

@@ -49,6 +49,9 @@ struct CpuTargetOptions {
   /// the kernels that stream from L2 (KernelConfig.h, kcForL2); 0:
   /// resolveCpuTarget fills it in.
   int64_t l2Bytes = 0;
+  /// Compile the block calls that compute the same thing (a model's layers)
+  /// once, as calls of one function (tfc-outline-blocks).
+  bool outlineBlocks = true;
 };
 
 /// The host CPU and its features as LLVM spells them. With TFC_HOST_CPU set
@@ -102,10 +105,14 @@ void registerHostTargetDialects(DialectRegistry &registry);
 /// tfc-<target>-lower-kernels: kernel ops on buffers become its kernels),
 /// ownership deallocation moved to last uses, and linalg as parallel loops.
 /// With `copiesAsLoops` every memref.copy becomes a loop (device buffers).
+/// With `outlineBlocks` the block calls that compute the same thing (a
+/// model's layers) become calls of one function before the kernels are
+/// lowered (tfc-outline-blocks); else the frontend's block markers are only
+/// erased.
 void buildModelBufferizationPipeline(OpPassManager &pm,
                                      const CpuTargetOptions &host,
                                      std::unique_ptr<Pass> lowerKernels,
-                                     bool copiesAsLoops,
+                                     bool copiesAsLoops, bool outlineBlocks,
                                      std::unique_ptr<Pass> onBuffers = nullptr);
 /// Host code (after the entry points) down to the LLVM dialect.
 void buildHostToLLVMPipeline(OpPassManager &pm);

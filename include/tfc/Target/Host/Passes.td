@@ -107,4 +107,46 @@ def EarlyDealloc : Pass<"tfc-early-dealloc", "mlir::ModuleOp"> {
   }];
 }
 
+def HoistBlockInvariants
+    : Pass<"tfc-hoist-block-invariants", "mlir::ModuleOp"> {
+  let summary = "Moves what depends on weights only out of block calls";
+  let description = [{
+    Runs on tensors, before `tfc-model-abi`. A side-effect-free op between a
+    `tfc.block_begin` and its `tfc.block_end` that reads only weights,
+    constants and what is computed from them alone (a pack, a merged
+    projection's concat, a transpose of a weight) moves before the outermost
+    pair: `tfc-model-abi` moves it into `tfc_model_init` and leaves a read of
+    its slot there, outside every call, so that the calls of a block differ
+    in the values they read, not in their ops (`tfc-outline-blocks`). Each
+    use of a `tensor.empty` gets its own copy right before it (CSE had made
+    one of all equal destinations), so that bufferisation allocates a
+    destination where it is written, in every call alike.
+  }];
+}
+
+def OutlineBlocks : Pass<"tfc-outline-blocks", "mlir::ModuleOp"> {
+  let summary = "Compiles the block calls that compute the same thing once";
+  let description = [{
+    Runs on buffers, once the kernels are lowered and every deallocation is
+    in place (`tfc-early-dealloc`), before linalg becomes loops. Each pair of `tfc.block_begin`/`tfc.block_end` markers (one call of a
+    description's block, inlined by the frontend) is a candidate: the ops
+    between them, the values they read from before (arguments; constants are
+    defined again inside) and those the rest reads (results). Calls whose
+    ops are the same up to those values (the layers of a model, which differ
+    in their weights) become calls of one private function, made from the
+    first; outer calls are tried before inner ones, and a call that is the
+    only one of its kind stays inline (its inner calls are tried). Each
+    function is `noinline`, so that the lowering, LLVM's optimisation and
+    code generation see one layer instead of all of them: compile time no
+    longer grows with depth. Every marker is erased. With `inline-only`
+    nothing is outlined (the markers are only erased).
+  }];
+  let options = [
+    Option<"inlineOnly", "inline-only", "bool", /*default=*/"false",
+           "Only erase the markers">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // TFC_TARGET_HOST_PASSES_TD

@@ -119,6 +119,13 @@ ParseResult parseBroadcastOp(OpAsmParser &parser, OperationState &result,
                              unsigned numOperands);
 void printBroadcastOp(OpAsmPrinter &printer, Operation *op);
 
+/// What `tfc.block_begin` and `tfc.block_end` write: nothing but their own
+/// order (TfcOps.td).
+struct BlockBoundaryResource
+    : public SideEffects::Resource::Base<BlockBoundaryResource> {
+  llvm::StringRef getName() final { return "tfc.block_boundary"; }
+};
+
 } // namespace mlir::tfc
 
 #define GET_OP_CLASSES

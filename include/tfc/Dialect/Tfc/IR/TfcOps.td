@@ -776,4 +776,48 @@ def Tfc_ReshapeOp : Tfc_Op<"reshape",
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Block boundaries
+//===----------------------------------------------------------------------===//
+
+// The markers order against one another and nothing else: their effect is on
+// a resource of their own, so no analysis of buffers or values sees them.
+def Tfc_BlockBoundary : Resource<"::mlir::tfc::BlockBoundaryResource">;
+
+class Tfc_BlockMarkerOp<string mnemonic>
+    : Op<Tfc_Dialect, mnemonic, [MemoryEffects<[MemWrite<Tfc_BlockBoundary>]>]>;
+
+def Tfc_BlockBeginOp : Tfc_BlockMarkerOp<"block_begin"> {
+  let summary = "the first op of a call of a description's block";
+  let description = [{
+    The frontend inlines every call of a block (a layer, an attention, an
+    MLP); with `MLIRGenOptions::markBlocks` it brackets what one call made
+    with `tfc.block_begin` and `tfc.block_end`, so that the ops of one layer
+    stay recognisable through fusion and lowering. Passes may create ops
+    between the markers or move ops out of them, but nothing crosses a pair
+    into another. `tfc-outline-blocks` turns the calls that computed the same
+    thing (the layers of a model, which differ in their weights only) into
+    calls of one function and erases every marker; until then the markers
+    have no semantics: they read and write nothing the model computes.
+
+    ```mlir
+    tfc.block_begin "layer"
+    ...
+    tfc.block_end "layer"
+    ```
+  }];
+  let arguments = (ins StrAttr:$block_name);
+  let assemblyFormat = "$block_name attr-dict";
+}
+
+def Tfc_BlockEndOp : Tfc_BlockMarkerOp<"block_end"> {
+  let summary = "the end of a call of a description's block";
+  let description = [{
+    Closes the innermost open `tfc.block_begin` of the same block name (see
+    there).
+  }];
+  let arguments = (ins StrAttr:$block_name);
+  let assemblyFormat = "$block_name attr-dict";
+}
+
 #endif // TFC_DIALECT_TFC_IR_TFCOPS_TD
