@@ -10,7 +10,11 @@
 #     builds, medians of 5: SmolLM2's prefill and decode (bench/generate_bench.c)
 #     and BERT-base's forward pass over 128 tokens (tfc-run --time);
 #   * the first token of `tfc-generate CHECKPOINT` on a compile-cache hit
-#     against the precompiled .so path (whole command, 3 runs each).
+#     against the precompiled .so path (whole command, 3 runs each);
+#   * with TFC_BENCH_CALLGRIND=1 (valgrind; ~10 minutes), the instructions
+#     SmolLM2's forward (128 tokens) and cached entry (a prompt and 31 decode
+#     steps) execute, outlined against inlined: exact where this VM's times
+#     drift (libraries for x86-64-v3, which valgrind runs; 1 thread).
 #
 #   bench/compile-time.sh [threads=2] [output file]
 set -euo pipefail
@@ -111,3 +115,32 @@ h, p = statistics.median(t["hit"]), statistics.median(t["precompiled"])
 print(f"cache hit {h:.3f} s, precompiled .so {p:.3f} s: hit/precompiled {h / p:.2f}")
 '
 } | report
+
+if [[ ${TFC_BENCH_CALLGRIND:-0} != 0 ]]; then
+  {
+    echo "### instructions executed (callgrind, 1 thread, --toggle-collect on the entry; x86-64-v3 libraries)"
+    "$bin/tfc-compile" "$gguf" --kv-cache --kv-cache-last --cpu=x86-64-v3 -o "$work/v3.so" --quiet
+    "$bin/tfc-compile" "$gguf" --kv-cache --kv-cache-last --cpu=x86-64-v3 --inline-blocks -o "$work/v3i.so" --quiet
+    count() { # ENTRY COMMAND...: the instructions of ENTRY
+      local entry=$1
+      shift
+      TFC_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        --toggle-collect="$entry" "$@" >/dev/null 2>"$work/cg.log"
+      sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$work/cg.log"
+    }
+    for what in prefill decode; do
+      for v in v3 v3i; do
+        if [[ $what == prefill ]]; then
+          n=$(count tfc_entry_forward "$bin/tfc-run" "$work/$v.so" -e forward \
+            --weights "$gguf" -i input_ids=@zeros:1x128)
+        else
+          n=$(count tfc_entry_forward_cached "$bin/tfc-generate" "$work/$v.so" \
+            --weights "$gguf" --ids 1,2,3,4 -n 32)
+        fi
+        eval "n_$v=$n"
+      done
+      # shellcheck disable=SC2154
+      echo "$what: outlined $n_v3, inlined $n_v3i instructions: outlined/inlined $(awk "BEGIN { printf \"%.5f\", $n_v3 / $n_v3i }")"
+    done
+  } | report
+fi
