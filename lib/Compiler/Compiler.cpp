@@ -330,14 +330,16 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
     return mlir::success();
   }
   default:
-    // Before tfc-outline-blocks the block markers are bookkeeping, not the
-    // model (after it they are gone).
-    module_->walk([](mlir::Operation *op) {
-      if (mlir::isa<mlir::tfc::BlockBeginOp, mlir::tfc::BlockEndOp>(op))
-        op->erase();
-    });
     return write(path, [&](raw_ostream &os) {
-      module_->print(os);
+      // Before tfc-outline-blocks the block markers are bookkeeping, not
+      // the model (after it they are gone): printed from a copy without
+      // them, so that the session can still compile the module.
+      mlir::OwningOpRef<mlir::ModuleOp> printed = module_->clone();
+      printed->walk([](mlir::Operation *op) {
+        if (mlir::isa<mlir::tfc::BlockBeginOp, mlir::tfc::BlockEndOp>(op))
+          op->erase();
+      });
+      printed->print(os);
       os << "\n";
       return true;
     });

@@ -18,14 +18,14 @@
 // context points to it), and the caller checks it after the parallel_for
 // through an `__tfc_fail_if` marker, which becomes a branch to the caller's
 // own `fail`.
-// A function of a model's layers (tfc-outline-blocks, `__tfc_block_*`) is
-// called directly: it gets a pointer to an i32 of its caller's frame as a
-// last parameter, set by its `fail` like a task's flag, and its caller checks
-// the flag after each call the same way.
-// So a failed allocation anywhere ends the entry without touching the
-// memory it did not get, and without computing on the results of a task
-// or a layer that stopped early. Memory allocated before the failure is the
-// runtime's to release (its planner tracks every allocation of a run).
+// A function of a model's layers (tfc-outline-blocks, `__tfc_block_*`,
+// attribute `tfc.block_function`) is called directly: it gets a pointer to an
+// i32 of its caller's frame as a last parameter, set by its `fail` like a
+// task's flag, and its caller checks the flag after each call the same way. So
+// a failed allocation anywhere ends the entry without touching the memory it
+// did not get, and without computing on the results of a task or a layer that
+// stopped early. Memory allocated before the failure is the runtime's to
+// release (its planner tracks every allocation of a run).
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,15 +81,14 @@ struct CheckAllocationsPass
   void reportFromBlockFunctions(ModuleOp module) {
     llvm::SmallSetVector<LLVM::LLVMFuncOp, 8> failing;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
-      if (!fn.isExternal() && fn.getName().starts_with(kBlockFunctionPrefix) &&
-          allocates(fn))
+      if (!fn.isExternal() && fn->hasAttr(kBlockFunctionAttr) && allocates(fn))
         failing.insert(fn);
     // Block functions that call failing ones fail too (nested calls).
     for (bool changed = true; changed;) {
       changed = false;
       for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
         if (fn.isExternal() || failing.contains(fn) ||
-            !fn.getName().starts_with(kBlockFunctionPrefix))
+            !fn->hasAttr(kBlockFunctionAttr))
           continue;
         bool calls =
             fn.walk([&](LLVM::CallOp call) {

@@ -39,9 +39,12 @@ inline constexpr llvm::StringLiteral kAlignedAllocFunction =
 inline constexpr llvm::StringLiteral kFailIfMarker = "__tfc_fail_if";
 inline constexpr llvm::StringLiteral kFailureFlagMarker = "__tfc_failure_flag";
 /// The functions tfc-outline-blocks makes of a model's block calls (its
-/// layers): called directly, they report a failed allocation to their caller
-/// through a flag (tfc-check-allocations).
+/// layers) are named with this prefix and carry this unit attribute: called
+/// directly, they report a failed allocation to their caller through a flag
+/// (tfc-check-allocations). The attribute, not the name, identifies them:
+/// their parallel tasks are `<name>__parN`.
 inline constexpr llvm::StringLiteral kBlockFunctionPrefix = "__tfc_block_";
+inline constexpr llvm::StringLiteral kBlockFunctionAttr = "tfc.block_function";
 
 /// Field indices of tfc_rt_hooks.
 enum class Hook : int {

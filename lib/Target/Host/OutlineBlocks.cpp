@@ -46,7 +46,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <functional>
 #include <memory>
@@ -140,11 +139,6 @@ struct OutlineBlocksPass : tfc::impl::OutlineBlocksBase<OutlineBlocksPass> {
     return success();
   }
 
-  /// A value of `call` that is read after it, computed from values from
-  /// before it by ops that are pure and cheap (views of a state, sizes and
-  /// strides: what CSE shares between calls that compute it alike) is
-  /// computed again where it is read, so that the first call does not have
-  /// it as an extra result. Inner calls first.
   /// A pure op without regions that computes sizes (integers, indices) or
   /// a view of a buffer: no arithmetic on the model's values.
   static bool isCheap(Operation *op) {
@@ -154,6 +148,11 @@ struct OutlineBlocksPass : tfc::impl::OutlineBlocksBase<OutlineBlocksPass> {
            });
   }
 
+  /// A value of `call` that is read after it, computed from values from
+  /// before it by ops that are pure and cheap (views of a state, sizes and
+  /// strides: what CSE shares between calls that compute it alike) is
+  /// computed again where it is read, so that the first call does not have
+  /// it as an extra result. Inner calls first.
   static void rematerialize(Call &call) {
     for (auto &inner : call.inner)
       rematerialize(*inner);
@@ -163,8 +162,18 @@ struct OutlineBlocksPass : tfc::impl::OutlineBlocksBase<OutlineBlocksPass> {
          op = op->getNextNode())
       ops.push_back(op);
     // Whether `v` can be computed anywhere after the call from values from
-    // before it.
+    // before it (memoised: index arithmetic reuses values).
+    std::function<bool(Value)> computeCheap;
+    llvm::DenseMap<Value, bool> known;
     std::function<bool(Value)> cheap = [&](Value v) -> bool {
+      auto it = known.find(v);
+      if (it != known.end())
+        return it->second;
+      bool result = computeCheap(v);
+      known[v] = result;
+      return result;
+    };
+    computeCheap = [&](Value v) -> bool {
       Operation *def = v.getDefiningOp();
       if (!def) {
         Operation *parent = cast<BlockArgument>(v).getOwner()->getParentOp();
@@ -314,10 +323,14 @@ struct OutlineBlocksPass : tfc::impl::OutlineBlocksBase<OutlineBlocksPass> {
       }
       SmallVector<Call *> next;
       for (SmallVector<Call *> &kind : kinds) {
-        if (kind.size() < 2) {
+        // A call alone of its kind, or one with nothing left to compute
+        // (everything hoisted or shared), stays inline.
+        if (kind.size() < 2 ||
+            kind.front()->candidate.front().getOperations().size() <= 1) {
           for (auto &inner : kind.front()->inner)
             next.push_back(inner.get());
-          discarded.push_back(kind.front()->candidate);
+          for (Call *c : kind)
+            discarded.push_back(c->candidate);
           continue;
         }
         func::FuncOp fn = kind.front()->candidate;
@@ -332,6 +345,9 @@ struct OutlineBlocksPass : tfc::impl::OutlineBlocksBase<OutlineBlocksPass> {
         fn->setAttr("passthrough",
                     OpBuilder(ctx).getArrayAttr(
                         {OpBuilder(ctx).getStringAttr("noinline")}));
+        // What tfc-check-allocations recognises (the name alone would also
+        // match the parallel tasks outlined from it, `<name>__parN`).
+        fn->setAttr(cpu::kBlockFunctionAttr, UnitAttr::get(ctx));
         symbols.insert(fn); // renames it on a clash
         for (Call *c : kind) {
           if (c != kind.front())

@@ -27,14 +27,18 @@
 // BLOCKS: ^[[CFAIL]]:
 // BLOCKS-NEXT: llvm.return
 // A block function that neither allocates nor calls one that does is left
-// alone.
+// alone, and so is a task outlined from one (named like it, without the
+// attribute: parallel_for calls it through a pointer, with its own flag).
 // BLOCKS-LABEL: llvm.func internal @__tfc_block_pure
 // BLOCKS-SAME: (%{{.*}}: i64) -> i64
+// BLOCKS-LABEL: llvm.func internal @__tfc_block_layer__par0
+// BLOCKS-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
+// BLOCKS-NOT: llvm.call @__tfc_block_layer__par0
 llvm.func internal @_mlir_memref_to_llvm_alloc(%size: i64) -> !llvm.ptr {
   %0 = llvm.mlir.zero : !llvm.ptr
   llvm.return %0 : !llvm.ptr
 }
-llvm.func internal @__tfc_block_layer(%n: i64) -> !llvm.ptr {
+llvm.func internal @__tfc_block_layer(%n: i64) -> !llvm.ptr attributes {tfc.block_function} {
   %p = llvm.call @_mlir_memref_to_llvm_alloc(%n) : (i64) -> !llvm.ptr
   llvm.return %p : !llvm.ptr
 }
@@ -44,6 +48,10 @@ llvm.func internal @impl(%n: i64) {
   %c = llvm.call @__tfc_block_pure(%n) : (i64) -> i64
   llvm.return
 }
-llvm.func internal @__tfc_block_pure(%n: i64) -> i64 {
+llvm.func internal @__tfc_block_pure(%n: i64) -> i64 attributes {tfc.block_function} {
   llvm.return %n : i64
+}
+llvm.func internal @__tfc_block_layer__par0(%ctx: !llvm.ptr, %b: i64, %e: i64) {
+  %p = llvm.call @_mlir_memref_to_llvm_alloc(%b) : (i64) -> !llvm.ptr
+  llvm.return
 }

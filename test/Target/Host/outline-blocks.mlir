@@ -20,7 +20,7 @@
 // CHECK-NOT: tfc.block
 // CHECK-LABEL: func.func private @__tfc_block_layer
 // CHECK-SAME: (%[[AN:.*]]: index, %[[A:.*]]: memref<?x8xf32>, %[[AW:.*]]: memref<8xf32>) -> memref<?x8xf32>
-// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"], tfc.block_function}
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.0
 // CHECK-NEXT: %[[OUT:.*]] = memref.alloc(%[[AN]])
 // CHECK-NEXT: linalg.generic {{.*}} ins(%[[A]], %[[AW]] : {{.*}}) outs(%[[OUT]] :

@@ -106,9 +106,9 @@ void registerHostTargetDialects(DialectRegistry &registry);
 /// ownership deallocation moved to last uses, and linalg as parallel loops.
 /// With `copiesAsLoops` every memref.copy becomes a loop (device buffers).
 /// With `outlineBlocks` the block calls that compute the same thing (a
-/// model's layers) become calls of one function before the kernels are
-/// lowered (tfc-outline-blocks); else the frontend's block markers are only
-/// erased.
+/// model's layers) become calls of one function once the kernels are lowered
+/// and every deallocation is in place (tfc-outline-blocks); else the
+/// frontend's block markers are only erased.
 void buildModelBufferizationPipeline(OpPassManager &pm,
                                      const CpuTargetOptions &host,
                                      std::unique_ptr<Pass> lowerKernels,

@@ -10,6 +10,7 @@
 
 #include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
 
+#include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -75,6 +76,9 @@ bool mayWrite(Operation *op, Value root) {
     return true;
   for (const MemoryEffects::EffectInstance &e : *effects) {
     if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+      continue;
+    // The block markers write only their own order (tfc.block_begin).
+    if (isa<tfc::BlockBoundaryResource>(e.getResource()))
       continue;
     Value target = e.getValue();
     if (!target || !distinct(rootOf(target), root))
