@@ -6,9 +6,11 @@ one), chunks of the context length, the first token of each chunk replaced
 by BOS, the NLL of token j + 1 at positions j = n/2 .. n - 2 of each chunk.
 
     python perplexity_llamacpp.py MODEL.gguf TEXT [context=512] [threads=2]
+        [--nll-out FILE.npy]
 
 Prints one JSON object: {"perplexity", "error", "tokens", "scored",
-"llama_cpp_python"}.
+"llama_cpp_python"}; --nll-out also writes each scored token's NLL, in
+order, as float32 .npy (what tfc-perplexity --nll-out writes, in float64).
 """
 import json
 import math
@@ -19,9 +21,15 @@ import llama_cpp
 import llamacpp_compat  # noqa: F401 (before any model is loaded)
 from llama_cpp import Llama
 
-path, text_path = sys.argv[1], sys.argv[2]
-n_ctx = int(sys.argv[3]) if len(sys.argv) > 3 else 512
-threads = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+args = sys.argv[1:]
+nll_out = None
+if "--nll-out" in args:
+    at = args.index("--nll-out")
+    nll_out = args[at + 1]
+    del args[at:at + 2]
+path, text_path = args[0], args[1]
+n_ctx = int(args[2]) if len(args) > 2 else 512
+threads = int(args[3]) if len(args) > 3 else 2
 llm = Llama(model_path=path, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
             n_threads=threads, n_threads_batch=threads, logits_all=True,
             verbose=False)
@@ -46,6 +54,8 @@ for c in range(chunks):
         m = row.max()
         losses.append(math.log(np.exp(row - m).sum()) + m - row[chunk[j + 1]])
 losses = np.array(losses)
+if nll_out:
+    np.save(nll_out, losses.astype(np.float32))
 mean = losses.mean()
 ppl = math.exp(mean)
 err = ppl * math.sqrt(losses.var() / (len(losses) - 1))

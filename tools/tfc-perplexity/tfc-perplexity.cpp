@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/tfc.h"
 
 #include <chrono>
@@ -56,6 +57,9 @@ options:
       --entry NAME       the entry that returns logits for every position
                          (default: forward)
       --threads N        worker threads (default: TFC_NUM_THREADS or all)
+      --nll-out FILE     write each scored token's negative log-likelihood,
+                         in order, as a float64 .npy (for comparisons token
+                         by token with another implementation)
   -h, --help
 )";
 
@@ -94,7 +98,8 @@ std::vector<int64_t> encode(tfc_tokenizer *tokenizer, const std::string &text,
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string model, weights, tokenizerPath, textPath, entry = "forward";
+  std::string model, weights, tokenizerPath, textPath, nllOut,
+      entry = "forward";
   int64_t context = 512, maxChunks = -1, threads = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -120,6 +125,8 @@ int main(int argc, char **argv) {
       entry = next();
     else if (a == "--threads")
       threads = positiveInteger(a, next());
+    else if (a == "--nll-out")
+      nllOut = next();
     else if (!a.empty() && a[0] == '-')
       fail("unknown option '" + a + "' (see --help)");
     else if (model.empty())
@@ -187,6 +194,7 @@ int main(int argc, char **argv) {
               static_cast<long long>(context - 2));
   double nll = 0, nll2 = 0;
   int64_t count = 0;
+  std::vector<double> losses;
   auto start = std::chrono::steady_clock::now();
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t *chunk = tokens.data() + c * context;
@@ -219,6 +227,7 @@ int main(int argc, char **argv) {
       double loss = std::log(sum) + max - row[target];
       nll += loss;
       nll2 += loss * loss;
+      losses.push_back(loss);
       ++count;
     }
     tfc_tensor_release(&output);
@@ -239,5 +248,11 @@ int main(int argc, char **argv) {
               ppl, ppl * error, static_cast<long long>(count), seconds,
               chunks * context / seconds);
   tfc_model_free(m);
+  std::string writeError;
+  if (!nllOut.empty() &&
+      !tfc::rt::writeNpy(nllOut, tfc::rt::DType::F64,
+                         {static_cast<int64_t>(losses.size())}, losses.data(),
+                         writeError))
+    fail(writeError);
   return 0;
 }
