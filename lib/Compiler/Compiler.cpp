@@ -312,11 +312,11 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
   }
   case Stage::Object:
   case Stage::Library: {
-    SmallVector<char, 0> object;
     progress("generating machine code");
-    if (mlir::failed(target_->emitObject(*module_, object, error)))
-      return fail(error);
-    if (stage == Stage::Object)
+    if (stage == Stage::Object) {
+      SmallVector<char, 0> object;
+      if (mlir::failed(target_->emitObject(*module_, object, error)))
+        return fail(error);
       return write(
           path,
           [&](raw_ostream &os) {
@@ -324,8 +324,13 @@ mlir::LogicalResult Session::emit(Stage stage, StringRef path) {
             return true;
           },
           /*binary=*/true);
+    }
+    std::vector<SmallVector<char, 0>> objects;
+    if (mlir::failed(target_->emitObjects(*module_, objects, error)))
+      return fail(error);
     progress("linking");
-    if (mlir::failed(mlir::tfc::linkSharedLibrary(object, path, error)))
+    SmallVector<ArrayRef<char>> parts(objects.begin(), objects.end());
+    if (mlir::failed(mlir::tfc::linkSharedLibrary(parts, path, error)))
       return fail(error);
     return mlir::success();
   }
@@ -362,6 +367,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     // a variant the host cannot run.
     target = mlir::tfc::resolveCpuTarget(target);
     target.outlineBlocks = !options_.inlineBlocks;
+    target.codegenThreads = options_.codegenThreads;
     std::string suffix = mlir::tfc::cpuVariantSuffix(target.cpu);
     if (is_contained(suffixes, suffix))
       return fail("--cpu-variants names '" + target.cpu + "' twice");

@@ -46,6 +46,9 @@ public:
     t.l2Bytes = o.cpuL2Kib * 1024;
     host_ = mlir::tfc::resolveCpuTarget(t);
     host_.outlineBlocks = !o.inlineBlocks;
+    host_.codegenThreads = o.codegenThreads;
+    if (o.codegenMinPart)
+      host_.codegenMinPartInstructions = o.codegenMinPart;
     isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
                                 : o.cpuKernels;
     return resolveTuning(o);
@@ -70,6 +73,12 @@ public:
                                  llvm::SmallVectorImpl<char> &object,
                                  std::string &error) const override {
     return mlir::tfc::emitCpuObject(module, host_, object, error);
+  }
+  mlir::LogicalResult
+  emitObjects(mlir::ModuleOp module,
+              std::vector<llvm::SmallVector<char, 0>> &objects,
+              std::string &error) const override {
+    return mlir::tfc::emitCpuObjects(module, host_, objects, error);
   }
 
 private:

@@ -196,6 +196,19 @@ cl::opt<bool> inlineBlocks(
              "default; compile time then does not grow with depth)"),
     cl::init(false), cl::cat(options));
 
+cl::opt<unsigned> codegenThreads(
+    "codegen-threads",
+    cl::desc("Threads that generate a library's machine code: a large model "
+             "is split into that many parts (default 0: one per core; "
+             "--emit=obj is always one piece)"),
+    cl::value_desc("n"), cl::init(0), cl::cat(options));
+
+cl::opt<unsigned> codegenMinPart(
+    "codegen-min-part",
+    cl::desc("The instructions each part of a split code generation must "
+             "have at least (default 20000; for tests)"),
+    cl::value_desc("n"), cl::init(0), cl::Hidden, cl::cat(options));
+
 cl::opt<bool> quiet("quiet",
                     cl::desc("No progress lines (printed only when stderr "
                              "is a terminal)"),
@@ -311,6 +324,8 @@ int main(int argc, char **argv) {
   options.quantize = quantize;
   options.remarks = remarks;
   options.inlineBlocks = inlineBlocks;
+  options.codegenThreads = codegenThreads;
+  options.codegenMinPart = codegenMinPart;
   options.passManagerCLOptions = true;
   // Progress on a terminal, as build tools do: each stage as it starts and
   // the time so far (nothing when stderr is a file or a pipe, or --quiet).

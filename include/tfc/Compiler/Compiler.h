@@ -107,6 +107,13 @@ struct CompileOptions {
   /// compute the same thing (a model's layers) once as one function
   /// (--inline-blocks: the reference that outlining is checked against).
   bool inlineBlocks = false;
+  /// Threads for generating a library's machine code (--codegen-threads; 0:
+  /// one per core this process may use). An object file (--emit=obj) is
+  /// always generated in one piece.
+  unsigned codegenThreads = 0;
+  /// CpuTargetOptions::codegenMinPartInstructions (--codegen-min-part, a
+  /// hidden option for tests); 0: its default.
+  unsigned codegenMinPart = 0;
   /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
   /// --mlir-timing, ...): only where mlir::registerPassManagerCLOptions()
   /// ran, as in tfc-compile.

@@ -67,6 +67,14 @@ public:
                                          std::string &error) const {
     return mlir::tfc::emitObject(module, host(), object, error);
   }
+  /// The same as one object or several to link together (code generation
+  /// split over host().codegenThreads threads).
+  virtual mlir::LogicalResult
+  emitObjects(mlir::ModuleOp module,
+              std::vector<llvm::SmallVector<char, 0>> &objects,
+              std::string &error) const {
+    return mlir::tfc::emitObjects(module, host(), objects, error);
+  }
 };
 
 /// The target called `name`, or null.

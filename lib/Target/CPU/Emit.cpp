@@ -50,6 +50,17 @@ LogicalResult tfc::emitCpuLLVMIR(ModuleOp module,
                     });
 }
 
+LogicalResult
+tfc::emitCpuObjects(ModuleOp module, const CpuTargetOptions &options,
+                    std::vector<llvm::SmallVector<char, 0>> &objects,
+                    std::string &error) {
+  std::string isa = microKernelIsa(options);
+  return emitObjects(module, options, objects, error,
+                     [&](llvm::Module &m, std::string &e) {
+                       return linkMicroKernels(m, isa, e);
+                     });
+}
+
 LogicalResult tfc::emitCpuObject(ModuleOp module,
                                  const CpuTargetOptions &options,
                                  llvm::SmallVectorImpl<char> &object,

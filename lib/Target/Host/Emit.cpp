@@ -18,6 +18,8 @@
 
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -25,14 +27,17 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 LLD_HAS_DRIVER(elf)
@@ -374,23 +379,169 @@ LogicalResult tfc::emitLLVMIR(ModuleOp module, const CpuTargetOptions &options,
       });
 }
 
+namespace {
+
+/// Code generation of `module` for `tm` into `object`.
+LogicalResult generateObject(llvm::Module &module, llvm::TargetMachine &tm,
+                             llvm::SmallVectorImpl<char> &object,
+                             std::string &error) {
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(module);
+  return success();
+}
+
+/// The number of parts `module` is generated in, and each defined
+/// function's part (`partOf`): functions, largest first, each to the part
+/// with the fewest instructions so far (ties: the lower part), so the
+/// split depends on the module alone.
+unsigned partitionFunctions(
+    llvm::Module &module, unsigned threads, size_t minPartInstructions,
+    llvm::DenseMap<const llvm::GlobalValue *, unsigned> &partOf) {
+  struct Sized {
+    size_t size, order;
+    llvm::Function *f;
+  };
+  std::vector<Sized> sizes;
+  size_t total = 0;
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    sizes.push_back({f.getInstructionCount(), sizes.size(), &f});
+    total += sizes.back().size;
+  }
+  unsigned parts = std::min<size_t>(
+      {threads, total / std::max<size_t>(minPartInstructions, 1),
+       sizes.size()});
+  if (parts <= 1)
+    return 1;
+  llvm::sort(sizes, [](const Sized &a, const Sized &b) {
+    return a.size != b.size ? a.size > b.size : a.order < b.order;
+  });
+  std::vector<size_t> load(parts, 0);
+  for (auto &[size, order, f] : sizes) {
+    unsigned p = std::min_element(load.begin(), load.end()) - load.begin();
+    load[p] += size;
+    partOf[f] = p;
+  }
+  return parts;
+}
+
+/// Splits `module` into `parts` bitcode images: part p defines the
+/// functions `partOf` gives it (part 0 also every global variable) and
+/// declares everything else. Local symbols become hidden external ones
+/// first, so that a part can call into another; they stay out of the
+/// library's exports.
+std::vector<llvm::SmallVector<char, 0>> splitToBitcode(
+    llvm::Module &module, unsigned parts,
+    const llvm::DenseMap<const llvm::GlobalValue *, unsigned> &partOf) {
+  unsigned anonymous = 0;
+  for (llvm::GlobalValue &gv : module.global_values()) {
+    if (gv.isDeclaration())
+      continue;
+    if (gv.hasLocalLinkage() || gv.hasLinkOnceLinkage()) {
+      if (!gv.hasName())
+        gv.setName("__tfc_part_local." + llvm::Twine(anonymous++));
+      gv.setLinkage(gv.hasLocalLinkage() ? llvm::GlobalValue::ExternalLinkage
+                                         : llvm::GlobalValue::WeakODRLinkage);
+      gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+      gv.setDSOLocal(true);
+    }
+  }
+  std::vector<llvm::SmallVector<char, 0>> images(parts);
+  for (unsigned p = 0; p < parts; ++p) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part =
+        llvm::CloneModule(module, map, [&](const llvm::GlobalValue *gv) {
+          auto it = partOf.find(gv);
+          return it == partOf.end() ? p == 0 : it->second == p;
+        });
+    if (p != 0)
+      part->setModuleInlineAsm("");
+    llvm::raw_svector_ostream os(images[p]);
+    llvm::WriteBitcodeToFile(*part, os);
+  }
+  return images;
+}
+
+} // namespace
+
+LogicalResult tfc::emitObjects(ModuleOp module, const CpuTargetOptions &options,
+                               std::vector<llvm::SmallVector<char, 0>> &objects,
+                               std::string &error,
+                               LinkTargetCodeFn linkTargetCode) {
+  unsigned threads = options.codegenThreads;
+  if (threads == 0)
+    threads = llvm::hardware_concurrency().compute_thread_count();
+  return withOptimisedModule(
+      module, options, linkTargetCode, error,
+      [&](llvm::Module &llvmModule, llvm::TargetMachine &tm) {
+        llvm::DenseMap<const llvm::GlobalValue *, unsigned> partOf;
+        unsigned parts = partitionFunctions(
+            llvmModule, threads, options.codegenMinPartInstructions, partOf);
+        if (parts <= 1) {
+          objects.emplace_back();
+          return generateObject(llvmModule, tm, objects.back(), error);
+        }
+        std::vector<llvm::SmallVector<char, 0>> images =
+            splitToBitcode(llvmModule, parts, partOf);
+        // One target machine and one context per part: code generation
+        // shares neither between threads.
+        std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
+        for (unsigned p = 0; p < parts; ++p) {
+          machines.push_back(createTargetMachine(options, error));
+          if (!machines.back())
+            return failure();
+        }
+        std::vector<llvm::SmallVector<char, 0>> partObjects(parts);
+        std::vector<std::string> errors(parts);
+        std::vector<std::thread> workers;
+        for (unsigned p = 0; p < parts; ++p)
+          workers.emplace_back([&, p] {
+            llvm::LLVMContext context;
+            llvm::Expected<std::unique_ptr<llvm::Module>> part =
+                llvm::parseBitcodeFile(
+                    llvm::MemoryBufferRef(
+                        llvm::StringRef(images[p].data(), images[p].size()),
+                        "part"),
+                    context);
+            if (!part) {
+              errors[p] = llvm::toString(part.takeError());
+              return;
+            }
+            (void)generateObject(**part, *machines[p], partObjects[p],
+                                 errors[p]);
+          });
+        for (std::thread &worker : workers)
+          worker.join();
+        for (unsigned p = 0; p < parts; ++p)
+          if (!errors[p].empty()) {
+            error = "code generation of part " + std::to_string(p) + ": " +
+                    errors[p];
+            return failure();
+          }
+        for (llvm::SmallVector<char, 0> &object : partObjects)
+          objects.push_back(std::move(object));
+        return success();
+      });
+}
+
 LogicalResult tfc::emitObject(ModuleOp module, const CpuTargetOptions &options,
                               llvm::SmallVectorImpl<char> &object,
                               std::string &error,
                               LinkTargetCodeFn linkTargetCode) {
-  return withOptimisedModule(
-      module, options, linkTargetCode, error,
-      [&](llvm::Module &llvmModule, llvm::TargetMachine &tm) {
-        llvm::raw_svector_ostream os(object);
-        llvm::legacy::PassManager pm;
-        if (tm.addPassesToEmitFile(pm, os, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
-          error = "the target cannot emit object files";
-          return failure();
-        }
-        pm.run(llvmModule);
-        return success();
-      });
+  CpuTargetOptions serial = options;
+  serial.codegenThreads = 1;
+  std::vector<llvm::SmallVector<char, 0>> objects;
+  if (failed(emitObjects(module, serial, objects, error, linkTargetCode)))
+    return failure();
+  object.assign(objects.front().begin(), objects.front().end());
+  return success();
 }
 
 LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,

@@ -234,3 +234,63 @@ func.func @allocating(%n: index) {
   }
   return
 }
+
+// -----
+
+// Tasks that come out the same are kept once, the first: here the second
+// loop (the first's body on another buffer: the buffer travels in the
+// context) calls and hands the hook @same__par0, and its own task is gone;
+// the third (another body) keeps its task. The tasks of another function
+// (@other) reuse @same__par0 too.
+// CHECK-LABEL: func.func @same
+// CHECK: llvm.mlir.addressof @same__par0
+// CHECK: llvm.call @same__par0
+// CHECK: llvm.mlir.addressof @same__par0
+// CHECK: llvm.call @same__par0
+// CHECK: llvm.mlir.addressof @same__par2
+// CHECK: llvm.call @same__par2
+// CHECK-LABEL: func.func @other
+// CHECK: llvm.mlir.addressof @same__par0
+// CHECK: llvm.call @same__par0
+// CHECK-NOT: @same__par1
+// CHECK-NOT: @other__par
+// CHECK: llvm.func internal @same__par0(
+// CHECK: arith.mulf
+// CHECK: llvm.func internal @same__par2(
+// CHECK: arith.addf
+func.func @same(%a: memref<?xf32>, %b: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %a[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %b[%i] : memref<?xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %b[%i] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %b[%i] : memref<?xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %b[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @other(%a: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %a[%i] : memref<?xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %a[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}

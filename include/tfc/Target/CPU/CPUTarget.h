@@ -57,6 +57,9 @@ LogicalResult emitCpuLLVMIR(ModuleOp module, const CpuTargetOptions &options,
 LogicalResult emitCpuObject(ModuleOp module, const CpuTargetOptions &options,
                             llvm::SmallVectorImpl<char> &object,
                             std::string &error);
+LogicalResult emitCpuObjects(ModuleOp module, const CpuTargetOptions &options,
+                             std::vector<llvm::SmallVector<char, 0>> &objects,
+                             std::string &error);
 /// Multi-versioned libraries (docs/abi.md, "CPU variants"): appends `suffix`
 /// to every symbol an LLVM-dialect model module defines for the outside
 /// (the ABI's metadata, hooks, init and entries, and helpers with external

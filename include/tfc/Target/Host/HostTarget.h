@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -52,6 +53,16 @@ struct CpuTargetOptions {
   /// Compile the block calls that compute the same thing (a model's layers)
   /// once, as calls of one function (tfc-outline-blocks).
   bool outlineBlocks = true;
+  /// Threads for LLVM's code generation of a library (emitObjects): a large
+  /// optimised module is split into that many parts of about equal size,
+  /// each generated on its own thread (0: one per core this process may
+  /// use). emitObject, which makes one object, always uses one.
+  unsigned codegenThreads = 1;
+  /// The instructions each part must have at least: splitting a smaller
+  /// module (cloning, a bitcode round trip, a thread) costs more than it
+  /// saves. An outlined 30-layer decoder has ~60,000 after optimisation, a
+  /// test's model a few thousand. (Lowered by a test to split small ones.)
+  unsigned codegenMinPartInstructions = 20000;
 };
 
 /// The host CPU and its features as LLVM spells them. With TFC_HOST_CPU set
@@ -132,6 +143,15 @@ LogicalResult emitObject(ModuleOp module, const CpuTargetOptions &options,
                          llvm::SmallVectorImpl<char> &object,
                          std::string &error,
                          LinkTargetCodeFn linkTargetCode = {});
+/// The same as object files to link together: one, or one per part of the
+/// module when `options.codegenThreads` allows and the module is large
+/// enough to gain from it (each part defines its share of the functions and
+/// declares the others; local symbols become hidden ones). Appended to
+/// `objects`. The bytes depend on the number of parts, never on timing.
+LogicalResult emitObjects(ModuleOp module, const CpuTargetOptions &options,
+                          std::vector<llvm::SmallVector<char, 0>> &objects,
+                          std::string &error,
+                          LinkTargetCodeFn linkTargetCode = {});
 /// Links `object` (or several) into the shared library `outputPath` with lld.
 LogicalResult linkSharedLibrary(llvm::ArrayRef<char> object,
                                 llvm::StringRef outputPath, std::string &error);

@@ -18,6 +18,8 @@ def OutlineParallelLoops : Pass<"tfc-outline-parallel-loops", "mlir::ModuleOp"> 
     `fn(ctx, begin, end)` that runs the linearised iterations [begin, end),
     and the values the body uses from outside are passed through a context
     struct on the stack. When no runtime is attached the loop runs serially.
+    Tasks that come out the same (each layer's weight packing in the
+    model's init, a loop repeated in several entries) are kept once.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect",
                            "mlir::func::FuncDialect",
