@@ -367,7 +367,6 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     // a variant the host cannot run.
     target = mlir::tfc::resolveCpuTarget(target);
     target.outlineBlocks = !options_.inlineBlocks;
-    target.codegenThreads = options_.codegenThreads;
     std::string suffix = mlir::tfc::cpuVariantSuffix(target.cpu);
     if (is_contained(suffixes, suffix))
       return fail("--cpu-variants names '" + target.cpu + "' twice");

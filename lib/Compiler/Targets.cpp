@@ -47,8 +47,8 @@ public:
     host_ = mlir::tfc::resolveCpuTarget(t);
     host_.outlineBlocks = !o.inlineBlocks;
     host_.codegenThreads = o.codegenThreads;
-    if (o.codegenMinPart)
-      host_.codegenMinPartInstructions = o.codegenMinPart;
+    if (o.codegenPartSize)
+      host_.codegenPartInstructions = o.codegenPartSize;
     isa_ = o.cpuKernels.empty() ? std::string(mlir::tfc::cpuKernelIsa(host_))
                                 : o.cpuKernels;
     return resolveTuning(o);

@@ -199,14 +199,14 @@ cl::opt<bool> inlineBlocks(
 cl::opt<unsigned> codegenThreads(
     "codegen-threads",
     cl::desc("Threads that generate a library's machine code: a large model "
-             "is split into that many parts (default 0: one per core; "
-             "--emit=obj is always one piece)"),
+             "is split into parts that many threads generate (default 0: "
+             "one per core; 1 and --emit=obj: one piece)"),
     cl::value_desc("n"), cl::init(0), cl::cat(options));
 
-cl::opt<unsigned> codegenMinPart(
-    "codegen-min-part",
-    cl::desc("The instructions each part of a split code generation must "
-             "have at least (default 20000; for tests)"),
+cl::opt<unsigned> codegenPartSize(
+    "codegen-part-size",
+    cl::desc("The LLVM instructions per part of a split code generation "
+             "(default 10000; for tests)"),
     cl::value_desc("n"), cl::init(0), cl::Hidden, cl::cat(options));
 
 cl::opt<bool> quiet("quiet",
@@ -325,7 +325,7 @@ int main(int argc, char **argv) {
   options.remarks = remarks;
   options.inlineBlocks = inlineBlocks;
   options.codegenThreads = codegenThreads;
-  options.codegenMinPart = codegenMinPart;
+  options.codegenPartSize = codegenPartSize;
   options.passManagerCLOptions = true;
   // Progress on a terminal, as build tools do: each stage as it starts and
   // the time so far (nothing when stderr is a file or a pipe, or --quiet).

@@ -108,12 +108,13 @@ struct CompileOptions {
   /// (--inline-blocks: the reference that outlining is checked against).
   bool inlineBlocks = false;
   /// Threads for generating a library's machine code (--codegen-threads; 0:
-  /// one per core this process may use). An object file (--emit=obj) is
+  /// one per core this process may use; 1: in one piece). The library's
+  /// bytes do not depend on it otherwise. An object file (--emit=obj) is
   /// always generated in one piece.
   unsigned codegenThreads = 0;
-  /// CpuTargetOptions::codegenMinPartInstructions (--codegen-min-part, a
+  /// CpuTargetOptions::codegenPartInstructions (--codegen-part-size, a
   /// hidden option for tests); 0: its default.
-  unsigned codegenMinPart = 0;
+  unsigned codegenPartSize = 0;
   /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
   /// --mlir-timing, ...): only where mlir::registerPassManagerCLOptions()
   /// ran, as in tfc-compile.

@@ -34,10 +34,11 @@
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
+#include <pthread.h>
 #include <unistd.h>
 
 LLD_HAS_DRIVER(elf)
@@ -396,12 +397,35 @@ LogicalResult generateObject(llvm::Module &module, llvm::TargetMachine &tm,
   return success();
 }
 
-/// The number of parts `module` is generated in, and each defined
-/// function's part (`partOf`): functions, largest first, each to the part
-/// with the fewest instructions so far (ties: the lower part), so the
-/// split depends on the module alone.
+/// Whether `module` can be cut into parts that are generated apart and
+/// linked: no aliases, ifuncs, comdats, appending globals (llvm.used,
+/// constructors) or block addresses, which a part could not see whole.
+/// tfc's modules have none; a module that does is generated in one piece.
+bool isSplittable(llvm::Module &module) {
+  if (!module.alias_empty() || !module.ifunc_empty() ||
+      !module.getComdatSymbolTable().empty())
+    return false;
+  for (llvm::GlobalVariable &gv : module.globals())
+    if (gv.hasAppendingLinkage())
+      return false;
+  for (llvm::Function &f : module)
+    for (llvm::BasicBlock &block : f)
+      if (block.hasAddressTaken())
+        return false;
+  return true;
+}
+
+/// The most parts a module is generated in.
+constexpr size_t kMaxCodegenParts = 16;
+
+/// The number of parts `module` is generated in and each defined
+/// function's part (`partOf`). The count comes from the module's size
+/// alone (one part per `partInstructions`, at most kMaxCodegenParts), not
+/// from the threads at hand, so that a library's bytes do not depend on the
+/// machine that built it. Functions, largest first, each go to the part
+/// with the fewest instructions so far (ties: the lower part).
 unsigned partitionFunctions(
-    llvm::Module &module, unsigned threads, size_t minPartInstructions,
+    llvm::Module &module, size_t partInstructions,
     llvm::DenseMap<const llvm::GlobalValue *, unsigned> &partOf) {
   struct Sized {
     size_t size, order;
@@ -415,10 +439,10 @@ unsigned partitionFunctions(
     sizes.push_back({f.getInstructionCount(), sizes.size(), &f});
     total += sizes.back().size;
   }
-  unsigned parts = std::min<size_t>(
-      {threads, total / std::max<size_t>(minPartInstructions, 1),
-       sizes.size()});
-  if (parts <= 1)
+  unsigned parts =
+      std::min<size_t>({total / std::max<size_t>(partInstructions, 1),
+                        kMaxCodegenParts, sizes.size()});
+  if (parts <= 1 || !isSplittable(module))
     return 1;
   llvm::sort(sizes, [](const Sized &a, const Sized &b) {
     return a.size != b.size ? a.size > b.size : a.order < b.order;
@@ -478,31 +502,37 @@ LogicalResult tfc::emitObjects(ModuleOp module, const CpuTargetOptions &options,
   unsigned threads = options.codegenThreads;
   if (threads == 0)
     threads = llvm::hardware_concurrency().compute_thread_count();
+  threads = std::max(threads, 1u);
   return withOptimisedModule(
       module, options, linkTargetCode, error,
       [&](llvm::Module &llvmModule, llvm::TargetMachine &tm) {
         llvm::DenseMap<const llvm::GlobalValue *, unsigned> partOf;
-        unsigned parts = partitionFunctions(
-            llvmModule, threads, options.codegenMinPartInstructions, partOf);
+        unsigned parts =
+            options.codegenThreads == 1
+                ? 1
+                : partitionFunctions(llvmModule,
+                                     options.codegenPartInstructions, partOf);
         if (parts <= 1) {
           objects.emplace_back();
           return generateObject(llvmModule, tm, objects.back(), error);
         }
         std::vector<llvm::SmallVector<char, 0>> images =
             splitToBitcode(llvmModule, parts, partOf);
-        // One target machine and one context per part: code generation
-        // shares neither between threads.
+        // Workers take the parts in order; each has its own target machine
+        // and each part its own context: code generation shares neither
+        // between threads.
+        unsigned workerCount = std::min(threads, parts);
         std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
-        for (unsigned p = 0; p < parts; ++p) {
+        for (unsigned w = 0; w < workerCount; ++w) {
           machines.push_back(createTargetMachine(options, error));
           if (!machines.back())
             return failure();
         }
         std::vector<llvm::SmallVector<char, 0>> partObjects(parts);
         std::vector<std::string> errors(parts);
-        std::vector<std::thread> workers;
-        for (unsigned p = 0; p < parts; ++p)
-          workers.emplace_back([&, p] {
+        std::atomic<unsigned> next{0};
+        auto work = [&](unsigned w) {
+          for (unsigned p; (p = next.fetch_add(1)) < parts;) {
             llvm::LLVMContext context;
             llvm::Expected<std::unique_ptr<llvm::Module>> part =
                 llvm::parseBitcodeFile(
@@ -512,13 +542,37 @@ LogicalResult tfc::emitObjects(ModuleOp module, const CpuTargetOptions &options,
                     context);
             if (!part) {
               errors[p] = llvm::toString(part.takeError());
-              return;
+              continue;
             }
-            (void)generateObject(**part, *machines[p], partObjects[p],
+            (void)generateObject(**part, *machines[w], partObjects[p],
                                  errors[p]);
-          });
-        for (std::thread &worker : workers)
-          worker.join();
+          }
+        };
+        // Worker 0 is this thread; a thread the system will not start
+        // (pthread_create's error: the library is built without
+        // exceptions) leaves its share to the others.
+        struct Worker {
+          decltype(work) *fn;
+          unsigned index;
+          pthread_t thread;
+        };
+        std::vector<Worker> workers(workerCount);
+        unsigned started = 1;
+        for (; started < workerCount; ++started) {
+          workers[started] = {&work, started, {}};
+          if (pthread_create(
+                  &workers[started].thread, nullptr,
+                  [](void *arg) -> void * {
+                    auto *self = static_cast<Worker *>(arg);
+                    (*self->fn)(self->index);
+                    return nullptr;
+                  },
+                  &workers[started]) != 0)
+            break;
+        }
+        work(0);
+        for (unsigned w = 1; w < started; ++w)
+          pthread_join(workers[w].thread, nullptr);
         for (unsigned p = 0; p < parts; ++p)
           if (!errors[p].empty()) {
             error = "code generation of part " + std::to_string(p) + ": " +

@@ -97,6 +97,7 @@ struct OutlineParallelLoopsPass
     : tfc::impl::OutlineParallelLoopsBase<OutlineParallelLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    tasks.clear();
     SmallVector<scf::ParallelOp> loops;
     module.walk([&](scf::ParallelOp loop) {
       if (!loop->getParentOfType<scf::ParallelOp>() &&
@@ -163,14 +164,19 @@ struct OutlineParallelLoopsPass
       return;
     // One walk: the references are the call sites' llvm.call and
     // llvm.mlir.addressof (the hook's argument).
+    auto redirect = [&](FlatSymbolRefAttr ref) -> FlatSymbolRefAttr {
+      if (!ref)
+        return nullptr;
+      auto it = replacement.find(ref.getValue());
+      return it == replacement.end() ? nullptr : it->second;
+    };
     module.walk([&](Operation *op) {
-      for (NamedAttribute attr : op->getAttrs()) {
-        auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
-        if (!ref)
-          continue;
-        auto it = replacement.find(ref.getValue());
-        if (it != replacement.end())
-          op->setAttr(attr.getName(), it->second);
+      if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+        if (FlatSymbolRefAttr to = redirect(call.getCalleeAttr()))
+          call.setCalleeAttr(to);
+      } else if (auto address = dyn_cast<LLVM::AddressOfOp>(op)) {
+        if (FlatSymbolRefAttr to = redirect(address.getGlobalNameAttr()))
+          address.setGlobalNameAttr(to);
       }
     });
     for (LLVM::LLVMFuncOp fn : duplicates)

@@ -54,15 +54,18 @@ struct CpuTargetOptions {
   /// once, as calls of one function (tfc-outline-blocks).
   bool outlineBlocks = true;
   /// Threads for LLVM's code generation of a library (emitObjects): a large
-  /// optimised module is split into that many parts of about equal size,
-  /// each generated on its own thread (0: one per core this process may
-  /// use). emitObject, which makes one object, always uses one.
+  /// optimised module is split into parts of about codegenPartInstructions
+  /// each, generated on up to that many threads (0: one per core this
+  /// process may use). The parts, and so the library's bytes, do not depend
+  /// on it, except that 1 generates the module in one piece. emitObject,
+  /// which makes one object, always uses one.
   unsigned codegenThreads = 1;
-  /// The instructions each part must have at least: splitting a smaller
-  /// module (cloning, a bitcode round trip, a thread) costs more than it
-  /// saves. An outlined 30-layer decoder has ~60,000 after optimisation, a
-  /// test's model a few thousand. (Lowered by a test to split small ones.)
-  unsigned codegenMinPartInstructions = 20000;
+  /// The instructions per part of a split code generation: splitting a
+  /// smaller module (cloning, a bitcode round trip, a thread) costs more
+  /// than it saves. An outlined 30-layer decoder has ~60,000 after
+  /// optimisation, a test's model a few thousand. (Lowered by a test to
+  /// split small ones.)
+  unsigned codegenPartInstructions = 10000;
 };
 
 /// The host CPU and its features as LLVM spells them. With TFC_HOST_CPU set
