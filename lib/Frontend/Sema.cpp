@@ -6,7 +6,7 @@
 
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
-#include "tfc/Runtime/DType.h"
+#include "tfc/Formats/DType.h"
 
 #include "llvm/ADT/StringExtras.h"
 

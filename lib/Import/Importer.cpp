@@ -12,8 +12,8 @@
 
 #include "tfc/Import/Importer.h"
 
-#include "tfc/Runtime/Gguf.h"
-#include "tfc/Runtime/Weights.h"
+#include "tfc/Formats/Gguf.h"
+#include "tfc/Formats/Weights.h"
 
 #include <nlohmann/json.hpp>
 

@@ -11,10 +11,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Model.h"
-#include "TokenizerInternal.h"
+#include "TokenizerHandle.h"
 
-#include "tfc/Runtime/ChatTemplate.h"
-#include "tfc/Runtime/TokenizerSource.h"
+#include "tfc/Text/Jinja/ChatTemplate.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include <cerrno>
 #include <cstring>

@@ -10,7 +10,7 @@
 
 #include "ElfCheck.h"
 
-#include "Files.h"
+#include "tfc/Formats/Files.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -15,15 +15,15 @@
 #ifndef TFC_LIB_RUNTIME_MODEL_H
 #define TFC_LIB_RUNTIME_MODEL_H
 
-#include "CudaModel.h"
+#include "Cuda/CudaModel.h"
 
+#include "tfc/Formats/PackedWeights.h"
+#include "tfc/Formats/SafeTensors.h"
+#include "tfc/Formats/Weights.h"
 #include "tfc/Runtime/MemoryPlan.h"
-#include "tfc/Runtime/ModelABI.h"
 #include "tfc/Runtime/ModelMetadata.h"
-#include "tfc/Runtime/PackedWeights.h"
-#include "tfc/Runtime/SafeTensors.h"
-#include "tfc/Runtime/Weights.h"
 #include "tfc/Runtime/tfc.h"
+#include "tfc/Schemas/ModelABI.h"
 
 #include <exception>
 #include <functional>

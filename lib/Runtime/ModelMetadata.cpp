@@ -11,9 +11,9 @@
 
 #include "tfc/Runtime/ModelMetadata.h"
 
-#include "tfc/Runtime/ModelABI.h"
+#include "tfc/Schemas/ModelABI.h"
 
-#include "Json.h"
+#include "tfc/Formats/Json.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,11 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaModel.h"
+#include "Cuda/CudaModel.h"
 #include "Model.h"
 
 #include "tfc/Runtime/MemoryPlan.h"
-#include "tfc/Runtime/Sampler.h"
+#include "tfc/Sampling/Sampler.h"
 
 #include <algorithm>
 #include <atomic>

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Model.h"
-#include "TokenizerInternal.h"
+#include "TokenizerHandle.h"
 
-#include "tfc/Runtime/Tokenizer.h"
-#include "tfc/Runtime/TokenizerSource.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include <cerrno>
 #include <cstring>
@@ -189,7 +189,7 @@ tfc_status tfc_tokenizer_id_to_token(const tfc_tokenizer *tokenizer, int64_t id,
   return guarded([&] {
     if (!tokenizer || !token_out)
       return invalid("the tokenizer or token_out is NULL");
-    const std::string *token = tokenizer->tokenizer->impl().idToToken(id);
+    const std::string *token = tokenizer->tokenizer->tokenText(id);
     if (!token)
       return setError(
           TFC_ERR_INVALID_ARGUMENT,

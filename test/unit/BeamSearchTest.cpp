@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/BeamSearch.h"
+#include "tfc/Sampling/BeamSearch.h"
 
 #include <gtest/gtest.h>
 

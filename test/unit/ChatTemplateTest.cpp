@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/ChatTemplate.h"
+#include "tfc/Text/Jinja/ChatTemplate.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/DType.h"
+#include "tfc/Formats/DType.h"
 #include "tfc/Runtime/ModelMetadata.h"
 
 #include <gtest/gtest.h>

@@ -25,7 +25,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#include "tfc/Runtime/ModelABI.h"
+#include "tfc/Schemas/ModelABI.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Float16.h"
+#include "tfc/Formats/Float16.h"
+#include "tfc/Formats/SafeTensors.h"
 #include "tfc/Runtime/ModelMetadata.h"
-#include "tfc/Runtime/SafeTensors.h"
 #include "tfc/Runtime/tfc.h"
 
 #include "gtest/gtest.h"

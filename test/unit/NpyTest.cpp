@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Npy.h"
+#include "tfc/Formats/Npy.h"
 
 #include "gtest/gtest.h"
 

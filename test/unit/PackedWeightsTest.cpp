@@ -2,12 +2,12 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// The writer and the checked reader of include/tfc/Runtime/PackedWeights.h:
+// The writer and the checked reader of include/tfc/Formats/PackedWeights.h:
 // a round trip, and every rule of the reader on damaged images.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/PackedWeights.h"
+#include "tfc/Formats/PackedWeights.h"
 
 #include "gtest/gtest.h"
 

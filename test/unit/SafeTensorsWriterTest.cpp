@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/SafeTensors.h"
+#include "tfc/Formats/SafeTensors.h"
 
 #include "gtest/gtest.h"
 

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Sampler.h"
+#include "tfc/Sampling/Sampler.h"
 
 #include <gtest/gtest.h>
 

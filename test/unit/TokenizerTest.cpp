@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Tokenizer.h"
-#include "tfc/Runtime/TokenizerSource.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
 #include "tfc/Runtime/tfc.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include "gtest/gtest.h"
 

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Runtime/WeightInit.h"
+#include "tfc/Formats/Float16.h"
 #include "tfc/Interpreter/Interpreter.h"
-#include "tfc/Runtime/Float16.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

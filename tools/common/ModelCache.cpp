@@ -6,9 +6,9 @@
 
 #include "ModelCache.h"
 
-#include "tfc/Runtime/DType.h"
-#include "tfc/Runtime/Gguf.h"
-#include "tfc/Runtime/Weights.h"
+#include "tfc/Formats/DType.h"
+#include "tfc/Formats/Gguf.h"
+#include "tfc/Formats/Weights.h"
 #include "tfc/Runtime/tfc.h"
 #include "tfc/Tuning/TuneRecord.h"
 

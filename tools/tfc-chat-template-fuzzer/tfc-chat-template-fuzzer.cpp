@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/ChatTemplate.h"
+#include "tfc/Text/Jinja/ChatTemplate.h"
 
 #include <cstdint>
 #include <cstdio>

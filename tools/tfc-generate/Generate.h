@@ -13,9 +13,9 @@
 #ifndef TFC_TOOLS_TFC_GENERATE_GENERATE_H
 #define TFC_TOOLS_TFC_GENERATE_GENERATE_H
 
-#include "tfc/Runtime/BeamSearch.h"
-#include "tfc/Runtime/Sampler.h"
 #include "tfc/Runtime/tfc.h"
+#include "tfc/Sampling/BeamSearch.h"
+#include "tfc/Sampling/Sampler.h"
 
 #include <chrono>
 #include <cstdint>

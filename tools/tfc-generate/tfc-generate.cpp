@@ -21,13 +21,13 @@
 
 #include "Generate.h"
 
-#include "tfc/Runtime/BeamSearch.h"
-#include "tfc/Runtime/ChatTemplate.h"
-#include "tfc/Runtime/Npy.h"
-#include "tfc/Runtime/Sampler.h"
-#include "tfc/Runtime/Tokenizer.h"
-#include "tfc/Runtime/TokenizerSource.h"
+#include "tfc/Formats/Npy.h"
 #include "tfc/Runtime/tfc.h"
+#include "tfc/Sampling/BeamSearch.h"
+#include "tfc/Sampling/Sampler.h"
+#include "tfc/Text/Jinja/ChatTemplate.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include "ModelCache.h"
 

@@ -15,9 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Gguf.h"
-#include "tfc/Runtime/Tokenizer.h"
-#include "tfc/Runtime/TokenizerSource.h"
+#include "tfc/Formats/Gguf.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -26,12 +26,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Dialect/Tfc/IR/TfcDialect.h"
+#include "tfc/Formats/Npy.h"
+#include "tfc/Formats/SafeTensors.h"
 #include "tfc/Frontend/MLIRGen.h"
 #include "tfc/Frontend/Parser.h"
 #include "tfc/Frontend/Sema.h"
 #include "tfc/Interpreter/Interpreter.h"
-#include "tfc/Runtime/Npy.h"
-#include "tfc/Runtime/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/ModelABI.h"
 #include "tfc/Runtime/ModelMetadata.h"
+#include "tfc/Schemas/ModelABI.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Npy.h"
+#include "tfc/Formats/Npy.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -6,7 +6,7 @@
 //
 // Binds a checkpoint (safetensors, Hugging Face directory, .gguf) to a
 // compiled model, which converts, dequantises and packs it, and writes the
-// result as a packed weights file (include/tfc/Runtime/PackedWeights.h):
+// result as a packed weights file (include/tfc/Formats/PackedWeights.h):
 // every weight the model's entries read in the model's dtype and every
 // derived constant, nothing else. tfc-run, tfc-generate and the C API bind it
 // like a checkpoint, with no copy and no computation, and processes running

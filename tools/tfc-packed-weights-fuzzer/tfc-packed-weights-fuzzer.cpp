@@ -3,7 +3,7 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // Arbitrary bytes through parsePackedWeights, the reader of packed weights
-// files (include/tfc/Runtime/PackedWeights.h) that binding trusts with
+// files (include/tfc/Formats/PackedWeights.h) that binding trusts with
 // pointers into the mapping. An accepted file must keep its promises: every
 // slot with bytes lies inside the file, 64-byte aligned, past the slot
 // table; and reading every byte of every slot stays inside the input (ASan
@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/PackedWeights.h"
+#include "tfc/Formats/PackedWeights.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Npy.h"
+#include "tfc/Formats/Npy.h"
 #include "tfc/Runtime/tfc.h"
 
 #include <chrono>

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Gguf.h"
+#include "tfc/Formats/Gguf.h"
 
 #include <cstdio>
 #include <string>

@@ -16,15 +16,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Float16.h"
+#include "tfc/Formats/Float16.h"
+#include "tfc/Formats/Npy.h"
 #include "tfc/Runtime/MemoryPlan.h"
 #include "tfc/Runtime/ModelMetadata.h"
-#include "tfc/Runtime/Npy.h"
 #include "tfc/Runtime/ThreadPool.h"
-#include "tfc/Runtime/Tokenizer.h"
-#include "tfc/Runtime/TokenizerSource.h"
 #include "tfc/Runtime/WeightInit.h"
 #include "tfc/Runtime/tfc.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include "ModelCache.h"
 

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/SafeTensors.h"
+#include "tfc/Formats/SafeTensors.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Tokenizer.h"
-#include "tfc/Runtime/TokenizerSource.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
+#include "tfc/Text/Tokenizer/TokenizerSource.h"
 
 #include <nlohmann/json.hpp>
 

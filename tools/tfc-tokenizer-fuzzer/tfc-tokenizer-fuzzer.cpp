@@ -28,7 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/Tokenizer.h"
+#include "tfc/Text/Tokenizer/Tokenizer.h"
 
 #include <cstdint>
 #include <cstdio>

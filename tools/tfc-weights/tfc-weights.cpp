@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Formats/SafeTensors.h"
 #include "tfc/Runtime/ModelMetadata.h"
-#include "tfc/Runtime/SafeTensors.h"
 #include "tfc/Runtime/WeightInit.h"
 #include "tfc/Runtime/tfc.h"
 

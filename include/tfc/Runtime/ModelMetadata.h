@@ -12,9 +12,9 @@
 #ifndef TFC_RUNTIME_MODELMETADATA_H
 #define TFC_RUNTIME_MODELMETADATA_H
 
-#include "tfc/Runtime/DType.h"
-#include "tfc/Runtime/Npy.h"
-#include "tfc/Runtime/SafeTensors.h"
+#include "tfc/Formats/DType.h"
+#include "tfc/Formats/Npy.h"
+#include "tfc/Formats/SafeTensors.h"
 #include "tfc/Runtime/tfc.h"
 
 #include <cstdint>

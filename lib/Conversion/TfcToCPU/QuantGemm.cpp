@@ -28,7 +28,7 @@
 
 #include "tfc/Conversion/KernelCommon.h"
 #include "tfc/Conversion/TfcToLinalg/TfcToLinalg.h"
-#include "tfc/Runtime/DType.h"
+#include "tfc/Formats/DType.h"
 #include "tfc/Target/CPU/MicroKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -29,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Descriptors.h"
+#include "tfc/Target/Host/Descriptors.h"
 
 #include "tfc/Target/Host/Passes.h"
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Descriptors.h"
+#include "tfc/Target/Host/Descriptors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Descriptors.h"
+#include "tfc/Target/Host/Descriptors.h"
 
-#include "tfc/Runtime/ModelABI.h"
+#include "tfc/Schemas/ModelABI.h"
 #include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

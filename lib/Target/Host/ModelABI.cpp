@@ -2,7 +2,7 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// Tensor-level half of the model library ABI (include/tfc/Runtime/ModelABI.h):
+// Tensor-level half of the model library ABI (include/tfc/Schemas/ModelABI.h):
 //  * every distinct tfc.weight becomes slot i of the runtime's table;
 //  * computations that depend on weights only (packed GEMM panels, weight
 //    transposes, merged QKV projections) move into `tfc_model_init`, which
@@ -14,10 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Descriptors.h"
+#include "tfc/Target/Host/Descriptors.h"
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
-#include "tfc/Runtime/ModelABI.h"
+#include "tfc/Schemas/ModelABI.h"
 #include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

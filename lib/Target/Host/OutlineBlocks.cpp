@@ -33,7 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Descriptors.h"
+#include "tfc/Target/Host/Descriptors.h"
 
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Target/Host/Passes.h"

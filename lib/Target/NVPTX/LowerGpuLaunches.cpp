@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../Host/Descriptors.h"
+#include "tfc/Target/Host/Descriptors.h"
 
 #include "tfc/Target/NVPTX/Passes.h"
 

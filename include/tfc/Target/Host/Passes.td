@@ -14,7 +14,7 @@ def OutlineParallelLoops : Pass<"tfc-outline-parallel-loops", "mlir::ModuleOp"> 
   let description = [{
     Each outermost `scf.parallel` (after bufferisation) becomes a call of the
     runtime hook `parallel_for(n, fn, ctx)` (see
-    include/tfc/Runtime/ModelABI.h): the loop body is outlined into a function
+    include/tfc/Schemas/ModelABI.h): the loop body is outlined into a function
     `fn(ctx, begin, end)` that runs the linearised iterations [begin, end),
     and the values the body uses from outside are passed through a context
     struct on the stack. When no runtime is attached the loop runs serially.
@@ -57,7 +57,7 @@ def LowerEntryPoints : Pass<"tfc-entry-points", "mlir::ModuleOp"> {
     Runs after bufferisation. For each private implementation `__tfc_impl_E`
     made by `tfc-model-abi`, adds `tfc_entry_E(table, inputs, outputs)`
     which reads the input descriptors, calls the implementation and writes
-    the output descriptors (see include/tfc/Runtime/ModelABI.h). Also emits
+    the output descriptors (see include/tfc/Schemas/ModelABI.h). Also emits
     the `tfc_model_metadata` string, the `tfc_model_hooks` pointer and the
     allocation functions the memref lowering calls, which go through the
     hooks (or malloc/free when no runtime is attached).

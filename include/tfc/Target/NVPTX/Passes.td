@@ -23,7 +23,7 @@ def MergeGpuModules : Pass<"tfc-merge-gpu-modules", "mlir::ModuleOp"> {
 def LowerGpuLaunches : Pass<"tfc-lower-gpu-launches", "mlir::ModuleOp"> {
   let summary = "Turns gpu.launch_func and gpu.binary into runtime calls and data";
   let description = [{
-    The host side of a CUDA model (see include/tfc/Runtime/ModelABI.h):
+    The host side of a CUDA model (see include/tfc/Schemas/ModelABI.h):
     each `gpu.launch_func` becomes a call of the runtime hook
     `launch(kernel, grid, block, shared_bytes, args)` with the kernel's
     index in the exported name table `tfc_cuda_kernels` and an array of

@@ -10,7 +10,7 @@
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/IR/PositionBias.h"
 #include "tfc/Dialect/Tfc/IR/ShapeRules.h"
-#include "tfc/Runtime/DType.h"
+#include "tfc/Formats/DType.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"

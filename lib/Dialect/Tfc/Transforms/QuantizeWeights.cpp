@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/DType.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Formats/DType.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tfc/Runtime/DType.h"
-#include "tfc/Target/CPU/MicroKernels.h"
 #include "tfc/Dialect/TfcCpu/IR/TfcCpu.h"
+#include "tfc/Formats/DType.h"
+#include "tfc/Target/CPU/MicroKernels.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

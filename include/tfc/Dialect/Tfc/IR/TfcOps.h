@@ -50,7 +50,7 @@ bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs);
 
 /// A block-quantised weight format (GGUF's): blocks of `blockElements`
 /// values along the last dim, `blockBytes` bytes each: the compiler's view
-/// of a quantised row of the one dtype table (tfc/Runtime/DType.h), which
+/// of a quantised row of the one dtype table (tfc/Formats/DType.h), which
 /// the runtime reads too.
 struct QuantFormat {
   StringRef name;
@@ -60,7 +60,7 @@ struct QuantFormat {
 const QuantFormat *lookupQuantFormat(StringRef name);
 
 /// The element types a model's values have, by the dtype table's names
-/// (tfc/Runtime/DType.h): "f32", "f16", "bf16", "f64", "i64", "i32", "bool".
+/// (tfc/Formats/DType.h): "f32", "f16", "bf16", "f64", "i64", "i32", "bool".
 /// The MLIR type of such a name, or null for any other name (the block
 /// formats included: they are storage, not element types).
 Type elementTypeOf(MLIRContext *context, StringRef name);

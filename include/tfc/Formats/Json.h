@@ -1,0 +1,59 @@
+//===- Json.h - The runtime's small JSON reader -----------------*- C++ -*-===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+// A strict JSON reader shared by the safetensors header and the model
+// metadata: objects, arrays, strings (with escapes and surrogate pairs),
+// literals and numbers, with bounded nesting so that no input can recurse out
+// of stack. Numbers are kept as non-negative integers when they are (both
+// formats only need those); anything else is a number without an integer.
+//
+// Private to libtfcrt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_FORMATS_JSON_H
+#define TFC_FORMATS_JSON_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tfc::rt::json {
+
+struct Value {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  bool boolean = false;
+  /// False for fractions, exponents, negative numbers and values of 2^63 or
+  /// more.
+  bool isInteger = false;
+  uint64_t integer = 0;
+  std::string string;
+  std::vector<Value> items;
+  /// In the order of the text; duplicate keys are kept.
+  std::vector<std::pair<std::string, Value>> members;
+
+  /// The first member called `key` of an object, or null.
+  const Value *get(std::string_view key) const;
+  /// A key that appears twice in an object, or null.
+  const std::string *duplicateKey() const;
+  /// A non-negative integer that fits int64_t.
+  bool isIndex() const { return kind == Number && isInteger; }
+};
+
+/// The name of a kind for messages: "an object", "a string", ...
+const char *kindName(Value::Kind kind);
+
+/// Parses `text` (exactly one value, surrounded by optional white space).
+/// On failure sets `error` to "invalid <what> at byte N: <why>".
+bool parse(std::string_view text, Value &out, std::string &error,
+           std::string_view what = "JSON");
+
+/// `s` as a JSON string literal, with quotes and escapes.
+std::string quote(std::string_view s);
+
+} // namespace tfc::rt::json
+
+#endif // TFC_FORMATS_JSON_H
