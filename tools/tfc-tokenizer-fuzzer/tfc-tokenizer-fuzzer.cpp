@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Formats/Utf8.h"
 #include "tfc/Text/Tokenizer/Tokenizer.h"
 
 #include <cstdint>
@@ -132,12 +133,7 @@ GgufVocab byteLevel(const char *pre) {
                      (b >= 0xAE && b <= 0xFF);
     uint32_t cp = printable ? static_cast<uint32_t>(b) : next++;
     std::string s;
-    if (cp < 0x80) {
-      s += static_cast<char>(cp);
-    } else {
-      s += static_cast<char>(0xC0 | (cp >> 6));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    tfc::rt::appendUtf8(s, cp);
     v.tokens.push_back(s);
     v.tokenTypes.push_back(1);
   }
