@@ -12,8 +12,10 @@
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace tfc::rt;
 
@@ -130,6 +132,49 @@ bool tfc::rt::readRegularFile(const std::string &path, std::string &out,
       return false;
     }
     done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return true;
+}
+
+MappedFile::MappedFile(MappedFile &&other) noexcept
+    : base_(std::exchange(other.base_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
+  if (this != &other) {
+    unmap();
+    base_ = std::exchange(other.base_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { unmap(); }
+
+void MappedFile::unmap() {
+  if (base_)
+    munmap(const_cast<uint8_t *>(base_), size_);
+  base_ = nullptr;
+  size_ = 0;
+}
+
+bool MappedFile::map(const std::string &path, std::string &error) {
+  unmap();
+  uint64_t size = 0;
+  int fd = openRegularFile(path, size, error);
+  if (fd < 0)
+    return false;
+  if (size > 0) {
+    void *p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int mapErrno = errno;
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      error = path + ": cannot map: " + std::strerror(mapErrno);
+      return false;
+    }
+    base_ = static_cast<const uint8_t *>(p);
+    size_ = size;
   }
   ::close(fd);
   return true;

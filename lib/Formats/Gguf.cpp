@@ -119,40 +119,16 @@ struct Cursor {
 
 } // namespace
 
-GgufFile::~GgufFile() {
-  if (mapped && base)
-    munmap(const_cast<uint8_t *>(base), size);
-}
+GgufFile::~GgufFile() = default;
 
 std::unique_ptr<GgufFile> GgufFile::open(const std::string &path,
                                          std::string &error) {
-  // O_NONBLOCK: a FIFO or device must not block the open; it is refused
-  // below as not a regular file.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    error = path + ": cannot open: " + std::strerror(errno);
-    return nullptr;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
-    ::close(fd);
-    return nullptr;
-  }
   std::unique_ptr<GgufFile> file(new GgufFile());
+  if (!file->mapping.map(path, error))
+    return nullptr;
   file->name = path;
-  file->size = static_cast<size_t>(st.st_size);
-  if (file->size > 0) {
-    void *p = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      error = path + ": cannot map: " + std::strerror(errno);
-      ::close(fd);
-      return nullptr;
-    }
-    file->base = static_cast<const uint8_t *>(p);
-    file->mapped = true;
-  }
-  ::close(fd);
+  file->base = file->mapping.data();
+  file->size = file->mapping.size();
   if (!file->parse(error))
     return nullptr;
   return file;

@@ -2,15 +2,18 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// Recursive descent with a depth limit; every failure records a reason and the
-// byte offset where it was found.
+// The DOM of Json.h built from nlohmann-json's SAX parser (the one JSON
+// parser of tfc), with a depth limit; a failure names the byte offset and
+// nlohmann's reason.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfc/Formats/Json.h"
-#include "tfc/Formats/Utf8.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <vector>
 
 using namespace tfc::rt;
 using namespace tfc::rt::json;
@@ -50,261 +53,109 @@ const char *json::kindName(Value::Kind kind) {
 
 namespace {
 
-class Reader {
+/// Builds a Value from nlohmann-json's SAX events: members in the order of
+/// the text with duplicates kept (the callers refuse them where they
+/// matter), nesting bounded, numbers sorted into non-negative integers and
+/// the rest.
+class Builder final : public nlohmann::json_sax<nlohmann::json> {
 public:
-  explicit Reader(std::string_view text) : text(text) {}
+  static constexpr size_t kMaxDepth = 64;
 
-  bool read(Value &out, std::string &error, std::string_view what) {
-    if (!value(out, 0)) {
-      error = "invalid " + std::string(what) + " at byte " +
-              std::to_string(pos) + ": " + why;
-      return false;
-    }
-    skipSpace();
-    if (pos != text.size()) {
-      error = "invalid " + std::string(what) + " at byte " +
-              std::to_string(pos) +
-              ": unexpected text after the top-level value";
-      return false;
-    }
+  explicit Builder(Value &root) : root(root) {}
+
+  bool null() override { return put(Value()); }
+  bool boolean(bool b) override {
+    Value v;
+    v.kind = Value::Bool;
+    v.boolean = b;
+    return put(std::move(v));
+  }
+  bool number_integer(number_integer_t i) override {
+    Value v;
+    v.kind = Value::Number;
+    v.isInteger = i >= 0;
+    v.integer = i >= 0 ? static_cast<uint64_t>(i) : 0;
+    return put(std::move(v));
+  }
+  bool number_unsigned(number_unsigned_t u) override {
+    Value v;
+    v.kind = Value::Number;
+    v.isInteger = u < (uint64_t(1) << 63);
+    v.integer = v.isInteger ? u : 0;
+    return put(std::move(v));
+  }
+  bool number_float(number_float_t, const string_t &) override {
+    Value v;
+    v.kind = Value::Number;
+    return put(std::move(v));
+  }
+  bool string(string_t &text) override {
+    Value v;
+    v.kind = Value::String;
+    v.string = std::move(text);
+    return put(std::move(v));
+  }
+  bool binary(binary_t &) override { return false; }
+  bool start_object(std::size_t) override { return open(Value::Object); }
+  bool key(string_t &name) override {
+    stack.back()->members.emplace_back(std::move(name), Value());
     return true;
   }
-
-private:
-  static constexpr int kMaxDepth = 64;
-
-  bool fail(const char *message) {
-    why = message;
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(Value::Array); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string &,
+                   const nlohmann::detail::exception &e) override {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2:
+    // syntax error ...": the reason after the place, which is given as a
+    // byte offset instead.
+    std::string message = e.what();
+    size_t at = message.find("parse error");
+    at = message.find(": ", at == std::string::npos ? 0 : at);
+    why = at == std::string::npos ? message : message.substr(at + 2);
+    byte = position > 0 ? position - 1 : 0;
     return false;
   }
-  void skipSpace() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
-                                 text[pos] == '\n' || text[pos] == '\r'))
-      ++pos;
+
+  std::string why;
+  size_t byte = 0;
+  bool tooDeep = false;
+
+private:
+  /// The slot the next value goes to: the root, the last member of the
+  /// object being read, or a new item of the array being read.
+  Value *slot() {
+    if (stack.empty())
+      return &root;
+    Value *top = stack.back();
+    if (top->kind == Value::Object)
+      return &top->members.back().second;
+    top->items.emplace_back();
+    return &top->items.back();
   }
-  bool literal(const char *word) {
-    size_t n = std::strlen(word);
-    if (text.substr(pos, n) != word)
-      return fail("unknown literal");
-    pos += n;
+  bool put(Value v) {
+    *slot() = std::move(v);
+    return true;
+  }
+  bool open(Value::Kind kind) {
+    if (stack.size() >= kMaxDepth) {
+      tooDeep = true;
+      return false;
+    }
+    Value *v = slot();
+    v->kind = kind;
+    stack.push_back(v);
+    return true;
+  }
+  bool close() {
+    stack.pop_back();
     return true;
   }
 
-  bool value(Value &out, int depth) {
-    if (depth > kMaxDepth)
-      return fail("nested too deeply");
-    skipSpace();
-    if (pos >= text.size())
-      return fail("unexpected end");
-    char c = text[pos];
-    if (c == '{')
-      return object(out, depth);
-    if (c == '[')
-      return array(out, depth);
-    if (c == '"') {
-      out.kind = Value::String;
-      return string(out.string);
-    }
-    if (c == 't' || c == 'f') {
-      out.kind = Value::Bool;
-      out.boolean = c == 't';
-      return literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n') {
-      out.kind = Value::Null;
-      return literal("null");
-    }
-    if (c == '-' || (c >= '0' && c <= '9'))
-      return number(out);
-    return fail("expected a value");
-  }
-
-  static bool isDigit(char c) { return c >= '0' && c <= '9'; }
-
-  /// The JSON number grammar; the value is kept when it is an integer in
-  /// [0, 2^63).
-  bool number(Value &out) {
-    out.kind = Value::Number;
-    bool negative = text[pos] == '-', fractional = false, overflow = false;
-    if (negative)
-      ++pos;
-    if (pos >= text.size() || !isDigit(text[pos]))
-      return fail("expected digits");
-    if (text[pos] == '0' && pos + 1 < text.size() && isDigit(text[pos + 1]))
-      return fail("leading zero in a number");
-    uint64_t v = 0;
-    while (pos < text.size() && isDigit(text[pos])) {
-      uint64_t d = static_cast<uint64_t>(text[pos++] - '0');
-      if (v > (UINT64_C(1) << 62) / 5) // v * 10 + d could pass 2^63
-        overflow = true;
-      v = v * 10 + d;
-    }
-    if (pos < text.size() && text[pos] == '.') {
-      fractional = true;
-      ++pos;
-      if (pos >= text.size() || !isDigit(text[pos]))
-        return fail("expected digits after '.'");
-      while (pos < text.size() && isDigit(text[pos]))
-        ++pos;
-    }
-    if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
-      fractional = true;
-      ++pos;
-      if (pos < text.size() && (text[pos] == '+' || text[pos] == '-'))
-        ++pos;
-      if (pos >= text.size() || !isDigit(text[pos]))
-        return fail("expected digits in an exponent");
-      while (pos < text.size() && isDigit(text[pos]))
-        ++pos;
-    }
-    out.isInteger =
-        !negative && !fractional && !overflow && v < (UINT64_C(1) << 63);
-    out.integer = out.isInteger ? v : 0;
-    return true;
-  }
-
-  bool string(std::string &out) {
-    ++pos; // "
-    while (true) {
-      if (pos >= text.size())
-        return fail("unterminated string");
-      char c = text[pos++];
-      if (c == '"')
-        return true;
-      if (static_cast<unsigned char>(c) < 0x20)
-        return fail("control character in a string");
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (pos >= text.size())
-        return fail("unterminated escape");
-      char e = text[pos++];
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out.push_back(e);
-        break;
-      case 'b':
-        out.push_back('\b');
-        break;
-      case 'f':
-        out.push_back('\f');
-        break;
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'u': {
-        uint32_t cp;
-        if (!hex4(cp))
-          return false;
-        if (cp >= 0xD800 && cp < 0xDC00) { // a surrogate pair
-          uint32_t low;
-          if (text.substr(pos, 2) != "\\u" || (pos += 2, !hex4(low)) ||
-              low < 0xDC00 || low >= 0xE000)
-            return fail("invalid surrogate pair");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return fail("invalid surrogate pair");
-        }
-        appendUtf8(out, cp);
-        break;
-      }
-      default:
-        return fail("invalid escape");
-      }
-    }
-  }
-
-  bool hex4(uint32_t &cp) {
-    if (pos + 4 > text.size())
-      return fail("truncated \\u escape");
-    cp = 0;
-    for (int i = 0; i < 4; ++i) {
-      char h = text[pos++];
-      cp <<= 4;
-      if (h >= '0' && h <= '9')
-        cp |= h - '0';
-      else if (h >= 'a' && h <= 'f')
-        cp |= h - 'a' + 10;
-      else if (h >= 'A' && h <= 'F')
-        cp |= h - 'A' + 10;
-      else
-        return fail("invalid \\u escape");
-    }
-    return true;
-  }
-
-  bool array(Value &out, int depth) {
-    out.kind = Value::Array;
-    ++pos; // [
-    skipSpace();
-    if (pos < text.size() && text[pos] == ']') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      out.items.emplace_back();
-      if (!value(out.items.back(), depth + 1))
-        return false;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == ']') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or ']'");
-    }
-  }
-
-  bool object(Value &out, int depth) {
-    out.kind = Value::Object;
-    ++pos; // {
-    skipSpace();
-    if (pos < text.size() && text[pos] == '}') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      if (pos >= text.size() || text[pos] != '"')
-        return fail("expected a member name");
-      std::string key;
-      if (!string(key))
-        return false;
-      skipSpace();
-      if (pos >= text.size() || text[pos] != ':')
-        return fail("expected ':'");
-      ++pos;
-      out.members.emplace_back(std::move(key), Value());
-      if (!value(out.members.back().second, depth + 1))
-        return false;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or '}'");
-    }
-  }
-
-  std::string_view text;
-  size_t pos = 0;
-  const char *why = "";
+  Value &root;
+  /// The open arrays and objects, innermost last. Pointers stay valid: a
+  /// container only grows while it is the innermost one.
+  std::vector<Value *> stack;
 };
 
 } // namespace
@@ -312,7 +163,20 @@ private:
 bool json::parse(std::string_view text, Value &out, std::string &error,
                  std::string_view what) {
   out = Value();
-  return Reader(text).read(out, error, what);
+  Builder builder(out);
+  bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder,
+                                      nlohmann::json::input_format_t::json,
+                                      /*strict=*/true);
+  if (ok)
+    return true;
+  out = Value();
+  if (builder.tooDeep)
+    error = "invalid " + std::string(what) + ": nested too deeply (more than " +
+            std::to_string(Builder::kMaxDepth) + " levels)";
+  else
+    error = "invalid " + std::string(what) + " at byte " +
+            std::to_string(builder.byte) + ": " + builder.why;
+  return false;
 }
 
 std::string json::quote(std::string_view s) {
@@ -335,6 +199,12 @@ std::string json::quote(std::string_view s) {
       break;
     case '\t':
       out += "\\t";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
       break;
     default:
       if (u < 0x20) {

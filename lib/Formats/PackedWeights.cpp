@@ -121,33 +121,20 @@ bool tfc::rt::parsePackedWeights(std::string_view bytes, PackedHeader &out,
   return true;
 }
 
-PackedWeightsFile::~PackedWeightsFile() {
-  if (base_)
-    munmap(const_cast<uint8_t *>(base_), size_);
-}
+PackedWeightsFile::~PackedWeightsFile() = default;
 
 std::unique_ptr<PackedWeightsFile>
 PackedWeightsFile::open(const std::string &path, std::string &error) {
-  uint64_t size = 0;
-  int fd = openRegularFile(path, size, error);
-  if (fd < 0)
-    return nullptr;
   std::unique_ptr<PackedWeightsFile> file(new PackedWeightsFile());
   file->path_ = path;
-  if (size == 0) {
-    ::close(fd);
+  if (!file->mapping_.map(path, error))
+    return nullptr;
+  if (!file->mapping_.mapped()) {
     error = path + ": the file is empty (expected packed weights)";
     return nullptr;
   }
-  void *m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int mapErrno = errno;
-  ::close(fd);
-  if (m == MAP_FAILED) {
-    error = path + ": cannot map: " + std::strerror(mapErrno);
-    return nullptr;
-  }
-  file->base_ = static_cast<const uint8_t *>(m);
-  file->size_ = size;
+  const uint8_t *m = file->mapping_.data();
+  uint64_t size = file->mapping_.size();
   std::string why;
   if (!parsePackedWeights(
           std::string_view(reinterpret_cast<const char *>(m), size),
@@ -156,14 +143,14 @@ PackedWeightsFile::open(const std::string &path, std::string &error) {
     return nullptr;
   }
   // Cold loads read the file front to back: start the read-ahead now.
-  madvise(m, size, MADV_WILLNEED);
+  madvise(const_cast<uint8_t *>(m), size, MADV_WILLNEED);
   return file;
 }
 
 const void *PackedWeightsFile::slotData(size_t i) const {
   if (i >= header_.slots.size() || header_.slots[i].bytes == 0)
     return nullptr;
-  return base_ + header_.slots[i].offset;
+  return mapping_.data() + header_.slots[i].offset;
 }
 
 bool tfc::rt::isPackedWeightsFile(const std::string &path) {
@@ -240,34 +227,22 @@ bool tfc::rt::writePackedWeights(
 
 bool tfc::rt::hashLibraryFile(const std::string &path, uint64_t &key,
                               std::string &error) {
-  uint64_t size = 0;
-  int fd = openRegularFile(path, size, error);
-  if (fd < 0)
+  MappedFile file;
+  if (!file.map(path, error))
     return false;
   // FNV-1a over 64-bit little-endian words (the tail zero-padded), then the
   // length: a change of any byte changes the key.
   uint64_t h = 0xcbf29ce484222325ull;
   const uint64_t prime = 0x100000001b3ull;
-  if (size > 0) {
-    void *m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int mapErrno = errno;
-    if (m == MAP_FAILED) {
-      ::close(fd);
-      error = path + ": cannot map: " + std::strerror(mapErrno);
-      return false;
-    }
-    const auto *p = static_cast<const uint8_t *>(m);
-    uint64_t i = 0;
-    for (; i + 8 <= size; i += 8)
-      h = (h ^ readU64(p + i)) * prime;
-    if (i < size) {
-      uint8_t tail[8] = {};
-      std::memcpy(tail, p + i, size - i);
-      h = (h ^ readU64(tail)) * prime;
-    }
-    munmap(m, size);
+  const uint8_t *p = file.data();
+  uint64_t size = file.size(), i = 0;
+  for (; i + 8 <= size; i += 8)
+    h = (h ^ readU64(p + i)) * prime;
+  if (i < size) {
+    uint8_t tail[8] = {};
+    std::memcpy(tail, p + i, size - i);
+    h = (h ^ readU64(tail)) * prime;
   }
-  ::close(fd);
   key = (h ^ size) * prime;
   return true;
 }

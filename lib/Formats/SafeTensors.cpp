@@ -58,31 +58,16 @@ uint64_t TensorView::numElements() const {
 // SafeTensorsFile
 //===----------------------------------------------------------------------===//
 
-SafeTensorsFile::~SafeTensorsFile() {
-  if (mapped && base)
-    munmap(const_cast<uint8_t *>(base), size);
-}
+SafeTensorsFile::~SafeTensorsFile() = default;
 
 std::unique_ptr<SafeTensorsFile>
 SafeTensorsFile::open(const std::string &path, std::string &error) {
   // Never blocks on a FIFO (Files.h).
-  uint64_t fileSize = 0;
-  int fd = openRegularFile(path, fileSize, error);
-  if (fd < 0)
-    return nullptr;
   std::unique_ptr<SafeTensorsFile> file(new SafeTensorsFile());
-  file->size = static_cast<size_t>(fileSize);
-  if (file->size > 0) {
-    void *p = mmap(nullptr, file->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      error = path + ": cannot map: " + std::strerror(errno);
-      ::close(fd);
-      return nullptr;
-    }
-    file->base = static_cast<const uint8_t *>(p);
-    file->mapped = true;
-  }
-  ::close(fd);
+  if (!file->mapping.map(path, error))
+    return nullptr;
+  file->base = file->mapping.data();
+  file->size = file->mapping.size();
   file->path = path;
   if (!file->parse(path, error))
     return nullptr;

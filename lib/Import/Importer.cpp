@@ -13,6 +13,7 @@
 #include "tfc/Import/Importer.h"
 
 #include "tfc/Formats/Gguf.h"
+#include "tfc/Formats/JsonDocument.h"
 #include "tfc/Formats/Weights.h"
 
 #include <nlohmann/json.hpp>
@@ -73,12 +74,8 @@ bool parseJsonFile(const std::string &path, Json &out, std::string &error) {
   std::string text;
   if (!readText(path, text, error))
     return false;
-  try {
-    out = Json::parse(text);
-  } catch (const Json::exception &e) {
-    error = path + ": invalid JSON: " + e.what();
+  if (!::tfc::rt::parseJsonDocument(text, path, out, error))
     return false;
-  }
   if (!out.is_object()) {
     error = path + ": expected a JSON object at the top level";
     return false;
@@ -1903,12 +1900,8 @@ bool readPooling(const std::string &dir, Pooling &p, std::string &error) {
   if (!readText(modulesPath, text, error))
     return false;
   Json modules;
-  try {
-    modules = Json::parse(text);
-  } catch (const Json::exception &e) {
-    error = modulesPath + ": invalid JSON: " + e.what();
+  if (!::tfc::rt::parseJsonDocument(text, modulesPath, modules, error))
     return false;
-  }
   if (!modules.is_array()) {
     error = modulesPath + ": expected an array of modules";
     return false;

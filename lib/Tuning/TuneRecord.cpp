@@ -6,6 +6,8 @@
 
 #include "tfc/Tuning/TuneRecord.h"
 
+#include "tfc/Formats/JsonDocument.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -266,16 +268,8 @@ CpuIdentity tfc::tuning::hostCpuIdentity() {
 bool tfc::tuning::parseTuneFile(std::string_view text, const std::string &what,
                                 TuneFile &out, std::string &error) {
   json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error &e) {
-    std::string message = e.what();
-    size_t at = message.find("] ");
-    if (at != std::string::npos)
-      message = message.substr(at + 2);
-    error = what + ": invalid JSON: " + message;
+  if (!::tfc::rt::parseJsonDocument(text, what, root, error))
     return false;
-  }
   Reader r{what, error};
   if (!root.is_object())
     return r.fail("the top level", "an object", root);

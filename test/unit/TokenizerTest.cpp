@@ -1370,7 +1370,8 @@ TEST(TokenizerSource, EndOfSequenceIdsOfADirectory) {
       << error;
   write("generation_config.json", "{not json");
   EXPECT_FALSE(readEndOfSequenceIds(d, ids, error));
-  EXPECT_NE(error.find("generation_config.json: not a JSON object"),
+  EXPECT_NE(error.find("generation_config.json: invalid JSON: parse error at "
+                       "line 1, column 3"),
             std::string::npos)
       << error;
   for (const char *f : {"config.json", "generation_config.json"})

@@ -21,6 +21,8 @@
 
 #include "Generate.h"
 
+#include "tfc/Formats/Files.h"
+#include "tfc/Formats/JsonDocument.h"
 #include "tfc/Formats/Npy.h"
 #include "tfc/Runtime/tfc.h"
 #include "tfc/Sampling/BeamSearch.h"
@@ -610,11 +612,10 @@ int main(int argc, char **argv) {
       fail(error);
     if (!messagesPath.empty()) {
       nlohmann::ordered_json file;
-      try {
-        file = nlohmann::ordered_json::parse(readFile(messagesPath));
-      } catch (const std::exception &e) {
-        fail(messagesPath + ": not valid JSON: " + e.what());
-      }
+      std::string jsonError;
+      if (!tfc::rt::parseJsonDocument(readFile(messagesPath), messagesPath,
+                                      file, jsonError))
+        fail(jsonError);
       if (file.is_array())
         ctx["messages"] = file;
       else if (file.is_object() && file.contains("messages") &&
@@ -740,16 +741,15 @@ int main(int argc, char **argv) {
     if (decoderStart < 0) {
       // The checkpoint's decoder_start_token_id (config.json).
       std::string dir = weights;
-      std::ifstream f(dir + "/config.json");
-      if (f) {
-        try {
-          nlohmann::json config = nlohmann::json::parse(f);
-          if (config.contains("decoder_start_token_id") &&
-              config["decoder_start_token_id"].is_number_integer())
-            decoderStart = config["decoder_start_token_id"].get<int64_t>();
-        } catch (const std::exception &e) {
-          fail(dir + "/config.json: not valid JSON: " + e.what());
-        }
+      std::string configPath = dir + "/config.json", text, jsonError;
+      nlohmann::json config;
+      if (tfc::rt::readRegularFile(configPath, text,
+                                   tfc::rt::kMaxConfigFileBytes, jsonError)) {
+        if (!tfc::rt::parseJsonDocument(text, configPath, config, jsonError))
+          fail(jsonError);
+        if (config.contains("decoder_start_token_id") &&
+            config["decoder_start_token_id"].is_number_integer())
+          decoderStart = config["decoder_start_token_id"].get<int64_t>();
       }
       if (decoderStart < 0)
         fail("entry '" + entry + "' is an encoder-decoder's decoder: give "

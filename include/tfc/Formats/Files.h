@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace tfc::rt {
 
@@ -44,8 +45,45 @@ bool writeFileWhole(const std::string &path,
                     const std::function<bool(int fd)> &fill,
                     std::string &error);
 
+/// The most bytes of a JSON configuration file (config.json,
+/// tokenizer_config.json, generation_config.json, ...) that is read whole.
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t(64) << 20;
+
 /// "a FIFO", "a directory", ... for an st_mode.
 const char *fileKind(unsigned mode);
+
+/// A regular file mapped read-only and private (the one way the formats map
+/// a file: safetensors, GGUF, packed weights), unmapped when destroyed.
+/// Opening goes through openRegularFile, so a FIFO is an error, not a hang.
+class MappedFile {
+public:
+  MappedFile() = default;
+  MappedFile(MappedFile &&other) noexcept;
+  MappedFile &operator=(MappedFile &&other) noexcept;
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  ~MappedFile();
+
+  /// Maps `path` (an empty file maps to no bytes); false with `error` set
+  /// ("PATH: cannot open: ...", "PATH: cannot map: ...") otherwise.
+  bool map(const std::string &path, std::string &error);
+
+  const uint8_t *data() const { return base_; }
+  uint64_t size() const { return size_; }
+  /// Whether bytes are mapped (not for an empty file).
+  bool mapped() const { return base_ != nullptr; }
+  /// Whether [p, p + bytes) lies inside the mapping.
+  bool contains(const void *p, uint64_t bytes) const {
+    auto at = reinterpret_cast<uintptr_t>(p),
+         b = reinterpret_cast<uintptr_t>(base_);
+    return base_ && at >= b && bytes <= size_ && at - b <= size_ - bytes;
+  }
+
+private:
+  void unmap();
+  const uint8_t *base_ = nullptr;
+  uint64_t size_ = 0;
+};
 
 } // namespace tfc::rt
 

@@ -25,6 +25,7 @@
 #ifndef TFC_FORMATS_GGUF_H
 #define TFC_FORMATS_GGUF_H
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/Weights.h"
 
 #include <cstdint>
@@ -113,11 +114,9 @@ public:
   const TensorView *findTensor(std::string_view name) const override;
   std::vector<const TensorView *> allTensors() const override;
   std::string describe() const override { return name; }
-  bool isFileMapping() const override { return mapped; }
+  bool isFileMapping() const override { return mapping.mapped(); }
   bool mapsRange(const void *p, uint64_t bytes) const override {
-    auto at = reinterpret_cast<uintptr_t>(p),
-         b = reinterpret_cast<uintptr_t>(base);
-    return mapped && at >= b && bytes <= size && at - b <= size - bytes;
+    return mapping.contains(p, bytes);
   }
 
 private:
@@ -125,10 +124,10 @@ private:
   bool parse(std::string &error);
 
   std::string name;
-  const uint8_t *base = nullptr;
+  MappedFile mapping;            // open()
+  std::vector<uint8_t> owned;    // fromBytes()
+  const uint8_t *base = nullptr; // the bytes of one or the other
   size_t size = 0;
-  bool mapped = false;
-  std::vector<uint8_t> owned;
   uint32_t ver = 0;
   uint64_t align = 32;
   std::map<std::string, GgufValue, std::less<>> kv;

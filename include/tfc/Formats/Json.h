@@ -2,13 +2,14 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// A strict JSON reader shared by the safetensors header and the model
-// metadata: objects, arrays, strings (with escapes and surrogate pairs),
-// literals and numbers, with bounded nesting so that no input can recurse out
-// of stack. Numbers are kept as non-negative integers when they are (both
-// formats only need those); anything else is a number without an integer.
-//
-// Private to libtfcrt.
+// The strict JSON reader of the binary formats' headers (safetensors, the
+// model metadata, checkpoint indexes): a small DOM that keeps an object's
+// members in order with duplicate keys (so that a reader can refuse them),
+// with bounded nesting, and numbers kept as non-negative integers when they
+// are (the formats only need those); anything else is a number without an
+// integer. Parsed by nlohmann-json (Json.cpp), which the other JSON readers
+// (tokenizer.json, config.json, chat templates, tuning records) use directly
+// through parseJsonDocument (JsonDocument.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +52,8 @@ const char *kindName(Value::Kind kind);
 bool parse(std::string_view text, Value &out, std::string &error,
            std::string_view what = "JSON");
 
-/// `s` as a JSON string literal, with quotes and escapes.
+/// `s` as a JSON string literal, with quotes and escapes, as Python's
+/// json.dumps(ensure_ascii=False) writes it (chat templates' tojson too).
 std::string quote(std::string_view s);
 
 } // namespace tfc::rt::json

@@ -34,6 +34,8 @@
 #ifndef TFC_FORMATS_PACKEDWEIGHTS_H
 #define TFC_FORMATS_PACKEDWEIGHTS_H
 
+#include "tfc/Formats/Files.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,15 +76,14 @@ public:
 
   const std::string &path() const { return path_; }
   const PackedHeader &header() const { return header_; }
-  uint64_t size() const { return size_; }
+  uint64_t size() const { return mapping_.size(); }
   /// Slot i's bytes inside the mapping (null when it holds none).
   const void *slotData(size_t i) const;
 
 private:
   PackedWeightsFile() = default;
   std::string path_;
-  const uint8_t *base_ = nullptr;
-  uint64_t size_ = 0;
+  MappedFile mapping_;
   PackedHeader header_;
 };
 

@@ -19,6 +19,7 @@
 #define TFC_FORMATS_SAFETENSORS_H
 
 #include "tfc/Formats/DType.h"
+#include "tfc/Formats/Files.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -100,11 +101,9 @@ public:
   }
   std::vector<const TensorView *> allTensors() const override;
   std::string describe() const override { return path; }
-  bool isFileMapping() const override { return mapped; }
+  bool isFileMapping() const override { return mapping.mapped(); }
   bool mapsRange(const void *p, uint64_t bytes) const override {
-    auto at = reinterpret_cast<uintptr_t>(p),
-         b = reinterpret_cast<uintptr_t>(base);
-    return mapped && at >= b && bytes <= size && at - b <= size - bytes;
+    return mapping.contains(p, bytes);
   }
 
 private:
@@ -112,11 +111,10 @@ private:
   bool parse(const std::string &what, std::string &error);
 
   std::string path = "<memory>";
-  const uint8_t *base = nullptr;
+  MappedFile mapping;            // open()
+  std::vector<uint8_t> owned;    // an owned copy of bytes
+  const uint8_t *base = nullptr; // the bytes of one or the other
   size_t size = 0;
-  /// Either a mapping (munmap on destruction) or an owned copy.
-  bool mapped = false;
-  std::vector<uint8_t> owned;
   std::vector<TensorView> views;
   std::map<std::string, std::string> meta;
 };

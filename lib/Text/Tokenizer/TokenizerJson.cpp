@@ -13,6 +13,8 @@
 
 #include "TokenizerInternal.h"
 
+#include "tfc/Formats/JsonDocument.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -1024,18 +1026,8 @@ std::unique_ptr<Tokenizer> Tokenizer::fromJson(std::string_view text,
                                                std::string &error,
                                                const std::string &what) {
   json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error &e) {
-    // "[json.exception.parse_error.101] parse error at line 1, ...": keep
-    // the part after the prefix.
-    std::string message = e.what();
-    size_t at = message.find("] ");
-    if (at != std::string::npos)
-      message = message.substr(at + 2);
-    error = what + ": invalid JSON: " + message;
+  if (!::tfc::rt::parseJsonDocument(text, what, root, error))
     return nullptr;
-  }
   Loader l{what, error};
   if (!root.is_object()) {
     l.wrongType("", "a JSON object at the top level", root);

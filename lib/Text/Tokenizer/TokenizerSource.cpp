@@ -7,7 +7,9 @@
 
 #include "tfc/Text/Tokenizer/TokenizerSource.h"
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/Gguf.h"
+#include "tfc/Formats/JsonDocument.h"
 #include "tfc/Formats/Weights.h"
 
 #include <nlohmann/json.hpp>
@@ -133,14 +135,12 @@ bool isRegularFile(const std::string &path) {
 bool readJsonEos(const std::string &path, std::vector<int64_t> &ids,
                  bool &found, std::string &error) {
   found = false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot be read";
+  std::string text;
+  nlohmann::json j;
+  if (!readRegularFile(path, text, kMaxConfigFileBytes, error) ||
+      !::tfc::rt::parseJsonDocument(text, path, j, error))
     return false;
-  }
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/
-                                           false);
-  if (j.is_discarded() || !j.is_object()) {
+  if (!j.is_object()) {
     error = path + ": not a JSON object";
     return false;
   }
