@@ -19,11 +19,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Generate.h"
-
 #include "tfc/Formats/Files.h"
 #include "tfc/Formats/JsonDocument.h"
 #include "tfc/Formats/Npy.h"
+#include "tfc/Generation/Generation.h"
 #include "tfc/Runtime/tfc.h"
 #include "tfc/Sampling/BeamSearch.h"
 #include "tfc/Sampling/Sampler.h"
@@ -51,18 +50,17 @@
 #include <sys/resource.h>
 #include <vector>
 
-[[noreturn]] void tfcgen::fail(const std::string &m) {
+namespace {
+
+/// Prints "tfc-generate: error: m" and exits with status 1.
+[[noreturn]] void fail(const std::string &m) {
   std::fprintf(stderr, "tfc-generate: error: %s\n", m.c_str());
   std::exit(1);
 }
 
-double tfcgen::msSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - t)
-      .count();
-}
+} // namespace
 
-using namespace tfcgen;
+using namespace tfc::gen;
 
 namespace {
 
@@ -204,150 +202,11 @@ std::string readFile(const std::string &path) {
   return text.str();
 }
 
-
 /// The longest k < stop.size() such that `text` ends with stop[0, k): the
 /// characters that may still become a stop string and are held back.
-size_t heldBack(const std::string &text, const std::string &stop) {
-  for (size_t k = std::min(stop.size() - 1, text.size()); k > 0; --k)
-    if (text.compare(text.size() - k, k, stop, 0, k) == 0)
-      return k;
-  return 0;
-}
-
-/// Generation over one session: prefill the new tokens of a prompt, then
-/// sample one token per step until an end-of-sequence id, a stop string, the
-/// token limit or a full context. The text is streamed as it is decided:
-/// text that may be the start of a stop string is held back until it is
-/// not, and a stop string ends the reply before it (llama.cpp's and
-/// transformers' behaviour). Used once, or once per turn in --interactive.
-struct Generation {
-  Generation(tfc_session *session, StepInputs &inputs,
-             tfc::rt::Sampler &sampler, const std::vector<int64_t> &eos,
-             const std::vector<std::string> &stops,
-             tfc::rt::IncrementalDecoder *stream)
-      : session(session), inputs(inputs), sampler(sampler), eos(eos),
-        stops(stops), stream(stream) {}
-
-  tfc_session *session;
-  StepInputs &inputs;
-  tfc::rt::Sampler &sampler;
-  const std::vector<int64_t> &eos;
-  const std::vector<std::string> &stops;
-  /// Null with --quiet or without a tokenizer.
-  tfc::rt::IncrementalDecoder *stream;
-  /// Every id given to the session, in order (its position is their count).
-  std::vector<int64_t> fed;
-  /// The ids so far, sampled ones included, for the repetition penalty.
-  std::vector<int64_t> history;
-  // Statistics over every run (firstTokenMs: the first run's prefill).
-  double firstTokenMs = -1, prefillMs = 0, decodeMs = 0;
-  int64_t decodeSteps = 0, promptTokens = 0;
-  std::vector<int64_t> generated;
-  /// The text of the last reply (with a stream), cut at a stop string.
-  std::string reply;
-
-  /// Prints what may be printed of `reply` (all of it when `final`).
-  void flush(size_t &printed, bool final) {
-    size_t hold = 0;
-    if (!final)
-      for (const std::string &stop : stops)
-        hold = std::max(hold, heldBack(reply, stop));
-    if (reply.size() - hold > printed) {
-      std::fwrite(reply.data() + printed, 1, reply.size() - hold - printed,
-                  stdout);
-      std::fflush(stdout);
-      printed = reply.size() - hold;
-    }
-  }
-
-  /// Cuts `reply` at the first stop string in it; true if there was one.
-  bool cutAtStop() {
-    size_t at = std::string::npos;
-    for (const std::string &stop : stops)
-      at = std::min(at, reply.find(stop));
-    if (at == std::string::npos)
-      return false;
-    reply.resize(at);
-    return true;
-  }
-
-  /// Feeds `prompt` (appended to what the session holds) and generates up to
-  /// `maxNew` tokens. `printPrompt`: stream the prompt's text too.
-  void run(std::vector<int64_t> prompt, int64_t maxNew, bool printPrompt) {
-    reply.clear();
-    promptTokens += static_cast<int64_t>(prompt.size());
-    if (stream) {
-      std::string text, error;
-      for (int64_t id : prompt)
-        if (!stream->feed(id, text, error))
-          fail(error);
-      if (printPrompt)
-        std::fputs(text.c_str(), stdout);
-      std::fflush(stdout);
-    }
-    history.insert(history.end(), prompt.begin(), prompt.end());
-    std::vector<int64_t> feed = std::move(prompt);
-    size_t printed = 0;
-    bool stopped = false;
-    for (int64_t step = 0; step < maxNew && !stopped; ++step) {
-      // The prompt must fit (else the session says why); generation stops
-      // when the context is full.
-      if (step > 0 &&
-          tfc_session_position(session) + 1 > tfc_session_context(session)) {
-        std::fprintf(stderr,
-                     "tfc-generate: note: the context of %lld tokens "
-                     "is full\n",
-                     static_cast<long long>(tfc_session_context(session)));
-        break;
-      }
-      auto t0 = std::chrono::steady_clock::now();
-      int64_t vocab = 0, n = static_cast<int64_t>(feed.size());
-      const float *logits = inputs.run(feed, 1, n, vocab);
-      fed.insert(fed.end(), feed.begin(), feed.end());
-      // The last position's logits: greedy (the argmax) or sampled.
-      const float *row = logits;
-      int64_t next = sampler.sample(row, static_cast<size_t>(vocab), history);
-      history.push_back(next);
-      double ms = msSince(t0);
-      if (step == 0) {
-        prefillMs += ms;
-        if (firstTokenMs < 0)
-          firstTokenMs = ms;
-      } else {
-        decodeMs += ms;
-        ++decodeSteps;
-      }
-      generated.push_back(next);
-      if (stream) {
-        std::string text, error;
-        if (!stream->feed(next, text, error))
-          fail(error);
-        reply += text;
-        stopped = cutAtStop();
-        flush(printed, stopped);
-      }
-      if (std::find(eos.begin(), eos.end(), next) != eos.end())
-        break;
-      feed.assign(1, next);
-    }
-    if (stream) {
-      std::string text, error;
-      if (!stream->finish(text, error))
-        fail(error);
-      if (!stopped) {
-        reply += text;
-        cutAtStop();
-      }
-      flush(printed, /*final=*/true);
-      std::fputs("\n", stdout);
-      std::fflush(stdout); // before the statistics on stderr
-    }
-  }
-};
-
 } // namespace
 
-int main(int argc, char **argv) {
+static int generate(int argc, char **argv) {
   std::string model, weights, tokenizerPath, prompt, idsText, entry, eosText;
   std::string system, messagesPath, templatePath;
   int64_t maxNew = 64, context = 0, threads = 0;
@@ -887,12 +746,28 @@ int main(int argc, char **argv) {
   if (tokenizer && !quiet)
     stream = std::make_unique<tfc::rt::IncrementalDecoder>(
         *tokenizer, /*skipSpecialTokens=*/true);
-  Generation gen(session, inputs, sampler, eos, stops, stream.get());
+  // The text goes to standard output as it is decided.
+  StreamedGeneration gen(session, inputs, sampler, eos, stops, stream.get(),
+                         [](std::string_view text) {
+                           std::fwrite(text.data(), 1, text.size(), stdout);
+                           std::fflush(stdout);
+                         });
+  auto turn = [&](std::vector<int64_t> ids, bool streamPrompt) {
+    if (gen.run(std::move(ids), maxNew, streamPrompt) ==
+        FinishReason::ContextFull)
+      std::fprintf(stderr,
+                   "tfc-generate: note: the context of %lld tokens is full\n",
+                   static_cast<long long>(tfc_session_context(session)));
+    if (gen.decoder) {
+      std::fputs("\n", stdout);
+      std::fflush(stdout); // before the statistics on stderr
+    }
+  };
   auto start = std::chrono::steady_clock::now();
   // In chat mode only the reply is printed (the prompt still primes the
   // decoder, so the reply's first characters decode in context).
   if (!promptIds.empty())
-    gen.run(promptIds, maxNew, /*printPrompt=*/!chat && !encoderDecoder);
+    turn(promptIds, /*streamPrompt=*/!chat && !encoderDecoder);
   if (interactive) {
     // One user turn per line of standard input until its end. Each turn
     // renders the whole conversation and feeds only the tokens the session
@@ -938,10 +813,10 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < common; ++i)
           if (!stream->feed(ids[i], ignored, error))
             fail(error);
-        gen.stream = stream.get();
+        gen.decoder = stream.get();
       }
-      gen.run(std::vector<int64_t>(ids.begin() + common, ids.end()), maxNew,
-              /*printPrompt=*/false);
+      turn(std::vector<int64_t>(ids.begin() + common, ids.end()),
+           /*streamPrompt=*/false);
       ctx["messages"].push_back(message("assistant", gen.reply));
     }
   }
@@ -989,4 +864,12 @@ int main(int argc, char **argv) {
   tfc_session_free(session);
   tfc_model_free(m);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  try {
+    return generate(argc, argv);
+  } catch (const tfc::gen::Error &e) {
+    fail(e.what());
+  }
 }

@@ -1,21 +1,22 @@
-//===- Steps.cpp - tfc-generate's batch machinery -------------------------===//
+//===- Batch.cpp - Generation over a batch, encoder-decoders --------------===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// See Generate.h.
+// See Generation.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Generate.h"
+#include "tfc/Generation/Generation.h"
 
 #include <algorithm>
 
-using namespace tfcgen;
+using namespace tfc;
+using namespace tfc::gen;
 
-void tfcgen::prepareEncoderDecoder(tfc_model *m, tfc_session *session,
-                           const std::string &entry, StepInputs &inputs,
-                           const std::vector<std::vector<int64_t>> &sources,
-                           int64_t rowsPerSource, double &encodeMs) {
+void tfc::gen::prepareEncoderDecoder(
+    tfc_model *m, tfc_session *session, const std::string &entry,
+    StepInputs &inputs, const std::vector<std::vector<int64_t>> &sources,
+    int64_t rowsPerSource, double &encodeMs) {
   std::vector<std::string> needed = inputs.needed();
   // The encoder: the entry with an output the decoder reads.
   std::string encoder;
@@ -36,8 +37,9 @@ void tfcgen::prepareEncoderDecoder(tfc_model *m, tfc_session *session,
     }
   }
   if (encoder.empty())
-    fail("entry '" + entry + "' takes '" + needed.front() +
-         "' besides the token ids, and no entry of the model outputs it");
+    throw Error(
+        "entry '" + entry + "' takes '" + needed.front() +
+        "' besides the token ids, and no entry of the model outputs it");
   // Its inputs: the source ids, padded on the right to one length, and
   // masks that mark the padding.
   size_t e = static_cast<size_t>(encoderIndex);
@@ -62,27 +64,27 @@ void tfcgen::prepareEncoderDecoder(tfc_model *m, tfc_session *session,
     tfc_entry_input_info(m, e, k, &info);
     bool tokens = info.dtype == TFC_I64 && info.rank == 2 && info.dim_names[1];
     if (!tokens || (srcDim && std::strcmp(srcDim, info.dim_names[1]) != 0))
-      fail("the encoder '" + encoder + "' takes '" + info.name +
-           "', which is neither its token ids nor a mask over them");
+      throw Error("the encoder '" + encoder + "' takes '" + info.name +
+                  "', which is neither its token ids nor a mask over them");
     bool isIds = !srcDim;
     srcDim = info.dim_names[1];
-    args.push_back(tfc_tensor{TFC_I64,
-                              2,
-                              {static_cast<int64_t>(sources.size()),
-                               static_cast<int64_t>(width)},
-                              isIds ? ids.data() : keep.data(),
-                              nullptr});
+    args.push_back(tfc_tensor{
+        TFC_I64,
+        2,
+        {static_cast<int64_t>(sources.size()), static_cast<int64_t>(width)},
+        isIds ? ids.data() : keep.data(),
+        nullptr});
     argNames.push_back(info.name);
   }
   if (padded && args.size() < 2)
-    fail("the sources have different lengths and the encoder '" + encoder +
-         "' takes no mask: give sources of one length");
+    throw Error("the sources have different lengths and the encoder '" +
+                encoder + "' takes no mask: give sources of one length");
   size_t numOutputs = tfc_entry_num_outputs(m, e);
   std::vector<tfc_tensor> outputs(numOutputs);
   auto t0 = std::chrono::steady_clock::now();
   if (tfc_run(m, encoder.c_str(), args.data(), args.size(), outputs.data(),
               numOutputs) != TFC_OK)
-    fail(tfc_last_error());
+    throw Error(tfc_last_error());
   encodeMs = msSince(t0);
   // What the decoder reads, by name.
   std::vector<std::pair<std::string, OwnedTensor>> given;
@@ -98,8 +100,9 @@ void tfcgen::prepareEncoderDecoder(tfc_model *m, tfc_session *session,
       if (name == argNames[k])
         found = &args[k];
     if (!found)
-      fail("entry '" + entry + "' takes '" + name + "', which the encoder '" +
-           encoder + "' neither takes nor outputs");
+      throw Error("entry '" + entry + "' takes '" + name +
+                  "', which the encoder '" + encoder +
+                  "' neither takes nor outputs");
     given.push_back({name, OwnedTensor::repeatRows(*found, rowsPerSource)});
   }
   for (tfc_tensor &t : outputs)
@@ -122,26 +125,25 @@ void tfcgen::prepareEncoderDecoder(tfc_model *m, tfc_session *session,
         return g.first == info.name;
       });
       if (it == given.end())
-        fail("entry '" + cross + "' takes '" + info.name +
-             "', which the encoder does not provide");
+        throw Error("entry '" + cross + "' takes '" + info.name +
+                    "', which the encoder does not provide");
       crossArgs.push_back(it->second.view());
     }
     auto t1 = std::chrono::steady_clock::now();
     if (tfc_session_run_entry(session, cross.c_str(), crossArgs.data(),
                               crossArgs.size(), nullptr, 0) != TFC_OK)
-      fail(tfc_last_error());
+      throw Error(tfc_last_error());
     encodeMs += msSince(t1);
   }
   for (auto &[name, tensor] : given)
     inputs.give(name, std::move(tensor));
 }
 
-
-BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
-                          const std::vector<std::vector<int64_t>> &prompts,
-                          const tfc::rt::BeamSearchParams &beam,
-                          tfc::rt::Sampler &sampler,
-                          const std::vector<int64_t> &eos, int64_t maxNew) {
+BatchResult
+tfc::gen::generateBatch(tfc_session *session, StepInputs &inputs,
+                        const std::vector<std::vector<int64_t>> &prompts,
+                        const rt::BeamSearchParams &beam, rt::Sampler &sampler,
+                        const std::vector<int64_t> &eos, int64_t maxNew) {
   size_t n = prompts.size();
   int64_t beams = beam.beams;
   int64_t rows = static_cast<int64_t>(n) * beams;
@@ -162,13 +164,14 @@ BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
     }
   }
   if (padded && !tfc_session_can_pad(session))
-    fail("these prompts have different lengths, and the model's cached entry "
-         "cannot take left padding (its positions are absolute: learned or "
-         "sinusoidal); generate them one at a time");
+    throw Error(
+        "these prompts have different lengths, and the model's cached entry "
+        "cannot take left padding (its positions are absolute: learned or "
+        "sinusoidal); generate them one at a time");
   BatchResult result;
   result.tokens.resize(n);
   result.scores.assign(n, 0.0);
-  std::vector<tfc::rt::BeamSearch> searches;
+  std::vector<rt::BeamSearch> searches;
   if (beams > 1)
     for (size_t i = 0; i < n; ++i)
       searches.emplace_back(beam);
@@ -197,7 +200,7 @@ BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
       if (done[i])
         continue;
       if (beams > 1) {
-        tfc::rt::BeamSearch::Step s;
+        rt::BeamSearch::Step s;
         if (!searches[i].step(last.data() + i * beams * vocab,
                               static_cast<size_t>(vocab), s)) {
           done[i] = true;
@@ -206,7 +209,8 @@ BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
           continue;
         }
         for (int64_t b = 0; b < beams; ++b) {
-          parents[i * beams + b] = static_cast<int64_t>(i) * beams + s.parents[b];
+          parents[i * beams + b] =
+              static_cast<int64_t>(i) * beams + s.parents[b];
           next[i * beams + b] = s.tokens[b];
           reorder |= s.parents[b] != b;
         }
@@ -221,9 +225,9 @@ BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
           done[i] = true;
       }
     }
-    if (reorder && tfc_session_reorder(session, parents.data(),
-                                       parents.size()) != TFC_OK)
-      fail(tfc_last_error());
+    if (reorder &&
+        tfc_session_reorder(session, parents.data(), parents.size()) != TFC_OK)
+      throw Error(tfc_last_error());
     double ms = msSince(t0);
     if (step == 0) {
       result.prefillMs = ms;
@@ -234,11 +238,11 @@ BatchResult tfcgen::generateBatch(tfc_session *session, StepInputs &inputs,
     if (std::find(done.begin(), done.end(), false) == done.end())
       break;
     if (tfc_session_position(session) + 1 > tfc_session_context(session))
-      fail("the context of " + std::to_string(tfc_session_context(session)) +
-           " tokens is full");
+      throw Error("the context of " +
+                  std::to_string(tfc_session_context(session)) +
+                  " tokens is full");
     tokens = std::move(next);
     feedWidth = 1;
   }
   return result;
 }
-
