@@ -8,6 +8,7 @@
 
 #include "tfc/Formats/DType.h"
 #include "tfc/Formats/Gguf.h"
+#include "tfc/Formats/PackedWeights.h"
 #include "tfc/Formats/Weights.h"
 #include "tfc/Runtime/tfc.h"
 #include "tfc/Tuning/TuneRecord.h"
@@ -242,6 +243,11 @@ bool tfc::tools::hasTokenizer(const std::string &path) {
   return static_cast<bool>(std::ifstream(path + "/tokenizer.json"));
 }
 
+std::string tfc::tools::packedCacheDir() {
+  std::string dir = compiledCacheDir();
+  return dir.substr(0, dir.size() - std::strlen("/compiled")) + "/packed";
+}
+
 std::string tfc::tools::compiledCacheDir() {
   if (const char *dir = std::getenv("TFC_CACHE_DIR"); dir && *dir)
     return std::string(dir) + "/compiled";
@@ -344,8 +350,10 @@ bool tfc::tools::compiledModel(const std::string &checkpoint,
 bool tfc::tools::resolveModelArgument(std::string &model,
                                       const std::vector<std::string> &flags,
                                       const std::string &tool, bool quiet,
-                                      std::string &weights,
-                                      std::string &error) {
+                                      std::string &weights, std::string &error,
+                                      std::string *packedCache) {
+  if (packedCache)
+    packedCache->clear();
   // A checkpoint is a directory, a .gguf or a .tfm; anything else (a
   // library, a missing or mistaken file) goes to the loader, whose message
   // says what it is not.
@@ -369,5 +377,147 @@ bool tfc::tools::resolveModelArgument(std::string &model,
   if (weights.empty() && !description)
     weights = model;
   model = library;
+  if (packedCache && !weights.empty())
+    *packedCache = packedWeightsCachePath(library, weights);
   return true;
 }
+
+std::string tfc::tools::packedWeightsCachePath(const std::string &library,
+                                               const std::string &checkpoint) {
+  if (const char *env = std::getenv("TFC_WEIGHTS_CACHE");
+      env && std::string(env) == "0")
+    return "";
+  if (tfc::rt::isPackedWeightsFile(checkpoint))
+    return "";
+  Key key;
+  key.add("tfc packed weights cache 1");
+  // The weights' files: a file itself, or every file of a directory (and
+  // of its module folders), by identity, not content.
+  std::vector<std::string> files;
+  if (isDirectory(checkpoint)) {
+    std::vector<std::string> dirs = {checkpoint};
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      DIR *d = ::opendir(dirs[i].c_str());
+      if (!d)
+        continue;
+      while (dirent *e = ::readdir(d)) {
+        if (e->d_name[0] == '.')
+          continue;
+        std::string path = dirs[i] + "/" + e->d_name;
+        if (isDirectory(path)) {
+          if (i == 0)
+            dirs.push_back(path);
+        } else {
+          files.push_back(path);
+        }
+      }
+      ::closedir(d);
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(checkpoint);
+  }
+  for (const std::string &f : files)
+    addFileIdentity(key, f);
+  // Named after the library and the weights, in the packed directory.
+  size_t slash = library.find_last_of('/');
+  std::string name =
+      slash == std::string::npos ? library : library.substr(slash + 1);
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0)
+    name.resize(name.size() - 3);
+  std::string dir = packedCacheDir();
+  if (!makeDirectories(dir))
+    return "";
+  return dir + "/" + name + "-" + key.hex().substr(0, 16) + ".tfcw";
+}
+
+bool tfc::tools::bindWeightsCached(tfc_model *model,
+                                   const std::string &checkpoint,
+                                   const std::string &packedCache, bool quiet,
+                                   std::string &error) {
+  if (!packedCache.empty() && ::access(packedCache.c_str(), R_OK) == 0) {
+    if (tfc_model_load_weights(model, packedCache.c_str()) == TFC_OK)
+      return true;
+    // The previous binding (none) stays; the file goes and is written again.
+    if (!quiet)
+      std::fprintf(stderr, "note: %s does not bind (%s); binding %s again\n",
+                   packedCache.c_str(), tfc_last_error(), checkpoint.c_str());
+    ::unlink(packedCache.c_str());
+  }
+  if (tfc_model_load_weights(model, checkpoint.c_str()) != TFC_OK) {
+    error = tfc_last_error();
+    return false;
+  }
+  if (packedCache.empty())
+    return true;
+  // A model that cannot write its weights packed (a CUDA model) or a cache
+  // that cannot take them only costs the next run the same binding.
+  tfc_model_info info;
+  tfc_model_get_info(model, &info);
+  if (std::string(info.device) != "cpu")
+    return true;
+  if (tfc_model_save_weights(model, packedCache.c_str()) != TFC_OK) {
+    if (!quiet)
+      std::fprintf(stderr, "note: the packed weights were not cached: %s\n",
+                   tfc_last_error());
+  } else if (!quiet) {
+    std::fprintf(stderr,
+                 "note: packed weights cached as %s (later runs map them)\n",
+                 packedCache.c_str());
+  }
+  return true;
+}
+
+namespace {
+bool clearDirectory(const std::string &dir, size_t &removed, uint64_t &bytes,
+                    std::string &error);
+} // namespace
+
+bool tfc::tools::clearCompiledCache(size_t &removed, uint64_t &bytes,
+                                    std::string &error) {
+  removed = 0;
+  bytes = 0;
+  return clearDirectory(compiledCacheDir(), removed, bytes, error) &&
+         clearDirectory(packedCacheDir(), removed, bytes, error);
+}
+
+namespace {
+
+bool clearDirectory(const std::string &dir, size_t &removed, uint64_t &bytes,
+                    std::string &error) {
+  DIR *d = ::opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT)
+      return true; // nothing cached yet
+    error = dir + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  std::vector<std::string> names;
+  while (dirent *e = ::readdir(d))
+    names.push_back(e->d_name);
+  ::closedir(d);
+  auto endsWith = [](const std::string &s, const char *suffix) {
+    size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+  };
+  for (const std::string &name : names) {
+    // Only what the cache writes: KEY.so, KEY-W.tfcw, their partial files
+    // (KEY.tmpPID.so, .log, writeFileWhole's .tmp-XXXXXX).
+    if (!(endsWith(name, ".so") || endsWith(name, ".tfcw") ||
+          endsWith(name, ".log") || name.find(".tmp") != std::string::npos))
+      continue;
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    if (::unlink(path.c_str()) != 0) {
+      error = path + ": cannot remove: " + std::strerror(errno);
+      return false;
+    }
+    ++removed;
+    bytes += static_cast<uint64_t>(st.st_size);
+  }
+  return true;
+}
+
+} // namespace

@@ -24,6 +24,8 @@
 #include "tfc/Target/NVPTX/Passes.h"
 #include "tfc/Tuning/TuneRecord.h"
 
+#include "ModelCache.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -61,7 +63,7 @@ cl::OptionCategory options("tfc-compile options");
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model.tfm | model.mlir | "
                                             "checkpoint dir | model.gguf>"),
-                                   cl::Required, cl::cat(options));
+                                   cl::cat(options));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file ('-' = stdout)"),
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(options));
@@ -209,6 +211,21 @@ cl::opt<unsigned> codegenPartSize(
              "(default 10000; for tests)"),
     cl::value_desc("n"), cl::init(0), cl::Hidden, cl::cat(options));
 
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Compile the checkpoint into the model cache that tfc-run and "
+             "tfc-generate read (DIR, else $TFC_CACHE_DIR, else "
+             "~/.cache/tfc), keyed as they key it, and print the library's "
+             "path; the same options in the same order hit the same entry "
+             "(tfc-generate uses --kv-cache --kv-cache-last)"),
+    cl::value_desc("DIR"), cl::ValueOptional, cl::cat(options));
+
+cl::opt<bool> clearCache(
+    "clear-cache",
+    cl::desc("Remove every compiled model and packed weights file from the "
+             "model cache (--cache-dir=DIR or its default) and exit"),
+    cl::init(false), cl::cat(options));
+
 cl::opt<bool> quiet("quiet",
                     cl::desc("No progress lines (printed only when stderr "
                              "is a terminal)"),
@@ -244,6 +261,63 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tfc-compile: compiles a .tfm transformer model "
                               "description\n");
+
+  // The model cache: cleared, or filled with this checkpoint compiled by a
+  // tfc-compile run as the runtime tools run it (tools/common/ModelCache.h).
+  if (!cacheDir.empty())
+    ::setenv("TFC_CACHE_DIR", cacheDir.c_str(), 1);
+  if (clearCache) {
+    size_t removed = 0;
+    uint64_t bytes = 0;
+    std::string error;
+    if (!tfc::tools::clearCompiledCache(removed, bytes, error)) {
+      errs() << "tfc-compile: error: " << error << "\n";
+      return 1;
+    }
+    if (!quiet)
+      outs() << "removed " << removed << " file" << (removed == 1 ? "" : "s")
+             << format(" (%.1f MiB)", bytes / 1048576.0) << " from "
+             << tfc::tools::compiledCacheDir() << " and "
+             << tfc::tools::packedCacheDir() << "\n";
+    return 0;
+  }
+  if (inputFilename.empty()) {
+    errs() << "tfc-compile: error: no input given (a .tfm, a .mlir, a "
+              "checkpoint directory or a .gguf; see --help)\n";
+    return 1;
+  }
+  if (cacheDir.getNumOccurrences()) {
+    // The options as given, without the input, the output and this one:
+    // what the cache keys and the compile below is given.
+    std::vector<std::string> flags;
+    for (int i = 1; i < argc; ++i) {
+      StringRef a = argv[i];
+      if (a == inputFilename || a.starts_with("--cache-dir") ||
+          a.starts_with("-cache-dir") || a == "--quiet" || a == "-quiet")
+        continue;
+      if (a == "-o") {
+        ++i;
+        continue;
+      }
+      if (a.starts_with("-o"))
+        continue;
+      flags.push_back(a.str());
+    }
+    std::string model = inputFilename, weights, error;
+    if (!tfc::tools::resolveModelArgument(model, flags, argv[0], quiet, weights,
+                                          error)) {
+      errs() << "tfc-compile: error: " << error << "\n";
+      return 1;
+    }
+    if (model == inputFilename) {
+      errs() << "tfc-compile: error: --cache-dir compiles a checkpoint (a "
+                "directory, a .gguf or a .tfm), not '"
+             << inputFilename << "'\n";
+      return 1;
+    }
+    outs() << model << "\n";
+    return 0;
+  }
 
   using tfc::compiler::Stage;
   Stage stage = Stage::Tfc;

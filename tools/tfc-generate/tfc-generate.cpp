@@ -71,7 +71,9 @@ const char *const kUsage =
 Generates text with a model compiled by `tfc-compile --kv-cache`. A
 checkpoint (a Hugging Face directory, a .gguf) is compiled once with
 --kv-cache --kv-cache-last into the cache ($TFC_CACHE_DIR/compiled, default
-~/.cache/tfc/compiled) and reused, with its weights and tokenizer.
+~/.cache/tfc/compiled) and reused, with its weights and tokenizer; the
+weights, once bound, are kept packed in $TFC_CACHE_DIR/packed for later runs
+(TFC_WEIGHTS_CACHE=0: not).
 
 options:
   -w, --weights PATH       the weights (.safetensors, a Hugging Face
@@ -345,9 +347,10 @@ static int generate(int argc, char **argv) {
     fail("no model given\n" + std::string(kUsage));
   // A checkpoint instead of a library: compiled once, with a KV cache, into
   // the cache.
+  std::string packedCache;
   if (std::string error; !tfc::tools::resolveModelArgument(
           model, {"--kv-cache", "--kv-cache-last"}, argv[0], quiet, weights,
-          error))
+          error, &packedCache))
     fail(error);
   {
     std::string error;
@@ -546,8 +549,9 @@ static int generate(int argc, char **argv) {
   tfc_model_info info;
   tfc_model_get_info(m, &info);
   if (!weights.empty()) {
-    if (tfc_model_load_weights(m, weights.c_str()) != TFC_OK)
-      fail(tfc_last_error());
+    std::string error;
+    if (!tfc::tools::bindWeightsCached(m, weights, packedCache, quiet, error))
+      fail(error);
   } else if (info.num_weights > 0) {
     fail("the model has weights: give them with --weights");
   }

@@ -54,7 +54,8 @@ const char *const kUsage = R"(usage: tfc-run MODEL.so|CHECKPOINT [options]
 Runs an entry point of a model compiled by tfc-compile. A checkpoint (a
 Hugging Face directory, a .gguf, a .tfm) is compiled once into the cache
 ($TFC_CACHE_DIR/compiled, default ~/.cache/tfc/compiled) and reused; its
-weights are then the default --weights.
+weights are then the default --weights, kept packed in $TFC_CACHE_DIR/packed
+once bound (TFC_WEIGHTS_CACHE=0: not).
 
 options:
   -w, --weights FILE      the model's weights (.safetensors); needed to run
@@ -965,8 +966,10 @@ void writeOutput(const std::string &path, const tfc_tensor &t) {
 int run(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   // A checkpoint instead of a library: compiled once into the cache.
+  std::string packedCache;
   if (std::string error; !tfc::tools::resolveModelArgument(
-          o.model, {}, argv[0], /*quiet=*/false, o.weights, error))
+          o.model, {}, argv[0], /*quiet=*/false, o.weights, error,
+          o.info ? nullptr : &packedCache))
     fail(error);
   if (o.threads > 0 && tfc_set_num_threads(o.threads) != TFC_OK)
     fail(tfc_last_error());
@@ -1018,8 +1021,10 @@ int run(int argc, char **argv) {
   tfc_model_info info;
   tfc_model_get_info(model, &info);
   if (!o.weights.empty()) {
-    if (tfc_model_load_weights(model, o.weights.c_str()) != TFC_OK)
-      fail(tfc_last_error());
+    std::string error;
+    if (!tfc::tools::bindWeightsCached(model, o.weights, packedCache,
+                                       /*quiet=*/false, error))
+      fail(error);
     if (*tfc_model_notes(model))
       note(tfc_model_notes(model));
   } else if (info.num_weights > 0) {
