@@ -51,23 +51,24 @@ function(add_tfcrt_layer name)
   set_property(GLOBAL APPEND PROPERTY TFCRT_PRIVATE_INCLUDES
     ${CMAKE_CURRENT_SOURCE_DIR})
   set_property(GLOBAL APPEND PROPERTY TFCRT_LIBS ${ARG_LIBS} ${ARG_PRIVATE_LIBS})
-  record_tfc_layer(${name} ${ARG_DEPENDS})
+  record_tfc_layer(${name})
 endfunction()
 
-# record_tfc_layer(name dep...): the layer `name`, built from the current
-# source folder, links the layers `dep...` (for layers.txt; add_tfcrt_layer
-# calls it, and so does TfcImport, which sits on TfcFormats).
+# record_tfc_layer(name): the target `name`, built from the current source
+# folder, is a layer (add_tfcrt_layer calls it, and so does TfcImport, which
+# sits on TfcFormats).
 function(record_tfc_layer name)
   file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
-  string(JOIN " " depends ${ARGN})
   set_property(GLOBAL APPEND PROPERTY TFCRT_LAYER_GRAPH
-    "${name} ${folder} : ${depends}")
+    "${name} ${folder} : $<JOIN:$<TARGET_PROPERTY:${name},LINK_LIBRARIES>, >")
 endfunction()
 
-# The graph for scripts/check-layers.py: one line per layer, "name folder :
-# the layers it links".
+# The graph for scripts/check-layers.py, written when the build system is
+# generated: one line per layer, "name folder : every library the target
+# links" (what CMake really links, whichever call added it; the script keeps
+# the layers among them).
 function(write_tfcrt_layer_graph)
   get_property(graph GLOBAL PROPERTY TFCRT_LAYER_GRAPH)
-  string(REPLACE ";" "\n" text "${graph}")
-  file(WRITE ${CMAKE_BINARY_DIR}/layers.txt "${text}\n")
+  string(JOIN "\n" text ${graph})
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/layers.txt CONTENT "${text}\n")
 endfunction()

@@ -86,6 +86,14 @@ void tfc::gen::prepareEncoderDecoder(
               numOutputs) != TFC_OK)
     throw Error(tfc_last_error());
   encodeMs = msSince(t0);
+  // The encoder's outputs are released however this ends.
+  struct Release {
+    std::vector<tfc_tensor> &tensors;
+    ~Release() {
+      for (tfc_tensor &t : tensors)
+        tfc_tensor_release(&t);
+    }
+  } release{outputs};
   // What the decoder reads, by name.
   std::vector<std::pair<std::string, OwnedTensor>> given;
   for (const std::string &name : needed) {
@@ -105,8 +113,6 @@ void tfc::gen::prepareEncoderDecoder(
                   "' neither takes nor outputs");
     given.push_back({name, OwnedTensor::repeatRows(*found, rowsPerSource)});
   }
-  for (tfc_tensor &t : outputs)
-    tfc_tensor_release(&t);
   // The cross-attention caches, once per source.
   std::string base = entry;
   if (base.size() > 7 && base.compare(base.size() - 7, 7, "_cached") == 0)

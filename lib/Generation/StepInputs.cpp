@@ -90,7 +90,12 @@ const float *StepInputs::run(const std::vector<int64_t> &tokens, int64_t rows,
   vocabOut = out.shape[out.rank - 1];
   int64_t positions = out.shape[1];
   size_t need = static_cast<size_t>(rows * positions * vocabOut);
-  reserve(need);
+  try {
+    reserve(need);
+  } catch (...) {
+    tfc_tensor_release(&out);
+    throw;
+  }
   std::memcpy(buffer.get(), out.data, need * sizeof(float));
   tfc_tensor_release(&out);
   return lastRows(rows, positions, vocabOut);
@@ -112,9 +117,10 @@ const float *StepInputs::lastRows(int64_t rows, int64_t positions,
 void StepInputs::reserve(size_t need) {
   if (need <= capacity)
     return;
-  buffer.reset(static_cast<float *>(
-      std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64)));
-  if (!buffer)
+  auto *grown = static_cast<float *>(
+      std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64));
+  if (!grown)
     throw Error("out of memory for the logits");
+  buffer.reset(grown);
   capacity = need;
 }

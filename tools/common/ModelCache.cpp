@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -417,8 +418,21 @@ std::string tfc::tools::packedWeightsCachePath(const std::string &library,
   } else {
     files.push_back(checkpoint);
   }
-  for (const std::string &f : files)
-    addFileIdentity(key, f);
+  // Each file by where it really is and which file it is: the real path,
+  // device, inode, size, modification and change times (a copy with the
+  // same name, size and modification time is still another file).
+  for (const std::string &f : files) {
+    char real[PATH_MAX];
+    key.add(::realpath(f.c_str(), real) ? std::string(real) : f);
+    struct stat st;
+    if (::stat(f.c_str(), &st) == 0) {
+      key.add(&st.st_dev, sizeof st.st_dev);
+      key.add(&st.st_ino, sizeof st.st_ino);
+      key.add(&st.st_size, sizeof st.st_size);
+      key.add(&st.st_mtim, sizeof st.st_mtim);
+      key.add(&st.st_ctim, sizeof st.st_ctim);
+    }
+  }
   // Named after the library and the weights, in the packed directory.
   size_t slash = library.find_last_of('/');
   std::string name =
@@ -435,14 +449,19 @@ bool tfc::tools::bindWeightsCached(tfc_model *model,
                                    const std::string &checkpoint,
                                    const std::string &packedCache, bool quiet,
                                    std::string &error) {
-  if (!packedCache.empty() && ::access(packedCache.c_str(), R_OK) == 0) {
+  struct stat before;
+  if (!packedCache.empty() && ::stat(packedCache.c_str(), &before) == 0) {
     if (tfc_model_load_weights(model, packedCache.c_str()) == TFC_OK)
       return true;
-    // The previous binding (none) stays; the file goes and is written again.
+    // The previous binding (none) stays; the file goes and is written again,
+    // unless another process has just put a new one in its place.
     if (!quiet)
       std::fprintf(stderr, "note: %s does not bind (%s); binding %s again\n",
                    packedCache.c_str(), tfc_last_error(), checkpoint.c_str());
-    ::unlink(packedCache.c_str());
+    struct stat now;
+    if (::stat(packedCache.c_str(), &now) == 0 && now.st_ino == before.st_ino &&
+        now.st_dev == before.st_dev)
+      ::unlink(packedCache.c_str());
   }
   if (tfc_model_load_weights(model, checkpoint.c_str()) != TFC_OK) {
     error = tfc_last_error();

@@ -214,7 +214,7 @@ cl::opt<unsigned> codegenPartSize(
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Compile the checkpoint into the model cache that tfc-run and "
-             "tfc-generate read (DIR, else $TFC_CACHE_DIR, else "
+             "tfc-generate read (--cache-dir=DIR, else $TFC_CACHE_DIR, else "
              "~/.cache/tfc), keyed as they key it, and print the library's "
              "path; the same options in the same order hit the same entry "
              "(tfc-generate uses --kv-cache --kv-cache-last)"),
@@ -287,6 +287,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (cacheDir.getNumOccurrences()) {
+    if (emit.getNumOccurrences() || outputFilename.getNumOccurrences()) {
+      errs() << "tfc-compile: error: --cache-dir makes the cache's library: "
+                "leave out -o and --emit\n";
+      return 1;
+    }
     // The options as given, without the input, the output and this one:
     // what the cache keys and the compile below is given.
     std::vector<std::string> flags;

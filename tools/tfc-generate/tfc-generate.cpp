@@ -30,6 +30,7 @@
 #include "tfc/Text/Tokenizer/Tokenizer.h"
 #include "tfc/Text/Tokenizer/TokenizerSource.h"
 
+#include "CommandLine.h"
 #include "ModelCache.h"
 
 #include <nlohmann/json.hpp>
@@ -186,15 +187,6 @@ std::vector<int64_t> parseIds(const std::string &text, const char *what) {
   return ids;
 }
 
-bool parseDouble(const std::string &s, double &out) {
-  if (s.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  out = std::strtod(s.c_str(), &end);
-  return !errno && !*end;
-}
-
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -224,125 +216,70 @@ static int generate(int argc, char **argv) {
   // Repeated --prompt or --ids: a batch.
   std::vector<std::string> promptTexts, idsTexts;
   std::vector<std::string> stops;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc)
-        fail("option '" + a + "' needs a value");
-      return argv[++i];
-    };
-    auto real = [&]() {
-      std::string v = next();
-      double d;
-      if (!parseDouble(v, d))
-        fail("option '" + a + "' needs a number, not '" + v + "'");
-      samplingFlags = true;
-      return d;
-    };
-    auto integer = [&]() {
-      std::string v = next();
-      int64_t n;
-      if (!parseInt(v, n))
-        fail("option '" + a + "' needs an integer, not '" + v + "'");
-      samplingFlags = true;
-      return n;
-    };
-    auto number = [&](int64_t min) {
-      std::string v = next();
-      int64_t n;
-      if (!parseInt(v, n) || n < min)
-        fail("option '" + a + "' needs an integer >= " + std::to_string(min) +
-             ", not '" + v + "'");
-      return n;
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "-w" || a == "--weights")
-      weights = next();
-    else if (a == "--tokenizer")
-      tokenizerPath = next();
-    else if (a == "-p" || a == "--prompt") {
-      promptTexts.push_back(next());
-      prompt = promptTexts.front();
-      havePrompt = true;
-    } else if (a == "--ids") {
-      idsTexts.push_back(next());
-      idsText = idsTexts.front();
-    }
-    else if (a == "-n" || a == "--max-new-tokens")
-      maxNew = number(0);
-    else if (a == "--context")
-      context = number(1);
-    else if (a == "--eos")
-      eosText = next();
-    else if (a == "--stop") {
-      stops.push_back(next());
-      if (stops.back().empty())
-        fail("option '--stop' needs a non-empty string");
-    } else if (a == "-i" || a == "--interactive")
-      interactive = true;
-    else if (a == "--entry")
-      entry = next();
-    else if (a == "--threads")
-      threads = number(1);
-    else if (a == "--print-ids")
-      printIds = true;
-    else if (a == "--chat")
-      chat = true;
-    else if (a == "--system") {
-      system = next();
-      haveSystem = true;
-    } else if (a == "--messages")
-      messagesPath = next();
-    else if (a == "--chat-template")
-      templatePath = next();
-    else if (a == "--print-prompt")
-      printPrompt = true;
-    else if (a == "--temperature")
-      sampling.temperature = real();
-    else if (a == "--top-k")
-      sampling.topK = integer();
-    else if (a == "--top-p")
-      sampling.topP = real();
-    else if (a == "--min-p")
-      sampling.minP = real();
-    else if (a == "--repetition-penalty")
-      sampling.repetitionPenalty = real();
-    else if (a == "--seed") {
-      std::string v = next();
-      char *end = nullptr;
-      errno = 0;
-      unsigned long long seed = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || v[0] == '-' || *end || errno)
-        fail("option '--seed' needs a non-negative integer, not '" + v + "'");
-      sampling.seed = seed;
-      haveSeed = true;
-    } else if (a == "--beams")
-      beam.beams = number(1);
-    else if (a == "--length-penalty") {
-      std::string v = next();
-      if (!parseDouble(v, beam.lengthPenalty))
-        fail("option '--length-penalty' needs a number, not '" + v + "'");
-    } else if (a == "--early-stopping")
-      beam.earlyStopping = true;
-    else if (a == "--decoder-start")
-      decoderStart = number(0);
-    else if (a == "--draws")
-      draws = number(1);
-    else if (a == "--logits-out")
-      logitsOut = next();
-    else if (a == "--quiet")
-      quiet = true;
-    else if (a == "--stats")
-      stats = true;
-    else if (!a.empty() && a[0] == '-')
-      fail("unknown option '" + a + "' (see --help)");
-    else if (model.empty())
-      model = a;
-    else
-      fail("unexpected argument '" + a + "'");
-  }
+  using tfc::tools::integerAtLeast;
+  tfc::tools::CommandLine cli("tfc-generate", kUsage);
+  cli.add_option("model", model);
+  cli.add_option("-w,--weights", weights);
+  cli.add_option("--tokenizer", tokenizerPath);
+  cli.add_option("-p,--prompt", promptTexts)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  cli.add_option("--ids", idsTexts)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  cli.add_option("-n,--max-new-tokens", maxNew)->transform(integerAtLeast(0));
+  cli.add_option("--context", context)->transform(integerAtLeast(1));
+  cli.add_option("--eos", eosText);
+  cli.add_option("--stop", stops)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](std::string &v) {
+            return v.empty() ? std::string("needs a non-empty string")
+                             : std::string();
+          },
+          "TEXT"));
+  cli.add_flag("-i,--interactive", interactive);
+  cli.add_option("--entry", entry);
+  cli.add_option("--threads", threads)->transform(integerAtLeast(1));
+  cli.add_flag("--print-ids", printIds);
+  cli.add_flag("--chat", chat);
+  cli.add_option("--system", system);
+  cli.add_option("--messages", messagesPath);
+  cli.add_option("--chat-template", templatePath);
+  cli.add_flag("--print-prompt", printPrompt);
+  cli.add_option("--temperature", sampling.temperature)
+      ->check(tfc::tools::aNumber());
+  cli.add_option("--top-k", sampling.topK)->transform(tfc::tools::anInteger());
+  cli.add_option("--top-p", sampling.topP)->check(tfc::tools::aNumber());
+  cli.add_option("--min-p", sampling.minP)->check(tfc::tools::aNumber());
+  cli.add_option("--repetition-penalty", sampling.repetitionPenalty)
+      ->check(tfc::tools::aNumber());
+  cli.add_option("--seed", sampling.seed)
+      ->transform(tfc::tools::nonNegativeInteger());
+  cli.add_option("--beams", beam.beams)->transform(integerAtLeast(1));
+  cli.add_option("--length-penalty", beam.lengthPenalty)
+      ->check(tfc::tools::aNumber());
+  cli.add_flag("--early-stopping", beam.earlyStopping);
+  cli.add_option("--decoder-start", decoderStart)->transform(integerAtLeast(0));
+  cli.add_option("--draws", draws)->transform(integerAtLeast(1));
+  cli.add_option("--logits-out", logitsOut);
+  cli.add_flag("--quiet", quiet);
+  cli.add_flag("--stats", stats);
+  cli.parseOrExit(argc, argv);
+  for (const char *flag : {"--temperature", "--top-k", "--top-p", "--min-p",
+                           "--repetition-penalty"})
+    samplingFlags |= cli.count(flag) > 0;
+  haveSeed = cli.count("--seed") > 0;
+  haveSystem = cli.count("--system") > 0;
+  havePrompt = !promptTexts.empty();
+  if (havePrompt)
+    prompt = promptTexts.front();
+  if (!idsTexts.empty())
+    idsText = idsTexts.front();
   if (model.empty() && !printPrompt)
     fail("no model given\n" + std::string(kUsage));
   // A checkpoint instead of a library: compiled once, with a KV cache, into

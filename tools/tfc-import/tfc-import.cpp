@@ -13,50 +13,28 @@
 
 #include "tfc/Import/Importer.h"
 
+#include "CommandLine.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-static void usage(FILE *f) {
-  std::fprintf(f,
-               "usage: tfc-import PATH [-o model.tfm]\n"
-               "  PATH: a Hugging Face checkpoint directory or a .gguf file.\n"
-               "  Supported: %s.\n"
-               "  Prints where the weights and the tokenizer are on stderr.\n",
-               tfc::importer::supportedFamilies());
-}
-
 int main(int argc, char **argv) {
+  std::string usage =
+      "usage: tfc-import PATH [-o model.tfm]\n"
+      "  PATH: a Hugging Face checkpoint directory or a .gguf file.\n"
+      "  Supported: " +
+      std::string(tfc::importer::supportedFamilies()) +
+      ".\n"
+      "  Prints where the weights and the tokenizer are on stderr.\n";
   std::string input, output;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      usage(stdout);
-      return 0;
-    }
-    if (a == "-o") {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "tfc-import: error: -o needs a file name\n");
-        return 1;
-      }
-      output = argv[++i];
-    } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
-      output = a.substr(2);
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "tfc-import: error: unknown option '%s'\n", a.c_str());
-      usage(stderr);
-      return 1;
-    } else if (input.empty()) {
-      input = a;
-    } else {
-      std::fprintf(stderr, "tfc-import: error: more than one input ('%s', '%s')\n",
-                   input.c_str(), a.c_str());
-      return 1;
-    }
-  }
+  tfc::tools::CommandLine cli("tfc-import", usage.c_str());
+  cli.add_option("path", input);
+  cli.add_option("-o,--output", output);
+  cli.parseOrExit(argc, argv);
   if (input.empty()) {
-    usage(stderr);
+    std::fputs(usage.c_str(), stderr);
     return 1;
   }
   tfc::importer::ImportedModel model;

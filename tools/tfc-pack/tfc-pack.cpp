@@ -17,6 +17,8 @@
 
 #include "tfc/Runtime/tfc.h"
 
+#include "CommandLine.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -61,34 +63,12 @@ std::string mib(uint64_t bytes) {
 int main(int argc, char **argv) {
   std::string model, weights, output;
   bool quiet = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const char *name) -> std::string {
-      if (i + 1 >= argc)
-        fail(std::string(name) + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (arg == "-w" || arg == "--weights")
-      weights = value("--weights");
-    else if (arg.rfind("--weights=", 0) == 0)
-      weights = arg.substr(10);
-    else if (arg == "-o" || arg == "--output")
-      output = value("--output");
-    else if (arg.rfind("--output=", 0) == 0)
-      output = arg.substr(9);
-    else if (arg == "-q" || arg == "--quiet")
-      quiet = true;
-    else if (!arg.empty() && arg[0] == '-')
-      fail("unknown option '" + arg + "' (see --help)");
-    else if (model.empty())
-      model = arg;
-    else
-      fail("unexpected argument '" + arg + "' (one model library)");
-  }
+  tfc::tools::CommandLine cli("tfc-pack", kUsage);
+  cli.add_option("model", model);
+  cli.add_option("-w,--weights", weights);
+  cli.add_option("-o,--output", output);
+  cli.add_flag("-q,--quiet", quiet);
+  cli.parseOrExit(argc, argv);
   if (model.empty() || weights.empty() || output.empty()) {
     std::fputs(kUsage, stderr);
     return 1;

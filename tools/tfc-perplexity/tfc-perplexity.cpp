@@ -25,6 +25,8 @@
 #include "tfc/Formats/Npy.h"
 #include "tfc/Runtime/tfc.h"
 
+#include "CommandLine.h"
+
 #include <chrono>
 #include <algorithm>
 #include <cerrno>
@@ -73,16 +75,6 @@ void check(tfc_status status) {
     fail(tfc_last_error());
 }
 
-int64_t positiveInteger(const std::string &option, const std::string &value) {
-  char *end = nullptr;
-  errno = 0;
-  long long n = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end || errno || n < 1)
-    fail("option '" + option + "' needs a positive integer, not '" + value +
-         "'");
-  return n;
-}
-
 std::vector<int64_t> encode(tfc_tokenizer *tokenizer, const std::string &text,
                             bool special) {
   size_t n = 0;
@@ -101,43 +93,22 @@ int main(int argc, char **argv) {
   std::string model, weights, tokenizerPath, textPath, nllOut,
       entry = "forward";
   int64_t context = 512, maxChunks = -1, threads = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc)
-        fail("option '" + a + "' needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "-w" || a == "--weights")
-      weights = next();
-    else if (a == "-f" || a == "--text-file")
-      textPath = next();
-    else if (a == "--tokenizer")
-      tokenizerPath = next();
-    else if (a == "-c" || a == "--context")
-      context = positiveInteger(a, next());
-    else if (a == "--chunks")
-      maxChunks = positiveInteger(a, next());
-    else if (a == "--entry")
-      entry = next();
-    else if (a == "--threads")
-      threads = positiveInteger(a, next());
-    else if (a == "--nll-out")
-      nllOut = next();
-    else if (!a.empty() && a[0] == '-')
-      fail("unknown option '" + a + "' (see --help)");
-    else if (model.empty())
-      model = a;
-    else
-      fail("unexpected argument '" + a + "'");
-  }
+  tfc::tools::CommandLine cli("tfc-perplexity", kUsage);
+  cli.add_option("model", model);
+  cli.add_option("-w,--weights", weights);
+  cli.add_option("-f,--text-file", textPath);
+  cli.add_option("--tokenizer", tokenizerPath);
+  cli.add_option("-c,--context", context)
+      ->transform(tfc::tools::integerAtLeast(4));
+  cli.add_option("--chunks", maxChunks)
+      ->transform(tfc::tools::integerAtLeast(1));
+  cli.add_option("--entry", entry);
+  cli.add_option("--threads", threads)
+      ->transform(tfc::tools::integerAtLeast(1));
+  cli.add_option("--nll-out", nllOut);
+  cli.parseOrExit(argc, argv);
   if (model.empty() || weights.empty() || textPath.empty())
     fail("a model, --weights and --text-file are required (see --help)");
-  if (context < 4)
-    fail("--context must be at least 4");
   if (tokenizerPath.empty())
     tokenizerPath = weights;
   if (threads)

@@ -16,6 +16,8 @@
 
 #include "tfc/Formats/Gguf.h"
 
+#include "CommandLine.h"
+
 #include <cstdio>
 #include <string>
 
@@ -31,20 +33,22 @@ static std::string writableTypes() {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && (std::string(argv[1]) == "-h" ||
-                    std::string(argv[1]) == "--help")) {
-    std::printf("usage: tfc-quantize IN.gguf OUT.gguf TYPE\n\n"
-                "Writes IN with its matrices in TYPE (%s or f32),\n"
-                "as llama.cpp's llama-quantize --pure does.\n",
-                writableTypes().c_str());
-    return 0;
-  }
-  if (argc != 4) {
+  std::string help = "usage: tfc-quantize IN.gguf OUT.gguf TYPE\n\n"
+                     "Writes IN with its matrices in TYPE (" +
+                     writableTypes() +
+                     " or f32),\n"
+                     "as llama.cpp's llama-quantize --pure does.\n";
+  std::string inPath, outPath, type;
+  tfc::tools::CommandLine cli("tfc-quantize", help.c_str());
+  cli.add_option("in", inPath);
+  cli.add_option("out", outPath);
+  cli.add_option("type", type);
+  cli.parseOrExit(argc, argv);
+  if (type.empty()) {
     std::fprintf(stderr, "usage: tfc-quantize IN.gguf OUT.gguf TYPE (see "
                          "--help)\n");
     return 1;
   }
-  std::string type = argv[3];
   DType target = DType::F32;
   const DTypeTraits *row = nullptr;
   for (const DTypeTraits &t : kDTypeTable)
@@ -66,19 +70,19 @@ int main(int argc, char **argv) {
   }
   target = row->type;
   std::string error;
-  std::unique_ptr<GgufFile> in = GgufFile::open(argv[1], error);
+  std::unique_ptr<GgufFile> in = GgufFile::open(inPath, error);
   if (!in) {
     std::fprintf(stderr, "tfc-quantize: error: %s\n", error.c_str());
     return 1;
   }
   GgufWriteStats stats;
-  if (!writeRequantizedGguf(*in, argv[2], target, stats, error)) {
+  if (!writeRequantizedGguf(*in, outPath, target, stats, error)) {
     std::fprintf(stderr, "tfc-quantize: error: %s\n", error.c_str());
     return 1;
   }
   std::printf("tfc-quantize: %s: %llu tensors (%llu converted), %.1f MiB -> "
               "%.1f MiB of tensor data\n",
-              argv[2], static_cast<unsigned long long>(stats.tensors),
+              outPath.c_str(), static_cast<unsigned long long>(stats.tensors),
               static_cast<unsigned long long>(stats.converted),
               stats.bytesIn / 1048576.0, stats.bytesOut / 1048576.0);
   return 0;

@@ -26,6 +26,7 @@
 #include "tfc/Text/Tokenizer/Tokenizer.h"
 #include "tfc/Text/Tokenizer/TokenizerSource.h"
 
+#include "CommandLine.h"
 #include "ModelCache.h"
 
 #include <algorithm>
@@ -157,98 +158,88 @@ bool parseInt(const std::string &s, int64_t &out) {
   return true;
 }
 
+/// The lines of --text-file FILE.
+std::vector<std::string> textFileLines(const std::string &file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    fail("--text-file " + file + ": cannot open: " + std::strerror(errno));
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    lines.push_back(line);
+  }
+  if (lines.empty())
+    fail("--text-file " + file + ": no lines");
+  return lines;
+}
+
 Options parseOptions(int argc, char **argv) {
   Options o;
-  bool haveModel = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (arg == "--host-cpu") {
-      printHostCpu();
-      std::exit(0);
-    }
-    std::string value;
-    bool inlineValue = false;
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      inlineValue = true;
-    }
-    auto next = [&]() -> std::string {
-      if (inlineValue)
-        return value;
-      if (i + 1 >= argc)
-        fail("option '" + arg + "' needs a value (see --help)");
-      return argv[++i];
-    };
-    auto number = [&](int64_t min) {
-      std::string v = next();
-      int64_t n;
-      if (!parseInt(v, n) || n < min)
-        fail("option '" + arg + "' needs an integer of at least " +
-             std::to_string(min) + ", not '" + v + "'");
-      return n;
-    };
-    if (arg == "-w" || arg == "--weights")
-      o.weights = next();
-    else if (arg == "-e" || arg == "--entry")
-      o.entry = next();
-    else if (arg == "-i" || arg == "--input")
-      o.inputs.push_back(next());
-    else if (arg == "-o" || arg == "--output")
-      o.outputs.push_back(next());
-    else if (arg == "-t" || arg == "--text")
-      o.texts.push_back(next());
-    else if (arg == "--text-file") {
-      std::string file = next();
-      std::ifstream in(file, std::ios::binary);
-      if (!in)
-        fail("--text-file " + file + ": cannot open: " + std::strerror(errno));
-      std::string line;
-      size_t before = o.texts.size();
-      while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r')
-          line.pop_back();
-        o.texts.push_back(line);
-      }
-      if (o.texts.size() == before)
-        fail("--text-file " + file + ": no lines");
-    } else if (arg == "--tokenizer")
-      o.tokenizer = next();
-    else if (arg == "--tokens" && !inlineValue)
-      o.tokens = true;
-    else if (arg == "--max-length")
-      o.maxLength = number(1);
-    else if (arg == "--time")
-      o.timeRuns = number(1);
-    else if (arg == "--threads") {
-      int64_t n = number(1);
-      if (n > 1024)
-        fail("option '--threads' allows at most 1024 threads");
-      o.threads = static_cast<int>(n);
-    } else if (arg == "--seed")
-      o.seed = static_cast<uint64_t>(number(0));
-    else if (arg == "--device") {
-      o.device = next();
-      if (o.device != "cpu" && o.device != "cuda")
-        fail("option '--device' takes cpu or cuda, not '" + o.device + "'");
-    } else if (arg == "--stats" && !inlineValue)
-      o.stats = true;
-    else if (arg == "--info" && !inlineValue)
-      o.info = true;
-    else if (!arg.empty() && arg[0] == '-')
-      fail("unknown option '" + arg + "' (see --help)");
-    else if (haveModel)
-      fail("unexpected argument '" + arg + "': one model at a time");
-    else {
-      o.model = arg;
-      haveModel = true;
+  std::vector<std::string> texts, textFiles;
+  tfc::tools::CommandLine cli("tfc-run", kUsage);
+  cli.add_flag_callback("--host-cpu", [] {
+    printHostCpu();
+    std::exit(0);
+  });
+  cli.add_option("model", o.model);
+  cli.add_option("-w,--weights", o.weights);
+  cli.add_option("-e,--entry", o.entry);
+  cli.add_option("-i,--input", o.inputs)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  cli.add_option("-o,--output", o.outputs)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  CLI::Option *text = cli.add_option("-t,--text", texts)
+                          ->expected(1)
+                          ->take_all()
+                          ->allow_extra_args(false);
+  CLI::Option *textFile = cli.add_option("--text-file", textFiles)
+                              ->expected(1)
+                              ->take_all()
+                              ->allow_extra_args(false);
+  cli.add_option("--tokenizer", o.tokenizer);
+  cli.add_flag("--tokens", o.tokens);
+  cli.add_option("--max-length", o.maxLength)
+      ->transform(tfc::tools::integerAtLeast(1));
+  cli.add_option("--time", o.timeRuns)
+      ->transform(tfc::tools::integerAtLeast(1));
+  cli.add_option("--threads", o.threads)
+      ->transform(tfc::tools::integerAtLeast(1) &
+                  CLI::Validator(
+                      [](std::string &v) {
+                        return std::strtoll(v.c_str(), nullptr, 10) > 1024
+                                   ? std::string("allows at most 1024 threads")
+                                   : std::string();
+                      },
+                      ""));
+  cli.add_option("--seed", o.seed)->transform(tfc::tools::nonNegativeInteger());
+  cli.add_option("--device", o.device)
+      ->check(CLI::Validator(
+          [](std::string &v) {
+            return v == "cpu" || v == "cuda"
+                       ? std::string()
+                       : "takes cpu or cuda, not '" + v + "'";
+          },
+          "cpu|cuda"));
+  cli.add_flag("--stats", o.stats);
+  cli.add_flag("--info", o.info);
+  cli.parseOrExit(argc, argv);
+  // --text and --text-file lines, in the order given.
+  size_t nextText = 0, nextFile = 0;
+  for (const CLI::Option *option : cli.parse_order()) {
+    if (option == text) {
+      o.texts.push_back(texts[nextText++]);
+    } else if (option == textFile) {
+      for (std::string &line : textFileLines(textFiles[nextFile++]))
+        o.texts.push_back(std::move(line));
     }
   }
-  if (!haveModel)
+  if (o.model.empty())
     fail("no model given\n" + std::string(kUsage));
   return o;
 }

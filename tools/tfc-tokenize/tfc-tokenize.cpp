@@ -17,6 +17,8 @@
 #include "tfc/Text/Tokenizer/Tokenizer.h"
 #include "tfc/Text/Tokenizer/TokenizerSource.h"
 
+#include "CommandLine.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -157,15 +159,6 @@ std::string listText(const std::vector<int64_t> &v) {
   return out + "]";
 }
 
-size_t parseSize(const char *flag, const std::string &text) {
-  char *stop = nullptr;
-  errno = 0;
-  unsigned long long n = std::strtoull(text.c_str(), &stop, 10);
-  if (text.empty() || *stop || errno == ERANGE || text[0] == '-')
-    die(std::string(flag) + ": \"" + text + "\" is not a count");
-  return static_cast<size_t>(n);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -176,56 +169,44 @@ int main(int argc, char **argv) {
        roundtrip = false, noTruncation = false, noPadding = false;
   std::optional<size_t> maxLength, padTo;
   bool padLongest = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        die(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--text") {
-      texts.push_back(value());
-    } else if (arg == "--pair") {
-      pair = value();
-    } else if (arg == "--file") {
-      file = value();
-    } else if (arg == "--jsonl") {
-      jsonl = value();
-    } else if (arg == "--ids") {
-      idsText = value();
-    } else if (arg == "--no-special") {
-      addSpecial = false;
-    } else if (arg == "--skip-special") {
-      skipSpecial = true;
-    } else if (arg == "--stream") {
-      stream = true;
-    } else if (arg == "--json") {
-      asJson = true;
-    } else if (arg == "--roundtrip") {
-      roundtrip = true;
-    } else if (arg == "--no-truncation") {
-      noTruncation = true;
-    } else if (arg == "--no-padding") {
-      noPadding = true;
-    } else if (arg == "--max-length") {
-      maxLength = parseSize("--max-length", value());
-    } else if (arg == "--pad-longest") {
-      padLongest = true;
-    } else if (arg == "--pad-to") {
-      padTo = parseSize("--pad-to", value());
-      if (*padTo > kMaxPadding)
-        die("--pad-to: at most " + std::to_string(kMaxPadding));
-    } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
-      die("unknown option " + arg + " (see --help)");
-    } else if (path.empty()) {
-      path = arg;
-    } else {
-      die("more than one tokenizer given: " + path + " and " + arg);
-    }
-  }
+  std::string pairText, idsValue, fileValue, jsonlValue;
+  size_t maxLengthValue = 0, padToValue = 0;
+  tfc::tools::CommandLine cli("tfc-tokenize", kUsage);
+  cli.add_option("tokenizer", path);
+  cli.add_option("--text", texts)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  cli.add_option("--pair", pairText);
+  cli.add_option("--file", fileValue);
+  cli.add_option("--jsonl", jsonlValue);
+  cli.add_option("--ids", idsValue);
+  cli.add_flag("--no-special", [&](int64_t) { addSpecial = false; });
+  cli.add_flag("--skip-special", skipSpecial);
+  cli.add_flag("--stream", stream);
+  cli.add_flag("--json", asJson);
+  cli.add_flag("--roundtrip", roundtrip);
+  cli.add_flag("--no-truncation", noTruncation);
+  cli.add_flag("--no-padding", noPadding);
+  cli.add_option("--max-length", maxLengthValue)
+      ->transform(tfc::tools::nonNegativeInteger());
+  cli.add_flag("--pad-longest", padLongest);
+  cli.add_option("--pad-to", padToValue)
+      ->transform(tfc::tools::nonNegativeInteger() &
+                  CLI::Range(size_t(0), kMaxPadding));
+  cli.parseOrExit(argc, argv);
+  if (cli.count("--pair"))
+    pair = pairText;
+  if (cli.count("--ids"))
+    idsText = idsValue;
+  if (cli.count("--file"))
+    file = fileValue;
+  if (cli.count("--jsonl"))
+    jsonl = jsonlValue;
+  if (cli.count("--max-length"))
+    maxLength = maxLengthValue;
+  if (cli.count("--pad-to"))
+    padTo = padToValue;
   if (path.empty())
     die("no tokenizer given (see --help)");
   int inputs = !texts.empty() + file.has_value() + jsonl.has_value() +

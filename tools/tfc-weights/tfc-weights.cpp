@@ -16,10 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Formats/Json.h"
 #include "tfc/Formats/SafeTensors.h"
 #include "tfc/Runtime/ModelMetadata.h"
 #include "tfc/Runtime/WeightInit.h"
 #include "tfc/Runtime/tfc.h"
+
+#include "CommandLine.h"
 
 #include <cerrno>
 #include <cmath>
@@ -62,25 +65,6 @@ exit status: 0 on success, 1 on any error.
   std::exit(1);
 }
 
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -89,56 +73,23 @@ int main(int argc, char **argv) {
   double scale = 1.0;
   bool manifest = false, haveDType = false;
   tfc_dtype storeAs = TFC_F32;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    bool inlineValue = false;
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      inlineValue = true;
-    }
-    auto next = [&]() -> std::string {
-      if (inlineValue)
-        return value;
-      if (i + 1 >= argc)
-        fail("option '" + arg + "' needs a value (see --help)");
-      return argv[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "-o" || arg == "--output") {
-      output = next();
-    } else if (arg == "--seed") {
-      std::string v = next();
-      char *end = nullptr;
-      errno = 0;
-      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0)
-        fail("--seed needs a non-negative integer, not '" + v + "'");
-      seed = n;
-    } else if (arg == "--scale") {
-      std::string v = next();
-      char *end = nullptr;
-      scale = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !std::isfinite(scale))
-        fail("--scale needs a finite number, not '" + v + "'");
-    } else if (arg == "--dtype") {
-      std::string v = next();
-      const DTypeTraits *t = dtypeByName(v);
-      if (!t || !t->isFloat || !t->isModelType())
-        fail("--dtype needs f32, f64, f16 or bf16, not '" + v + "'");
-      storeAs = t->api;
-      haveDType = true;
-    } else if (arg == "--manifest" && !inlineValue) {
-      manifest = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      fail("unknown option '" + arg + "' (see --help)");
-    } else if (!model.empty()) {
-      fail("unexpected argument '" + arg + "': one model at a time");
-    } else {
-      model = arg;
-    }
+  std::string dtypeName;
+  tfc::tools::CommandLine cli("tfc-weights", kUsage);
+  cli.add_option("model", model);
+  cli.add_option("-o,--output", output);
+  cli.add_option("--seed", seed)->transform(tfc::tools::nonNegativeInteger());
+  cli.add_option("--scale", scale)->check(tfc::tools::finiteNumber());
+  cli.add_option("--dtype", dtypeName)->check([](const std::string &v) {
+    const DTypeTraits *t = dtypeByName(v);
+    return t && t->isFloat && t->isModelType()
+               ? std::string()
+               : "needs f32, f64, f16 or bf16, not '" + v + "'";
+  });
+  cli.add_flag("--manifest", manifest);
+  cli.parseOrExit(argc, argv);
+  if (!dtypeName.empty()) {
+    storeAs = dtypeByName(dtypeName)->api;
+    haveDType = true;
   }
   if (model.empty())
     fail("no model given\n" + std::string(kUsage));
@@ -156,11 +107,13 @@ int main(int argc, char **argv) {
     tfc_model_weight_info(m, i, &weights[i]);
 
   if (manifest) {
-    std::printf("{\"model\": %s, \"weights\": [", quote(info.name).c_str());
+    std::printf("{\"model\": %s, \"weights\": [",
+                json::quote(info.name).c_str());
     for (size_t i = 0; i < weights.size(); ++i) {
       const tfc_tensor_info &w = weights[i];
       std::printf("%s\n  {\"name\": %s, \"dtype\": \"%s\", \"shape\": [",
-                  i ? "," : "", quote(w.name).c_str(), tfc_dtype_name(w.dtype));
+                  i ? "," : "", json::quote(w.name).c_str(),
+                  tfc_dtype_name(w.dtype));
       for (int k = 0; k < w.rank; ++k)
         std::printf("%s%lld", k ? ", " : "", static_cast<long long>(w.dims[k]));
       std::printf("]}");

@@ -7,9 +7,10 @@
 // members in order with duplicate keys (so that a reader can refuse them),
 // with bounded nesting, and numbers kept as non-negative integers when they
 // are (the formats only need those); anything else is a number without an
-// integer. Parsed by nlohmann-json (Json.cpp), which the other JSON readers
-// (tokenizer.json, config.json, chat templates, tuning records) use directly
-// through parseJsonDocument (JsonDocument.h).
+// integer. Text must be UTF-8 (JSON's rule, which nlohmann enforces: a
+// Latin-1 byte in a string is an error). Parsed by nlohmann-json (Json.cpp),
+// which the other JSON readers (tokenizer.json, config.json, chat templates,
+// tuning records) use directly through parseJsonDocument (JsonDocument.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -29,7 +29,8 @@ bool parseJsonDocument(std::string_view text, const std::string &what,
   try {
     out = Document::parse(text.begin(), text.end());
     return true;
-  } catch (const typename Document::parse_error &e) {
+  } catch (const typename Document::exception &e) {
+    // parse_error, and out_of_range for a number past a double's range.
     std::string message = e.what();
     size_t at = message.find("] ");
     error = what + ": invalid JSON: " +

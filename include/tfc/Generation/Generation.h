@@ -190,7 +190,11 @@ public:
                      std::vector<std::string> stops,
                      rt::IncrementalDecoder *decoder, Sink sink)
       : session(session), inputs(inputs), sampler(sampler), eos(std::move(eos)),
-        stops(std::move(stops)), decoder(decoder), sink(std::move(sink)) {}
+        stops(std::move(stops)), decoder(decoder), sink(std::move(sink)) {
+    for (const std::string &stop : this->stops)
+      if (stop.empty())
+        throw Error("a stop string is empty");
+  }
 
   /// Feeds `prompt` (appended to what the session holds) and generates up to
   /// `maxNew` tokens. `streamPrompt`: send the prompt's text to the sink

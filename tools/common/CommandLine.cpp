@@ -1,0 +1,113 @@
+//===- CommandLine.cpp - The runtime tools' command lines (CLI11) ---------===//
+//
+// Part of tfc, a transformer compiler on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommandLine.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace tfc::tools;
+
+CommandLine::CommandLine(std::string tool, const char *usage)
+    : CLI::App(usage, tool), tool(std::move(tool)), usage(usage) {
+  set_help_flag();
+  add_flag("-h,--help", help, "this text");
+  allow_extras(false);
+  // An option given twice: the last one counts (repeatable ones collect
+  // every value with take_all()).
+  option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void CommandLine::parseOrExit(int argc, char **argv) {
+  try {
+    parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    // --help wins over what else is wrong with the line.
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help")
+        help = true;
+    if (!help)
+      fail(std::string(e.what()) + " (see --help)");
+  }
+  if (help) {
+    std::fputs(usage, stdout);
+    std::exit(0);
+  }
+}
+
+void CommandLine::fail(const std::string &message) const {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+  std::exit(1);
+}
+
+CLI::Validator tfc::tools::anInteger() {
+  return CLI::Validator(
+      [](std::string &v) -> std::string {
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno)
+          return "needs an integer, not '" + v + "'";
+        v = std::to_string(n); // decimal for CLI11, which reads 010 as 8
+        return "";
+      },
+      "INT");
+}
+
+CLI::Validator tfc::tools::integerAtLeast(long long min) {
+  return CLI::Validator(
+      [min](std::string &v) -> std::string {
+        char *end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end || errno || n < min)
+          return "needs an integer >= " + std::to_string(min) + ", not '" + v +
+                 "'";
+        v = std::to_string(n); // decimal for CLI11, which reads 010 as 8
+        return "";
+      },
+      "INT>=" + std::to_string(min));
+}
+
+CLI::Validator tfc::tools::nonNegativeInteger() {
+  return CLI::Validator(
+      [](std::string &v) -> std::string {
+        char *end = nullptr;
+        errno = 0;
+        unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+        if (v.empty() || v[0] == '-' || *end || errno)
+          return "needs a non-negative integer, not '" + v + "'";
+        v = std::to_string(n); // decimal for CLI11, which reads 010 as 8
+        return "";
+      },
+      "UINT");
+}
+
+CLI::Validator tfc::tools::finiteNumber() {
+  return CLI::Validator(
+      [](std::string &v) -> std::string {
+        char *end = nullptr;
+        double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !std::isfinite(x))
+          return "needs a finite number, not '" + v + "'";
+        return "";
+      },
+      "NUMBER");
+}
+
+CLI::Validator tfc::tools::aNumber() {
+  return CLI::Validator(
+      [](std::string &v) -> std::string {
+        char *end = nullptr;
+        (void)std::strtod(v.c_str(), &end);
+        if (v.empty() || *end)
+          return "needs a number, not '" + v + "'";
+        return "";
+      },
+      "NUMBER");
+}
