@@ -283,7 +283,12 @@ bool tfc::tools::compiledModel(const std::string &checkpoint,
     return false;
   for (const std::string &f : flags)
     key.add(f);
-  addFileIdentity(key, compiler);
+  // The compiler by the file it is: a tool beside a link to tfc-compile and
+  // tfc-compile itself (tfc-compile --cache-dir) key it the same.
+  char realCompiler[PATH_MAX];
+  addFileIdentity(key, ::realpath(compiler.c_str(), realCompiler)
+                           ? std::string(realCompiler)
+                           : compiler);
   addHost(key);
   addTuning(key);
   std::string dir = compiledCacheDir();
