@@ -230,6 +230,47 @@ std::string baseName(std::string p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+/// The weights a family's .tfm declares, each declared once: the call
+/// writes its `weight` line and records the checkpoint tensor that must
+/// match, so the description and the checks cannot disagree. A tensor name
+/// with "{l}" belongs to a layer and is checked for every layer, after the
+/// model's own weights (in declaration order).
+class WeightDecls {
+public:
+  explicit WeightDecls(int64_t layers) : layers(layers) {}
+
+  /// `  weight VAR: [DIM, ...] = "TENSOR"` and a newline; each dim is given
+  /// as its .tfm expression and its value.
+  std::string
+  operator()(const std::string &var,
+             std::initializer_list<std::pair<const char *, int64_t>> dims,
+             const std::string &tensor) {
+    std::string line = "  weight " + var + ": [";
+    std::vector<int64_t> shape;
+    for (const auto &[text, value] : dims) {
+      line += (shape.empty() ? "" : ", ") + std::string(text);
+      shape.push_back(value);
+    }
+    line += "] = \"" + tensor + "\"\n";
+    (tensor.find("{l}") == std::string::npos ? model : perLayer)
+        .push_back({tensor, std::move(shape)});
+    return line;
+  }
+
+  /// Every tensor to check, with each layer's names filled in.
+  std::vector<Use> uses() const {
+    std::vector<Use> all = model;
+    for (int64_t l = 0; l < layers; ++l)
+      for (const Use &u : perLayer)
+        all.push_back({subst(u.name, "l", std::to_string(l)), u.shape});
+    return all;
+  }
+
+private:
+  int64_t layers;
+  std::vector<Use> model, perLayer;
+};
+
 bool checkUses(const tfc::rt::WeightSource &source, const std::vector<Use> &uses,
                const std::string &configName, std::string &error) {
   std::vector<std::string> problems;
@@ -1050,6 +1091,9 @@ bool importGpt2(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     }
     lmHead = "lm_head.weight";
   }
+  const std::pair<const char *, int64_t> D{"d_model", d}, F{"d_ff", inner};
+  WeightDecls w(layers);
+  std::string h = pre + "h.{l}.";
   std::ostringstream o;
   o << hfHeader(c, "GPT2LMHeadModel",
                 {"model_type", "vocab_size", "n_embd", "n_layer", "n_head",
@@ -1060,69 +1104,45 @@ bool importGpt2(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "const vocab = " << vocab << "\nconst n_ctx = " << ctx
     << "\nconst d_model = " << d << "\nconst heads = " << heads
     << "\nconst layers = " << layers << "\nconst d_ff = " << inner
-    << "\nconst eps = " << fmtFloat(eps) << "\n\ndim batch\ndim seq <= n_ctx\n\n"
+    << "\nconst eps = " << fmtFloat(eps)
+    << "\n\ndim batch\ndim seq <= n_ctx\n\n"
     << "block attn(x: [batch, seq, d_model], l: int) {\n"
-    << "  weight w_qkv: [d_model, 3 * d_model] = \"" << pre
-    << "h.{l}.attn.c_attn.weight\"\n"
-    << "  weight b_qkv: [3 * d_model] = \"" << pre << "h.{l}.attn.c_attn.bias\"\n"
-    << "  weight w_out: [d_model, d_model] = \"" << pre
-    << "h.{l}.attn.c_proj.weight\"\n"
-    << "  weight b_out: [d_model] = \"" << pre << "h.{l}.attn.c_proj.bias\"\n"
+    << w("w_qkv", {D, {"3 * d_model", 3 * d}}, h + "attn.c_attn.weight")
+    << w("b_qkv", {{"3 * d_model", 3 * d}}, h + "attn.c_attn.bias")
+    << w("w_out", {D, D}, h + "attn.c_proj.weight")
+    << w("b_out", {D}, h + "attn.c_proj.bias")
     << "  q, k, v = split(x @ w_qkv + b_qkv, 3)\n"
     << "  a = attention(q, k, v, heads = heads, causal = true)\n"
     << "  return a @ w_out + b_out\n}\n\n"
     << "block mlp(x: [batch, seq, d_model], l: int) {\n"
-    << "  weight w_fc: [d_model, d_ff] = \"" << pre << "h.{l}.mlp.c_fc.weight\"\n"
-    << "  weight b_fc: [d_ff] = \"" << pre << "h.{l}.mlp.c_fc.bias\"\n"
-    << "  weight w_proj: [d_ff, d_model] = \"" << pre
-    << "h.{l}.mlp.c_proj.weight\"\n"
-    << "  weight b_proj: [d_model] = \"" << pre << "h.{l}.mlp.c_proj.bias\"\n"
-    << "  h = x @ w_fc + b_fc\n"
+    << w("w_fc", {D, F}, h + "mlp.c_fc.weight")
+    << w("b_fc", {F}, h + "mlp.c_fc.bias")
+    << w("w_proj", {F, D}, h + "mlp.c_proj.weight")
+    << w("b_proj", {D}, h + "mlp.c_proj.bias") << "  h = x @ w_fc + b_fc\n"
     << "  h = " << gelu << "\n"
     << "  return h @ w_proj + b_proj\n}\n\n"
     << "block layer(x: [batch, seq, d_model], l: int) {\n"
-    << "  weight ln1_g: [d_model] = \"" << pre << "h.{l}.ln_1.weight\"\n"
-    << "  weight ln1_b: [d_model] = \"" << pre << "h.{l}.ln_1.bias\"\n"
-    << "  weight ln2_g: [d_model] = \"" << pre << "h.{l}.ln_2.weight\"\n"
-    << "  weight ln2_b: [d_model] = \"" << pre << "h.{l}.ln_2.bias\"\n"
+    << w("ln1_g", {D}, h + "ln_1.weight") << w("ln1_b", {D}, h + "ln_1.bias")
+    << w("ln2_g", {D}, h + "ln_2.weight") << w("ln2_b", {D}, h + "ln_2.bias")
     << "  x = x + attn(layer_norm(x, ln1_g, ln1_b, eps = eps), l)\n"
     << "  x = x + mlp(layer_norm(x, ln2_g, ln2_b, eps = eps), l)\n"
     << "  return x\n}\n\n"
     << "# Next-token logits for every position.\n"
     << "entry forward(input_ids: i64[batch, seq]) {\n"
-    << "  weight wte: [vocab, d_model] = \"" << pre << "wte.weight\"\n"
-    << "  weight wpe: [n_ctx, d_model] = \"" << pre << "wpe.weight\"\n"
-    << "  weight lnf_g: [d_model] = \"" << pre << "ln_f.weight\"\n"
-    << "  weight lnf_b: [d_model] = \"" << pre << "ln_f.bias\"\n";
+    << w("wte", {{"vocab", vocab}, D}, pre + "wte.weight")
+    << w("wpe", {{"n_ctx", ctx}, D}, pre + "wpe.weight")
+    << w("lnf_g", {D}, pre + "ln_f.weight")
+    << w("lnf_b", {D}, pre + "ln_f.bias");
   if (!tied)
-    o << "  weight lm_head: [vocab, d_model] = \"lm_head.weight\"\n";
+    o << w("lm_head", {{"vocab", vocab}, D}, "lm_head.weight");
   o << "\n  x = embed(wte, input_ids) + embed(wpe, arange(seq))\n"
     << "  for l in 0..layers {\n    x = layer(x, l)\n  }\n"
     << "  x = layer_norm(x, lnf_g, lnf_b, eps = eps)\n"
     << "  logits = linear(x, " << (tied ? "wte)   # tied LM head" : "lm_head)")
     << "\n  return logits\n}\n";
   out.tfm = o.str();
-
-  std::vector<Use> uses = {{pre + "wte.weight", {vocab, d}},
-                           {pre + "wpe.weight", {ctx, d}},
-                           {pre + "ln_f.weight", {d}},
-                           {pre + "ln_f.bias", {d}}};
-  if (!tied)
-    uses.push_back({"lm_head.weight", {vocab, d}});
-  for (int64_t l = 0; l < layers; ++l) {
-    std::string p = pre + "h." + std::to_string(l) + ".";
-    uses.push_back({p + "attn.c_attn.weight", {d, 3 * d}});
-    uses.push_back({p + "attn.c_attn.bias", {3 * d}});
-    uses.push_back({p + "attn.c_proj.weight", {d, d}});
-    uses.push_back({p + "attn.c_proj.bias", {d}});
-    uses.push_back({p + "mlp.c_fc.weight", {d, inner}});
-    uses.push_back({p + "mlp.c_fc.bias", {inner}});
-    uses.push_back({p + "mlp.c_proj.weight", {inner, d}});
-    uses.push_back({p + "mlp.c_proj.bias", {d}});
-    for (const char *n : {"ln_1.weight", "ln_1.bias", "ln_2.weight", "ln_2.bias"})
-      uses.push_back({p + n, {d}});
-  }
-  return checkUses(*c.weights, uses, c.configPath, error);
+  // Each weight was declared once, above: those are what must match.
+  return checkUses(*c.weights, w.uses(), c.configPath, error);
 }
 
 //===----------------------------------------------------------------------===//
