@@ -7,6 +7,7 @@
 #include "CommandLine.h"
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,38 +41,47 @@ void CommandLine::parseOrExit(int argc, char **argv) {
   }
 }
 
+CLI::Option *CommandLine::addRepeated(const std::string &name,
+                                      std::vector<std::string> &values) {
+  return add_option(name, values)
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+}
+
 void CommandLine::fail(const std::string &message) const {
   std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
   std::exit(1);
 }
 
-CLI::Validator tfc::tools::anInteger() {
-  return CLI::Validator(
-      [](std::string &v) -> std::string {
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || errno)
-          return "needs an integer, not '" + v + "'";
-        v = std::to_string(n); // decimal for CLI11, which reads 010 as 8
-        return "";
-      },
-      "INT");
-}
+namespace {
 
-CLI::Validator tfc::tools::integerAtLeast(long long min) {
+/// A signed decimal integer of at least `min`, rewritten in plain decimal
+/// (CLI11 would read 010 as 8); `expected` names it in the message.
+CLI::Validator signedInteger(long long min, std::string expected,
+                             std::string description) {
   return CLI::Validator(
-      [min](std::string &v) -> std::string {
+      [min, expected](std::string &v) -> std::string {
         char *end = nullptr;
         errno = 0;
         long long n = std::strtoll(v.c_str(), &end, 10);
         if (v.empty() || *end || errno || n < min)
-          return "needs an integer >= " + std::to_string(min) + ", not '" + v +
-                 "'";
-        v = std::to_string(n); // decimal for CLI11, which reads 010 as 8
+          return "needs " + expected + ", not '" + v + "'";
+        v = std::to_string(n);
         return "";
       },
-      "INT>=" + std::to_string(min));
+      std::move(description));
+}
+
+} // namespace
+
+CLI::Validator tfc::tools::anInteger() {
+  return signedInteger(LLONG_MIN, "an integer", "INT");
+}
+
+CLI::Validator tfc::tools::integerAtLeast(long long min) {
+  return signedInteger(min, "an integer >= " + std::to_string(min),
+                       "INT>=" + std::to_string(min));
 }
 
 CLI::Validator tfc::tools::nonNegativeInteger() {

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace tfc::tools {
 
@@ -29,6 +30,11 @@ public:
   /// Parses `argv`; on --help prints the usage and exits 0, on an error
   /// prints it and exits 1.
   void parseOrExit(int argc, char **argv);
+
+  /// A repeatable option: one value per occurrence, every value kept in
+  /// order (no extra arguments taken, no "[a,b]" split into two).
+  CLI::Option *addRepeated(const std::string &name,
+                           std::vector<std::string> &values);
 
   /// Prints "TOOL: error: message" and exits 1.
   [[noreturn]] void fail(const std::string &message) const;

@@ -221,21 +221,12 @@ static int generate(int argc, char **argv) {
   cli.add_option("model", model);
   cli.add_option("-w,--weights", weights);
   cli.add_option("--tokenizer", tokenizerPath);
-  cli.add_option("-p,--prompt", promptTexts)
-      ->expected(1)
-      ->take_all()
-      ->allow_extra_args(false);
-  cli.add_option("--ids", idsTexts)
-      ->expected(1)
-      ->take_all()
-      ->allow_extra_args(false);
+  cli.addRepeated("-p,--prompt", promptTexts);
+  cli.addRepeated("--ids", idsTexts);
   cli.add_option("-n,--max-new-tokens", maxNew)->transform(integerAtLeast(0));
   cli.add_option("--context", context)->transform(integerAtLeast(1));
   cli.add_option("--eos", eosText);
-  cli.add_option("--stop", stops)
-      ->expected(1)
-      ->take_all()
-      ->allow_extra_args(false)
+  cli.addRepeated("--stop", stops)
       ->check(CLI::Validator(
           [](std::string &v) {
             return v.empty() ? std::string("needs a non-empty string")

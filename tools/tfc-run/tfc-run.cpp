@@ -186,22 +186,10 @@ Options parseOptions(int argc, char **argv) {
   cli.add_option("model", o.model);
   cli.add_option("-w,--weights", o.weights);
   cli.add_option("-e,--entry", o.entry);
-  cli.add_option("-i,--input", o.inputs)
-      ->expected(1)
-      ->take_all()
-      ->allow_extra_args(false);
-  cli.add_option("-o,--output", o.outputs)
-      ->expected(1)
-      ->take_all()
-      ->allow_extra_args(false);
-  CLI::Option *text = cli.add_option("-t,--text", texts)
-                          ->expected(1)
-                          ->take_all()
-                          ->allow_extra_args(false);
-  CLI::Option *textFile = cli.add_option("--text-file", textFiles)
-                              ->expected(1)
-                              ->take_all()
-                              ->allow_extra_args(false);
+  cli.addRepeated("-i,--input", o.inputs);
+  cli.addRepeated("-o,--output", o.outputs);
+  CLI::Option *text = cli.addRepeated("-t,--text", texts);
+  CLI::Option *textFile = cli.addRepeated("--text-file", textFiles);
   cli.add_option("--tokenizer", o.tokenizer);
   cli.add_flag("--tokens", o.tokens);
   cli.add_option("--max-length", o.maxLength)

@@ -173,10 +173,7 @@ int main(int argc, char **argv) {
   size_t maxLengthValue = 0, padToValue = 0;
   tfc::tools::CommandLine cli("tfc-tokenize", kUsage);
   cli.add_option("tokenizer", path);
-  cli.add_option("--text", texts)
-      ->expected(1)
-      ->take_all()
-      ->allow_extra_args(false);
+  cli.addRepeated("--text", texts);
   cli.add_option("--pair", pairText);
   cli.add_option("--file", fileValue);
   cli.add_option("--jsonl", jsonlValue);

@@ -189,8 +189,8 @@ public:
                      rt::Sampler &sampler, std::vector<int64_t> eos,
                      std::vector<std::string> stops,
                      rt::IncrementalDecoder *decoder, Sink sink)
-      : session(session), inputs(inputs), sampler(sampler), eos(std::move(eos)),
-        stops(std::move(stops)), decoder(decoder), sink(std::move(sink)) {
+      : decoder(decoder), session(session), inputs(inputs), sampler(sampler),
+        eos(std::move(eos)), stops(std::move(stops)), sink(std::move(sink)) {
     for (const std::string &stop : this->stops)
       if (stop.empty())
         throw Error("a stop string is empty");
