@@ -42,15 +42,20 @@ bool importBloom(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   // BloomForCausalLM's tensors are under "transformer.", BloomModel's not.
   const std::string pre =
       c.hasTensor("transformer.word_embeddings.weight") ? "transformer." : "";
-  std::string lmHead = pre + "word_embeddings.weight";
-  if (!tied) {
-    if (!c.hasTensor("lm_head.weight")) {
-      error = c.dir + ": tie_word_embeddings is false but the checkpoint has "
-                      "no 'lm_head.weight'";
-      return false;
-    }
-    lmHead = "lm_head.weight";
+  if (!tied && !c.hasTensor("lm_head.weight")) {
+    error = c.dir + ": tie_word_embeddings is false but the checkpoint has "
+                    "no 'lm_head.weight'";
+    return false;
   }
+  const Dim D{"d_model", d}, F{"d_ff", 4 * d};
+  WeightDecls w(layers);
+  GenericBlock norm("norm", "x");
+  norm.weight("g", {D}, ".weight").weight("b", {D}, ".bias");
+  GenericBlock proj("proj", "x", {"d_out: int", "d_in: int"});
+  proj.weight("w", {{"d_out"}, {"d_in"}}, ".weight")
+      .weight("b", {{"d_out"}}, ".bias");
+  Prefix attn{"p", pre + "h.{l}.self_attention"}, mlp{"p", pre + "h.{l}.mlp"};
+  std::string h = pre + "h.{l}.";
   std::ostringstream o;
   o << hfHeader(c, "BloomForCausalLM",
                 {"model_type", "vocab_size", "hidden_size", "n_embed",
@@ -66,69 +71,44 @@ bool importBloom(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "\nconst heads = " << heads << "\nconst d_head = " << d / heads
     << "\nconst layers = " << layers << "\nconst d_ff = " << 4 * d
     << "\nconst eps = " << fmtFloat(eps) << "\n\ndim batch, seq\n\n"
-    << "block norm(x, p: str) {\n"
-    << "  weight g: [d_model] = \"{p}.weight\"\n"
-    << "  weight b: [d_model] = \"{p}.bias\"\n"
-    << "  return layer_norm(x, g, b, eps = eps)\n}\n\n"
-    << "block proj(x, p: str, d_out: int, d_in: int) {\n"
-    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n"
-    << "  weight b: [d_out] = \"{p}.bias\"\n"
-    << "  return linear(x, w, b)\n}\n\n"
+    << norm.text("  return layer_norm(x, g, b, eps = eps)\n")
+    << proj.text("  return linear(x, w, b)\n")
     << "block attn(x: [batch, seq, d_model], l: int) {\n"
-    << "  p = \"" << pre << "h.{l}.self_attention\"\n"
-    << "  qkv = reshape(proj(x, \"{p}.query_key_value\", 3 * d_model, "
-       "d_model),\n                [batch, seq, heads, 3, d_head])\n"
+    << attn.line() << "  qkv = reshape("
+    << proj.call(w, "x", attn(".query_key_value"), {{"3 * d_model", 3 * d}, D})
+    << ",\n                [batch, seq, heads, 3, d_head])\n"
     << "  q, k, v = split(qkv, 3, axis = 3)\n"
     << "  q = reshape(q, [batch, seq, d_model])\n"
     << "  k = reshape(k, [batch, seq, d_model])\n"
     << "  v = reshape(v, [batch, seq, d_model])\n"
     << "  a = attention(q, k, v, heads = heads, causal = true, alibi = 8.0)\n"
-    << "  return proj(a, \"{p}.dense\", d_model, d_model)\n}\n\n"
+    << "  return " << proj.call(w, "a", attn(".dense"), {D, D}) << "\n}\n\n"
     << "block mlp(x: [batch, seq, d_model], l: int) {\n"
-    << "  p = \"" << pre << "h.{l}.mlp\"\n"
-    << "  h = gelu(proj(x, \"{p}.dense_h_to_4h\", d_ff, d_model), "
-       "approximate = \"tanh\")\n"
-    << "  return proj(h, \"{p}.dense_4h_to_h\", d_model, d_ff)\n}\n\n"
+    << mlp.line() << "  h = gelu("
+    << proj.call(w, "x", mlp(".dense_h_to_4h"), {F, D})
+    << ", approximate = \"tanh\")\n"
+    << "  return " << proj.call(w, "h", mlp(".dense_4h_to_h"), {D, F})
+    << "\n}\n\n"
     << "block layer(x: [batch, seq, d_model], l: int) {\n"
-    << "  h = norm(x, \"" << pre << "h.{l}.input_layernorm\")\n"
+    << "  h = " << norm.call(w, "x", h + "input_layernorm") << "\n"
     << "  x = " << (postNorm ? "h" : "x") << " + attn(h, l)\n"
-    << "  h = norm(x, \"" << pre << "h.{l}.post_attention_layernorm\")\n"
+    << "  h = " << norm.call(w, "x", h + "post_attention_layernorm") << "\n"
     << "  return " << (postNorm ? "h" : "x") << " + mlp(h, l)\n}\n\n"
     << "# Next-token logits for every position.\n"
     << "entry forward(input_ids: i64[batch, seq]) {\n"
-    << "  weight wte: [vocab, d_model] = \"" << pre
-    << "word_embeddings.weight\"\n";
+    << w("wte", {{"vocab", vocab}, D}, pre + "word_embeddings.weight");
   if (!tied)
-    o << "  weight lm_head: [vocab, d_model] = \"lm_head.weight\"\n";
-  o << "  x = norm(embed(wte, input_ids), \"" << pre
-    << "word_embeddings_layernorm\")\n"
+    o << w("lm_head", {{"vocab", vocab}, D}, "lm_head.weight");
+  o << "  x = "
+    << norm.call(w, "embed(wte, input_ids)", pre + "word_embeddings_layernorm")
+    << "\n"
     << "  for l in 0..layers {\n    x = layer(x, l)\n  }\n"
-    << "  x = norm(x, \"" << pre << "ln_f\")\n"
+    << "  x = " << norm.call(w, "x", pre + "ln_f") << "\n"
     << "  logits = linear(x, " << (tied ? "wte)   # tied LM head" : "lm_head)")
     << "\n  return logits\n}\n";
   out.tfm = o.str();
-
-  std::vector<Use> uses = {{pre + "word_embeddings.weight", {vocab, d}}};
-  if (!tied)
-    uses.push_back({"lm_head.weight", {vocab, d}});
-  for (const char *n : {"word_embeddings_layernorm", "ln_f"})
-    for (const char *k : {".weight", ".bias"})
-      uses.push_back({pre + n + k, {d}});
-  for (int64_t l = 0; l < layers; ++l) {
-    std::string p = pre + "h." + std::to_string(l) + ".";
-    auto linear = [&](const std::string &n, int64_t dOut, int64_t dIn) {
-      uses.push_back({p + n + ".weight", {dOut, dIn}});
-      uses.push_back({p + n + ".bias", {dOut}});
-    };
-    linear("self_attention.query_key_value", 3 * d, d);
-    linear("self_attention.dense", d, d);
-    linear("mlp.dense_h_to_4h", 4 * d, d);
-    linear("mlp.dense_4h_to_h", d, 4 * d);
-    for (const char *n : {"input_layernorm", "post_attention_layernorm"})
-      for (const char *k : {".weight", ".bias"})
-        uses.push_back({p + n + k, {d}});
-  }
-  return checkUses(*c.weights, uses, c.configPath, error);
+  // Each weight was declared once, above: those are what must match.
+  return checkUses(*c.weights, w.uses(), c.configPath, error);
 }
 
 } // namespace tfc::importer::detail

@@ -10,6 +10,7 @@
 
 #include "tfc/Formats/JsonDocument.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -143,26 +144,36 @@ std::string WeightDecls::shape(const std::vector<Dim> &dims,
 
 void WeightDecls::record(const std::string &tensor,
                          std::vector<int64_t> shape) {
-  std::vector<Use> &list =
-      tensor.find("{l}") == std::string::npos ? model : perLayer;
-  for (const Use &u : list)
-    if (u.name == tensor)
+  if (tensor.find("{l}") == std::string::npos) {
+    for (const Use &u : model)
+      if (u.name == tensor)
+        return;
+    model.push_back({tensor, std::move(shape)});
+    return;
+  }
+  for (const LayerUse &u : perLayer)
+    if (u.use.name == tensor)
       return;
-  list.push_back({tensor, std::move(shape)});
+  perLayer.push_back({{tensor, std::move(shape)}, layers});
 }
 
 std::vector<Use> WeightDecls::uses() const {
   std::vector<Use> all = model;
-  for (int64_t l = 0; l < layers; ++l)
-    for (const Use &u : perLayer)
-      all.push_back({subst(u.name, "l", std::to_string(l)), u.shape});
+  int64_t most = 0;
+  for (const LayerUse &u : perLayer)
+    most = std::max(most, u.layers);
+  for (int64_t l = 0; l < most; ++l)
+    for (const LayerUse &u : perLayer)
+      if (l < u.layers)
+        all.push_back({subst(u.use.name, "l", std::to_string(l)), u.use.shape});
   return all;
 }
 
-GenericBlock::GenericBlock(std::string name, std::string args,
-                           std::vector<std::string> intParams)
-    : name(std::move(name)), args(std::move(args)),
-      intParams(std::move(intParams)) {}
+GenericBlock::GenericBlock(std::string name, std::string before,
+                           std::vector<std::string> after,
+                           std::string nameParam)
+    : name(std::move(name)), before(std::move(before)),
+      nameParam(std::move(nameParam)), after(std::move(after)) {}
 
 GenericBlock &GenericBlock::weight(const std::string &var,
                                    std::vector<Dim> dims,
@@ -172,34 +183,82 @@ GenericBlock &GenericBlock::weight(const std::string &var,
 }
 
 std::string GenericBlock::text(const std::string &body) const {
-  std::string t = "block " + name + "(" + args + ", p: str";
-  for (const std::string &i : intParams)
-    t += ", " + i + ": int";
+  std::string t = "block " + name + "(" + before +
+                  (before.empty() ? "" : ", ") + nameParam + ": str";
+  for (const std::string &a : after)
+    t += ", " + a;
   t += ") {\n";
   for (const Weight &w : weights)
-    t += "  weight " + w.var + ": " + dimsText(w.dims) + " = \"{p}" + w.suffix +
-         "\"\n";
+    if (!w.var.empty())
+      t += "  weight " + w.var + ": " + dimsText(w.dims) + " = \"{" +
+           nameParam + "}" + w.suffix + "\"\n";
   return t + body + "}\n\n";
 }
 
-std::string GenericBlock::call(WeightDecls &decls, const std::string &callArgs,
-                               const std::string &tensor,
-                               const std::vector<Dim> &ints) const {
+std::vector<std::pair<std::string, std::vector<Dim>>>
+GenericBlock::bind(const std::vector<Dim> &args) const {
+  std::vector<std::pair<std::string, std::vector<Dim>>> out;
   for (const Weight &w : weights) {
-    std::vector<int64_t> shape;
-    for (const Dim &d : w.dims) {
-      int64_t value = d.value;
-      for (size_t i = 0; i < intParams.size() && i < ints.size(); ++i)
-        if (d.value == Dim::kParam && d.text == intParams[i])
-          value = ints[i].value;
-      shape.push_back(value);
+    std::vector<Dim> dims = w.dims;
+    for (Dim &d : dims) {
+      if (d.value != Dim::kParam)
+        continue;
+      for (size_t i = 0; i < after.size() && i < args.size(); ++i)
+        if (after[i].substr(0, after[i].find(':')) == d.text)
+          d = args[i];
     }
-    decls.record(tensor + w.suffix, std::move(shape));
+    out.push_back({w.suffix, std::move(dims)});
   }
-  std::string t = name + "(" + callArgs + ", \"" + tensor + "\"";
-  for (const Dim &d : ints)
+  return out;
+}
+
+std::string GenericBlock::callText(const std::string &callBefore,
+                                   const std::string &tensor,
+                                   const std::vector<Dim> &args) const {
+  std::string t = name + "(" + callBefore + (callBefore.empty() ? "" : ", ") +
+                  "\"" + tensor + "\"";
+  for (const Dim &d : args)
     t += ", " + d.text;
   return t + ")";
+}
+
+void GenericBlock::record(WeightDecls &decls, const std::string &tensor,
+                          const std::vector<Dim> &args) const {
+  for (auto &[suffix, dims] : bind(args)) {
+    std::vector<int64_t> shape;
+    for (const Dim &d : dims)
+      shape.push_back(d.value);
+    decls.record(tensor + suffix, std::move(shape));
+  }
+}
+
+std::string GenericBlock::call(WeightDecls &decls,
+                               const std::string &callBefore,
+                               const std::string &tensor,
+                               const std::vector<Dim> &args) const {
+  record(decls, tensor, args);
+  return callText(callBefore, tensor, args);
+}
+
+std::string GenericBlock::call(WeightDecls &decls,
+                               const std::string &callBefore,
+                               const Prefix::Name &tensor,
+                               const std::vector<Dim> &args) const {
+  record(decls, tensor.tensor, args);
+  return callText(callBefore, tensor.text, args);
+}
+
+std::string GenericBlock::call(GenericBlock &outer,
+                               const std::string &callBefore,
+                               const std::string &tensor,
+                               const std::vector<Dim> &args) const {
+  std::string prefix = "{" + outer.nameParam + "}";
+  std::string rest = tensor.compare(0, prefix.size(), prefix) == 0
+                         ? tensor.substr(prefix.size())
+                         : tensor;
+  for (auto &[suffix, dims] : bind(args))
+    outer.weights.push_back({"", std::move(dims), rest + suffix});
+  return callText(callBefore, tensor, args);
 }
 
 bool checkUses(const tfc::rt::WeightSource &source,

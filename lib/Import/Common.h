@@ -158,12 +158,16 @@ struct Dim {
 /// The weights a family's .tfm declares, each declared once: the call
 /// writes its `weight` line and records the checkpoint tensor that must
 /// match, so the description and the checks cannot disagree. A tensor name
-/// with "{l}" belongs to a layer and is checked for every layer, after the
+/// with "{l}" belongs to a layer and is checked for every layer of the stack
+/// being written (setLayers: an encoder-decoder's two stacks), after the
 /// model's own weights (in declaration order); a tensor declared twice (two
 /// entries reading one table) is checked once.
 class WeightDecls {
 public:
   explicit WeightDecls(int64_t layers) : layers(layers) {}
+
+  /// The layers that "{l}" in the tensors declared from now on ranges over.
+  void setLayers(int64_t n) { layers = n; }
 
   /// `  weight VAR: [DIM, ...] = "TENSOR"` and a newline.
   std::string operator()(const std::string &var, const std::vector<Dim> &dims,
@@ -178,38 +182,78 @@ public:
   std::vector<Use> uses() const;
 
 private:
+  struct LayerUse {
+    Use use;
+    int64_t layers;
+  };
   int64_t layers;
-  std::vector<Use> model, perLayer;
+  std::vector<Use> model;
+  std::vector<LayerUse> perLayer;
 };
 
-/// A block whose weights are named after its string parameter `p`
+/// A string variable of a block naming a prefix (`p = "h.{l}.mlp"`), so that
+/// calls read `proj(x, "{p}.dense_h_to_4h", ...)`: `line()` declares it and
+/// `(".dense_h_to_4h")` is the argument's text with the tensor it names.
+struct Prefix {
+  std::string var, value;
+  std::string line() const { return "  " + var + " = \"" + value + "\"\n"; }
+  struct Name {
+    std::string text, tensor;
+  };
+  Name operator()(const std::string &suffix) const {
+    return {"{" + var + "}" + suffix, value + suffix};
+  }
+};
+
+/// A block whose weights are named after one of its string parameters
 /// (`block dense(x, p: str, d_out: int, d_in: int)`, one block for every
-/// projection of a layer), declared once: its weight lines and, at each of
-/// its calls, the tensors that call names, recorded in a WeightDecls.
+/// projection of a layer), declared once: its weight lines, and at each of
+/// its calls the tensors that call names. A call from the entry or a layer
+/// records them in a WeightDecls; a call from another generic block's body
+/// (`proj(xq, "{p}.q", d_inner, d_model)` in T5's `mha`) adds them to that
+/// block, to be recorded at its calls.
 class GenericBlock {
 public:
-  /// `block NAME(ARGS, p: str, INT: int, ...) {`.
-  GenericBlock(std::string name, std::string args,
-               std::vector<std::string> intParams);
-  /// `  weight VAR: [DIM, ...] = "{p}SUFFIX"`.
+  /// `block NAME(BEFORE, NAMEPARAM: str, AFTER...) {`; each of `after` is a
+  /// parameter's "name: type" (an `int` one may size the weights).
+  GenericBlock(std::string name, std::string before,
+               std::vector<std::string> after = {},
+               std::string nameParam = "p");
+  /// `  weight VAR: [DIM, ...] = "{NAMEPARAM}SUFFIX"`.
   GenericBlock &weight(const std::string &var, std::vector<Dim> dims,
                        const std::string &suffix);
   /// The block: its header, its weight lines, `body` and the closing brace.
   std::string text(const std::string &body) const;
-  /// `NAME(ARGS, "TENSOR", INT, ...)`: records TENSOR + each weight's suffix
-  /// with its shape (the int parameters given by `ints`, in order).
-  std::string call(WeightDecls &decls, const std::string &args,
+  /// `NAME(BEFORE, "TENSOR", AFTER...)` from the entry or a layer block:
+  /// records TENSOR + each weight's suffix, shaped with `after`'s values.
+  std::string call(WeightDecls &decls, const std::string &before,
                    const std::string &tensor,
-                   const std::vector<Dim> &ints = {}) const;
+                   const std::vector<Dim> &after = {}) const;
+  /// The same, naming the tensor through a Prefix variable.
+  std::string call(WeightDecls &decls, const std::string &before,
+                   const Prefix::Name &tensor,
+                   const std::vector<Dim> &after = {}) const;
+  /// The same call in the body of `outer`, whose TENSOR starts with
+  /// "{NAMEPARAM}" of `outer`: its weights become `outer`'s.
+  std::string call(GenericBlock &outer, const std::string &before,
+                   const std::string &tensor,
+                   const std::vector<Dim> &after = {}) const;
 
 private:
   struct Weight {
-    std::string var;
+    std::string var; // "" for a weight of a block this one calls
     std::vector<Dim> dims;
     std::string suffix;
   };
-  std::string name, args;
-  std::vector<std::string> intParams;
+  /// The weights' shapes with the int parameters bound to `after`.
+  std::vector<std::pair<std::string, std::vector<Dim>>>
+  bind(const std::vector<Dim> &after) const;
+  void record(WeightDecls &decls, const std::string &tensor,
+              const std::vector<Dim> &after) const;
+  std::string callText(const std::string &before, const std::string &tensor,
+                       const std::vector<Dim> &after) const;
+  std::string name, before, nameParam;
+  std::vector<std::string> after;
   std::vector<Weight> weights;
 };
 

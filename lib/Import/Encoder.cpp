@@ -30,9 +30,9 @@ void writeEncoder(const EncoderSpec &s, std::string &tfm,
   bool relative = !s.relativeBias.empty();
   const Dim D{"d_model", s.dModel}, F{"d_ff", s.dFF};
   WeightDecls w(s.layers);
-  GenericBlock norm("norm", "x: [batch, seq, d_model]", {});
+  GenericBlock norm("norm", "x: [batch, seq, d_model]");
   norm.weight("g", {D}, ".weight").weight("b", {D}, ".bias");
-  GenericBlock dense("dense", "x", {"d_out", "d_in"});
+  GenericBlock dense("dense", "x", {"d_out: int", "d_in: int"});
   dense.weight("w", {{"d_out"}, {"d_in"}}, ".weight");
   if (s.biases)
     dense.weight("b", {{"d_out"}}, ".bias");

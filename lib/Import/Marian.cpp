@@ -74,6 +74,30 @@ bool importMarian(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   };
   std::string encTable = table("encoder"), decTable = table("decoder");
   std::string lmHead = tied ? decTable : "lm_head.weight";
+  const Dim D{"d_model", d}, FF{"d_ff"};
+  WeightDecls w(encLayers);
+  GenericBlock norm("norm", "x");
+  norm.weight("g", {D}, ".weight").weight("b", {D}, ".bias");
+  GenericBlock proj("proj", "x", {"d_out: int", "d_in: int"});
+  proj.weight("w", {{"d_out"}, {"d_in"}}, ".weight")
+      .weight("b", {{"d_out"}}, ".bias");
+  GenericBlock mha("mha", "xq, xkv, mask", {"heads: int", "causal: bool"});
+  std::string mhaBody =
+      "  q = " + proj.call(mha, "xq", "{p}.q_proj", {D, D}) + "\n" +
+      "  k = " + proj.call(mha, "xkv", "{p}.k_proj", {D, D}) + "\n" +
+      "  v = " + proj.call(mha, "xkv", "{p}.v_proj", {D, D}) + "\n" +
+      "  a = attention(q, k, v, heads = heads, mask = mask, causal = "
+      "causal)\n" +
+      "  return " + proj.call(mha, "a", "{p}.out_proj", {D, D}) + "\n";
+  GenericBlock ffn("ffn", "x", {"d_ff: int"});
+  std::string ffnBody = "  h = " + proj.call(ffn, "x", "{p}.fc1", {FF, D}) +
+                        "\n  h = " + activation + "\n  return " +
+                        proj.call(ffn, "h", "{p}.fc2", {D, FF}) + "\n";
+  GenericBlock embedTokens("embed_tokens", "ids", {}, "name");
+  embedTokens.weight("table", {{"vocab", vocab}, D}, "");
+  const Dim yes{"true"}, no{"false"};
+  Prefix enc{"p", "model.encoder.layers.{l}"},
+      dec{"p", "model.decoder.layers.{l}"};
   std::ostringstream o;
   o << hfHeader(c, "MarianMTModel",
                 {"model_type", "vocab_size", "d_model", "encoder_layers",
@@ -95,48 +119,47 @@ bool importMarian(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "\nconst encoder_ffn = " << encFF << "\nconst decoder_ffn = " << decFF
     << "\nconst eps = 1e-5\n\n"
     << "dim batch\ndim src_seq <= n_ctx\ndim tgt_seq <= n_ctx\n\n"
-    << "block norm(x, p: str) {\n"
-    << "  weight g: [d_model] = \"{p}.weight\"\n"
-    << "  weight b: [d_model] = \"{p}.bias\"\n"
-    << "  return layer_norm(x, g, b, eps = eps)\n}\n\n"
-    << "block proj(x, p: str, d_out: int, d_in: int) {\n"
-    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n"
-    << "  weight b: [d_out] = \"{p}.bias\"\n"
-    << "  return linear(x, w, b)\n}\n\n"
+    << norm.text("  return layer_norm(x, g, b, eps = eps)\n")
+    << proj.text("  return linear(x, w, b)\n")
     << "# Queries from xq over keys/values from xkv; mask: 1/0 per key.\n"
-    << "block mha(xq, xkv, mask, p: str, heads: int, causal: bool) {\n"
-    << "  q = proj(xq, \"{p}.q_proj\", d_model, d_model)\n"
-    << "  k = proj(xkv, \"{p}.k_proj\", d_model, d_model)\n"
-    << "  v = proj(xkv, \"{p}.v_proj\", d_model, d_model)\n"
-    << "  a = attention(q, k, v, heads = heads, mask = mask, causal = causal)\n"
-    << "  return proj(a, \"{p}.out_proj\", d_model, d_model)\n}\n\n"
-    << "block ffn(x, p: str, d_ff: int) {\n"
-    << "  h = proj(x, \"{p}.fc1\", d_ff, d_model)\n"
-    << "  h = " << activation << "\n"
-    << "  return proj(h, \"{p}.fc2\", d_model, d_ff)\n}\n\n"
-    << "block embed_tokens(ids, name: str) {\n"
-    << "  weight table: [vocab, d_model] = \"{name}\"\n"
-    << "  x = embed(table, ids)" << (scale ? " * d_model ** 0.5" : "") << "\n"
-    << "  return x + sinusoidal_positions(size(ids, 1), d_model, "
-       "interleaved = false)\n}\n\n"
+    << mha.text(mhaBody) << ffn.text(ffnBody)
+    << embedTokens.text("  x = embed(table, ids)" +
+                        std::string(scale ? " * d_model ** 0.5" : "") +
+                        "\n  return x + sinusoidal_positions(size(ids, 1), "
+                        "d_model, interleaved = false)\n")
     << "block encoder_layer(x, mask, l: int) {\n"
-    << "  p = \"model.encoder.layers.{l}\"\n"
-    << "  x = norm(x + mha(x, x, mask, \"{p}.self_attn\", encoder_heads, "
-       "false),\n           \"{p}.self_attn_layer_norm\")\n"
-    << "  return norm(x + ffn(x, p, encoder_ffn), \"{p}.final_layer_norm\")\n"
-    << "}\n\n"
-    << "block decoder_layer(y, memory, tgt_mask, src_mask, l: int) {\n"
-    << "  p = \"model.decoder.layers.{l}\"\n"
-    << "  y = norm(y + mha(y, y, tgt_mask, \"{p}.self_attn\", decoder_heads, "
-       "true),\n           \"{p}.self_attn_layer_norm\")\n"
-    << "  y = norm(y + mha(y, memory, src_mask, \"{p}.encoder_attn\", "
-       "decoder_heads, false),\n           \"{p}.encoder_attn_layer_norm\")\n"
-    << "  return norm(y + ffn(y, p, decoder_ffn), \"{p}.final_layer_norm\")\n"
-    << "}\n\n"
+    << enc.line() << "  x = "
+    << norm.call(w,
+                 "x + " + mha.call(w, "x, x, mask", enc(".self_attn"),
+                                   {{"encoder_heads"}, no}),
+                 enc(".self_attn_layer_norm"))
+    << "\n  return "
+    << norm.call(w,
+                 "x + " + ffn.call(w, "x", enc(""), {{"encoder_ffn", encFF}}),
+                 enc(".final_layer_norm"))
+    << "\n}\n\n";
+  w.setLayers(decLayers);
+  o << "block decoder_layer(y, memory, tgt_mask, src_mask, l: int) {\n"
+    << dec.line() << "  y = "
+    << norm.call(w,
+                 "y + " + mha.call(w, "y, y, tgt_mask", dec(".self_attn"),
+                                   {{"decoder_heads"}, yes}),
+                 dec(".self_attn_layer_norm"))
+    << "\n  y = "
+    << norm.call(w,
+                 "y + " + mha.call(w, "y, memory, src_mask",
+                                   dec(".encoder_attn"),
+                                   {{"decoder_heads"}, no}),
+                 dec(".encoder_attn_layer_norm"))
+    << "\n  return "
+    << norm.call(w,
+                 "y + " + ffn.call(w, "y", dec(""), {{"decoder_ffn", decFF}}),
+                 dec(".final_layer_norm"))
+    << "\n}\n\n"
     << "# Source tokens -> the encoder's output.\n"
     << "entry encode(input_ids: i64[batch, src_seq],\n"
     << "             attention_mask: i64[batch, src_seq]) {\n"
-    << "  x = embed_tokens(input_ids, \"" << encTable << "\")\n"
+    << "  x = " << embedTokens.call(w, "input_ids", encTable) << "\n"
     << "  for l in 0..encoder_layers {\n"
     << "    x = encoder_layer(x, attention_mask, l)\n  }\n"
     << "  encoder_hidden_states = x\n  return encoder_hidden_states\n}\n\n"
@@ -145,9 +168,9 @@ bool importMarian(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "             decoder_attention_mask: i64[batch, tgt_seq],\n"
     << "             encoder_hidden_states: f32[batch, src_seq, d_model],\n"
     << "             attention_mask: i64[batch, src_seq]) {\n"
-    << "  weight lm_head: [vocab, d_model] = \"" << lmHead << "\"\n"
-    << "  weight final_logits_bias: [1, vocab] = \"final_logits_bias\"\n"
-    << "  y = embed_tokens(decoder_input_ids, \"" << decTable << "\")\n"
+    << w("lm_head", {{"vocab", vocab}, D}, lmHead)
+    << w("final_logits_bias", {{"1", 1}, {"vocab", vocab}}, "final_logits_bias")
+    << "  y = " << embedTokens.call(w, "decoder_input_ids", decTable) << "\n"
     << "  for l in 0..decoder_layers {\n"
     << "    y = decoder_layer(y, encoder_hidden_states, "
        "decoder_attention_mask,\n"
@@ -155,44 +178,8 @@ bool importMarian(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "  logits = linear(y, lm_head) + final_logits_bias\n"
     << "  return logits\n}\n";
   out.tfm = o.str();
-
-  std::vector<Use> uses = {{encTable, {vocab, d}},
-                           {"final_logits_bias", {1, vocab}}};
-  if (decTable != encTable)
-    uses.push_back({decTable, {vocab, d}});
-  if (!tied)
-    uses.push_back({"lm_head.weight", {vocab, d}});
-  auto attn = [&](const std::string &p) {
-    for (const char *n : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
-      uses.push_back({p + "." + n + ".weight", {d, d}});
-      uses.push_back({p + "." + n + ".bias", {d}});
-    }
-  };
-  auto layer = [&](const std::string &p, int64_t ff,
-                   std::vector<const char *> norms) {
-    uses.push_back({p + "fc1.weight", {ff, d}});
-    uses.push_back({p + "fc1.bias", {ff}});
-    uses.push_back({p + "fc2.weight", {d, ff}});
-    uses.push_back({p + "fc2.bias", {d}});
-    for (const char *n : norms) {
-      uses.push_back({p + n + ".weight", {d}});
-      uses.push_back({p + n + ".bias", {d}});
-    }
-  };
-  for (int64_t l = 0; l < encLayers; ++l) {
-    std::string p = "model.encoder.layers." + std::to_string(l) + ".";
-    attn(p + "self_attn");
-    layer(p, encFF, {"self_attn_layer_norm", "final_layer_norm"});
-  }
-  for (int64_t l = 0; l < decLayers; ++l) {
-    std::string p = "model.decoder.layers." + std::to_string(l) + ".";
-    attn(p + "self_attn");
-    attn(p + "encoder_attn");
-    layer(p, decFF,
-          {"self_attn_layer_norm", "encoder_attn_layer_norm",
-           "final_layer_norm"});
-  }
-  return checkUses(*c.weights, uses, c.configPath, error);
+  // Each weight was declared once, above: those are what must match.
+  return checkUses(*c.weights, w.uses(), c.configPath, error);
 }
 
 } // namespace tfc::importer::detail

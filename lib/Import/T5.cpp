@@ -26,7 +26,7 @@ bool importT5(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   int64_t buckets = r.positiveOr("relative_attention_num_buckets", 32);
   int64_t distance = r.positiveOr("relative_attention_max_distance", 128);
   double eps = r.positiveNumberOr("layer_norm_epsilon", 1e-6);
-  std::string proj = r.stringOr("feed_forward_proj", "relu");
+  std::string ffProj = r.stringOr("feed_forward_proj", "relu");
   bool tied = r.boolOr("tie_word_embeddings", true);
   // transformers 5 records whether the decoder output is scaled by
   // d_model^-0.5 (original T5) in scale_decoder_outputs; earlier versions
@@ -46,9 +46,9 @@ bool importT5(HfCheckpoint &c, ImportedModel &out, std::string &error) {
             "half of them, at most 2^20)";
     return false;
   }
-  bool gated = proj.rfind("gated-", 0) == 0;
-  std::string act = gated ? proj.substr(6) : proj;
-  if (proj == "gated-gelu") // transformers' backward compatibility
+  bool gated = ffProj.rfind("gated-", 0) == 0;
+  std::string act = gated ? ffProj.substr(6) : ffProj;
+  if (ffProj == "gated-gelu") // transformers' backward compatibility
     act = "gelu_new";
   std::string activation;
   if (act == "relu")
@@ -61,7 +61,7 @@ bool importT5(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   else if (act == "silu" || act == "swish")
     activation = "silu(h)";
   else {
-    error = c.configPath + ": feed_forward_proj '" + proj +
+    error = c.configPath + ": feed_forward_proj '" + ffProj +
             "' is not supported (supported: relu, gelu, gelu_new, silu, or "
             "one of them after 'gated-')";
     return false;
@@ -77,6 +77,44 @@ bool importT5(HfCheckpoint &c, ImportedModel &out, std::string &error) {
                     "no 'lm_head.weight'";
     return false;
   }
+  const Dim D{"d_model", d}, I{"d_inner", heads * dKv}, F{"d_ff", dFF};
+  WeightDecls w(encLayers);
+  GenericBlock norm("norm", "x");
+  norm.weight("g", {D}, ".weight");
+  GenericBlock proj("proj", "x", {"d_out: int", "d_in: int"});
+  proj.weight("w", {{"d_out"}, {"d_in"}}, ".weight");
+  // Attention over q from xq and k, v from xkv, with or without the bias.
+  auto attentionBody = [&](GenericBlock &block, const char *xq, const char *xkv,
+                           const char *extra) {
+    return "  q = " + proj.call(block, xq, "{p}.q", {I, D}) + "\n" +
+           "  k = " + proj.call(block, xkv, "{p}.k", {I, D}) + "\n" +
+           "  v = " + proj.call(block, xkv, "{p}.v", {I, D}) + "\n" +
+           "  a = attention(q, k, v, heads = heads, mask = mask, causal = "
+           "causal,\n                scale = 1.0" +
+           extra + ")\n" + "  return " +
+           proj.call(block, "a", "{p}.o", {D, I}) + "\n";
+  };
+  GenericBlock mha("mha", "xq, xkv, mask", {"causal: bool"});
+  std::string mhaBody = attentionBody(mha, "xq", "xkv", "");
+  GenericBlock self("self_attention", "x, mask, bias", {"causal: bool"});
+  std::string selfBody =
+      attentionBody(self, "x", "x", ", relative_bias = bias");
+  GenericBlock ffn("ffn", "x");
+  std::string ffnBody =
+      gated ? "  h = " + proj.call(ffn, "x", "{p}.wi_0", {F, D}) + "\n" +
+                  "  h = " + activation + " * " +
+                  proj.call(ffn, "x", "{p}.wi_1", {F, D}) + "\n"
+            : "  h = " + proj.call(ffn, "x", "{p}.wi", {F, D}) + "\n" +
+                  "  h = " + activation + "\n";
+  ffnBody += "  return " + proj.call(ffn, "h", "{p}.wo", {D, F}) + "\n";
+  GenericBlock positionBias("position_bias", "", {"bidirectional: bool"},
+                            "side");
+  positionBias.weight("t", {{"buckets", buckets}, {"heads", heads}},
+                      ".block.0.layer.0.SelfAttention.relative_attention_bias."
+                      "weight");
+  const Dim yes{"true"}, no{"false"};
+  Prefix enc{"p", "encoder.block.{l}.layer"},
+      dec{"p", "decoder.block.{l}.layer"};
   std::ostringstream o;
   o << hfHeader(c, "T5ForConditionalGeneration",
                 {"model_type", "vocab_size", "d_model", "d_kv", "d_ff",
@@ -100,127 +138,70 @@ bool importT5(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "\nconst buckets = " << buckets << "\nconst max_distance = " << distance
     << "\nconst eps = " << fmtFloat(eps) << "\n\n"
     << "dim batch, src_seq, tgt_seq\n\n"
-    << "block norm(x, p: str) {\n"
-    << "  weight g: [d_model] = \"{p}.weight\"\n"
-    << "  return rms_norm(x, g, eps = eps)\n}\n\n"
-    << "block proj(x, p: str, d_out: int, d_in: int) {\n"
-    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n"
-    << "  return linear(x, w)\n}\n\n"
+    << norm.text("  return rms_norm(x, g, eps = eps)\n")
+    << proj.text("  return linear(x, w)\n")
     << "# Queries from xq over keys/values from xkv; mask: 1/0 per key; bias:\n"
     << "# the position bias by distance (none in cross-attention).\n"
-    << "block mha(xq, xkv, mask, p: str, causal: bool) {\n"
-    << "  q = proj(xq, \"{p}.q\", d_inner, d_model)\n"
-    << "  k = proj(xkv, \"{p}.k\", d_inner, d_model)\n"
-    << "  v = proj(xkv, \"{p}.v\", d_inner, d_model)\n"
-    << "  a = attention(q, k, v, heads = heads, mask = mask, causal = causal,\n"
-    << "                scale = 1.0)\n"
-    << "  return proj(a, \"{p}.o\", d_model, d_inner)\n}\n\n"
-    << "block self_attention(x, mask, bias, p: str, causal: bool) {\n"
-    << "  q = proj(x, \"{p}.q\", d_inner, d_model)\n"
-    << "  k = proj(x, \"{p}.k\", d_inner, d_model)\n"
-    << "  v = proj(x, \"{p}.v\", d_inner, d_model)\n"
-    << "  a = attention(q, k, v, heads = heads, mask = mask, causal = causal,\n"
-    << "                scale = 1.0, relative_bias = bias)\n"
-    << "  return proj(a, \"{p}.o\", d_model, d_inner)\n}\n\n"
-    << "block ffn(x, p: str) {\n";
-  if (gated)
-    o << "  h = proj(x, \"{p}.wi_0\", d_ff, d_model)\n"
-      << "  h = " << activation << " * proj(x, \"{p}.wi_1\", d_ff, d_model)\n";
-  else
-    o << "  h = proj(x, \"{p}.wi\", d_ff, d_model)\n"
-      << "  h = " << activation << "\n";
-  o << "  return proj(h, \"{p}.wo\", d_model, d_ff)\n}\n\n"
+    << mha.text(mhaBody) << self.text(selfBody) << ffn.text(ffnBody)
     << "# The bias by distance of one stack, from its first layer's table.\n"
-    << "block position_bias(side: str, bidirectional: bool) {\n"
-    << "  weight t: [buckets, heads] = "
-       "\"{side}.block.0.layer.0.SelfAttention.relative_attention_bias."
-       "weight\"\n"
-    << "  return relative_position_bias(t, buckets = buckets, max_distance = "
-       "max_distance,\n                                bidirectional = "
-       "bidirectional)\n}\n\n"
+    << positionBias.text(
+           "  return relative_position_bias(t, buckets = buckets, "
+           "max_distance = max_distance,\n                                "
+           "bidirectional = bidirectional)\n")
     << "block encoder_layer(x, mask, bias, l: int) {\n"
-    << "  p = \"encoder.block.{l}.layer\"\n"
-    << "  x = x + self_attention(norm(x, \"{p}.0.layer_norm\"), mask, bias,\n"
-    << "                         \"{p}.0.SelfAttention\", false)\n"
-    << "  return x + ffn(norm(x, \"{p}.1.layer_norm\"), "
-       "\"{p}.1.DenseReluDense\")\n}\n\n"
-    << "block decoder_layer(y, memory, tgt_mask, src_mask, bias, l: int) {\n"
-    << "  p = \"decoder.block.{l}.layer\"\n"
-    << "  y = y + self_attention(norm(y, \"{p}.0.layer_norm\"), tgt_mask, "
-       "bias,\n                         \"{p}.0.SelfAttention\", true)\n"
-    << "  y = y + mha(norm(y, \"{p}.1.layer_norm\"), memory, src_mask,\n"
-    << "              \"{p}.1.EncDecAttention\", false)\n"
-    << "  return y + ffn(norm(y, \"{p}.2.layer_norm\"), "
-       "\"{p}.2.DenseReluDense\")\n}\n\n"
+    << enc.line() << "  x = x + "
+    << self.call(w, norm.call(w, "x", enc(".0.layer_norm")) + ", mask, bias",
+                 enc(".0.SelfAttention"), {no})
+    << "\n  return x + "
+    << ffn.call(w, norm.call(w, "x", enc(".1.layer_norm")),
+                enc(".1.DenseReluDense"))
+    << "\n}\n\n";
+  w.setLayers(decLayers);
+  o << "block decoder_layer(y, memory, tgt_mask, src_mask, bias, l: int) {\n"
+    << dec.line() << "  y = y + "
+    << self.call(w,
+                 norm.call(w, "y", dec(".0.layer_norm")) + ", tgt_mask, bias",
+                 dec(".0.SelfAttention"), {yes})
+    << "\n  y = y + "
+    << mha.call(w,
+                norm.call(w, "y", dec(".1.layer_norm")) + ", memory, src_mask",
+                dec(".1.EncDecAttention"), {no})
+    << "\n  return y + "
+    << ffn.call(w, norm.call(w, "y", dec(".2.layer_norm")),
+                dec(".2.DenseReluDense"))
+    << "\n}\n\n"
     << "# Source tokens -> the encoder's output.\n"
     << "entry encode(input_ids: i64[batch, src_seq],\n"
     << "             attention_mask: i64[batch, src_seq]) {\n"
-    << "  weight table: [vocab, d_model] = \"" << encTable << "\"\n"
-    << "  bias = position_bias(\"encoder\", true)\n"
+    << w("table", {{"vocab", vocab}, D}, encTable)
+    << "  bias = " << positionBias.call(w, "", "encoder", {yes}) << "\n"
     << "  x = embed(table, input_ids)\n"
     << "  for l in 0..encoder_layers {\n"
     << "    x = encoder_layer(x, attention_mask, bias, l)\n  }\n"
-    << "  encoder_hidden_states = norm(x, \"encoder.final_layer_norm\")\n"
+    << "  encoder_hidden_states = "
+    << norm.call(w, "x", "encoder.final_layer_norm") << "\n"
     << "  return encoder_hidden_states\n}\n\n"
     << "# Target prefix + the encoder's output -> next-token logits.\n"
     << "entry decode(decoder_input_ids: i64[batch, tgt_seq],\n"
     << "             decoder_attention_mask: i64[batch, tgt_seq],\n"
     << "             encoder_hidden_states: f32[batch, src_seq, d_model],\n"
     << "             attention_mask: i64[batch, src_seq]) {\n"
-    << "  weight table: [vocab, d_model] = \"" << decTable << "\"\n";
+    << w("table", {{"vocab", vocab}, D}, decTable);
   if (lmHead != decTable)
-    o << "  weight lm_head: [vocab, d_model] = \"" << lmHead << "\"\n";
-  o << "  bias = position_bias(\"decoder\", false)\n"
+    o << w("lm_head", {{"vocab", vocab}, D}, lmHead);
+  o << "  bias = " << positionBias.call(w, "", "decoder", {no}) << "\n"
     << "  y = embed(table, decoder_input_ids)\n"
     << "  for l in 0..decoder_layers {\n"
     << "    y = decoder_layer(y, encoder_hidden_states, "
        "decoder_attention_mask,\n"
     << "                      attention_mask, bias, l)\n  }\n"
-    << "  y = norm(y, \"decoder.final_layer_norm\")"
+    << "  y = " << norm.call(w, "y", "decoder.final_layer_norm")
     << (scaleOutput ? " * d_model ** -0.5" : "") << "\n"
     << "  logits = linear(y, " << (lmHead != decTable ? "lm_head" : "table")
     << ")\n  return logits\n}\n";
   out.tfm = o.str();
-
-  std::vector<Use> uses = {{encTable, {vocab, d}},
-                           {"encoder.final_layer_norm.weight", {d}},
-                           {"decoder.final_layer_norm.weight", {d}}};
-  if (decTable != encTable)
-    uses.push_back({decTable, {vocab, d}});
-  if (lmHead != decTable)
-    uses.push_back({lmHead, {vocab, d}});
-  for (const char *side : {"encoder", "decoder"})
-    uses.push_back({std::string(side) +
-                        ".block.0.layer.0.SelfAttention.relative_attention_"
-                        "bias.weight",
-                    {buckets, heads}});
-  auto attn = [&](const std::string &p) {
-    for (const char *n : {".q", ".k", ".v"})
-      uses.push_back({p + n + ".weight", {heads * dKv, d}});
-    uses.push_back({p + ".o.weight", {d, heads * dKv}});
-  };
-  auto ffn = [&](const std::string &p) {
-    for (const char *n : gated ? std::vector<const char *>{".wi_0", ".wi_1"}
-                               : std::vector<const char *>{".wi"})
-      uses.push_back({p + n + ".weight", {dFF, d}});
-    uses.push_back({p + ".wo.weight", {d, dFF}});
-  };
-  for (int64_t l = 0; l < encLayers; ++l) {
-    std::string p = "encoder.block." + std::to_string(l) + ".layer.";
-    attn(p + "0.SelfAttention");
-    ffn(p + "1.DenseReluDense");
-    for (const char *n : {"0", "1"})
-      uses.push_back({p + n + ".layer_norm.weight", {d}});
-  }
-  for (int64_t l = 0; l < decLayers; ++l) {
-    std::string p = "decoder.block." + std::to_string(l) + ".layer.";
-    attn(p + "0.SelfAttention");
-    attn(p + "1.EncDecAttention");
-    ffn(p + "2.DenseReluDense");
-    for (const char *n : {"0", "1", "2"})
-      uses.push_back({p + n + ".layer_norm.weight", {d}});
-  }
-  return checkUses(*c.weights, uses, c.configPath, error);
+  // Each weight was declared once, above: those are what must match.
+  return checkUses(*c.weights, w.uses(), c.configPath, error);
 }
 
 } // namespace tfc::importer::detail

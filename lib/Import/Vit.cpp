@@ -67,6 +67,21 @@ bool importVit(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     }
   }
   int64_t grid = image / patch, patches = grid * grid;
+  const Dim D{"d_model", d}, F{"d_ff", dFF};
+  WeightDecls w(layers);
+  GenericBlock norm("norm", "x");
+  norm.weight("g", {D}, ".weight").weight("b", {D}, ".bias");
+  GenericBlock dense("dense", "x", {"d_out: int", "d_in: int"});
+  dense.weight("w", {{"d_out"}, {"d_in"}}, ".weight")
+      .weight("b", {{"d_out"}}, ".bias");
+  GenericBlock project("project", "x");
+  project.weight("w", {D, D}, ".weight");
+  Prefix p{"p", pre + "encoder.layer.{l}"};
+  auto qkv = [&](const char *which) {
+    Prefix::Name name = p(std::string(".attention.attention.") + which);
+    return qkvBias ? dense.call(w, "h", name, {D, D})
+                   : project.call(w, "h", name);
+  };
   std::ostringstream o;
   o << hfHeader(c, classifier ? "ViTForImageClassification" : "ViTModel",
                 {"model_type", "image_size", "patch_size", "num_channels",
@@ -84,43 +99,30 @@ bool importVit(HfCheckpoint &c, ImportedModel &out, std::string &error) {
     << "\nconst heads = " << heads << "\nconst layers = " << layers
     << "\nconst d_ff = " << dFF << "\nconst eps = " << fmtFloat(eps)
     << "\n\ndim batch\n\n"
-    << "block norm(x, p: str) {\n"
-    << "  weight g: [d_model] = \"{p}.weight\"\n"
-    << "  weight b: [d_model] = \"{p}.bias\"\n"
-    << "  return layer_norm(x, g, b, eps = eps)\n}\n\n"
-    << "block dense(x, p: str, d_out: int, d_in: int) {\n"
-    << "  weight w: [d_out, d_in] = \"{p}.weight\"\n"
-    << "  weight b: [d_out] = \"{p}.bias\"\n"
-    << "  return linear(x, w, b)\n}\n\n";
+    << norm.text("  return layer_norm(x, g, b, eps = eps)\n")
+    << dense.text("  return linear(x, w, b)\n");
   if (!qkvBias)
-    o << "block project(x, p: str) {\n"
-      << "  weight w: [d_model, d_model] = \"{p}.weight\"\n"
-      << "  return linear(x, w)\n}\n\n";
-  std::string qkv = qkvBias ? "dense" : "project";
-  std::string qkvArgs = qkvBias ? ", d_model, d_model)" : ")";
+    o << project.text("  return linear(x, w)\n");
   o << "block layer(x, l: int) {\n"
-    << "  p = \"" << pre << "encoder.layer.{l}\"\n"
-    << "  h = norm(x, \"{p}.layernorm_before\")\n"
-    << "  q = " << qkv << "(h, \"{p}.attention.attention.query\"" << qkvArgs
-    << "\n"
-    << "  k = " << qkv << "(h, \"{p}.attention.attention.key\"" << qkvArgs
-    << "\n"
-    << "  v = " << qkv << "(h, \"{p}.attention.attention.value\"" << qkvArgs
-    << "\n"
+    << p.line() << "  h = " << norm.call(w, "x", p(".layernorm_before")) << "\n"
+    << "  q = " << qkv("query") << "\n"
+    << "  k = " << qkv("key") << "\n"
+    << "  v = " << qkv("value") << "\n"
     << "  a = attention(q, k, v, heads = heads)\n"
-    << "  x = x + dense(a, \"{p}.attention.output.dense\", d_model, d_model)\n"
-    << "  h = norm(x, \"{p}.layernorm_after\")\n"
-    << "  h = dense(h, \"{p}.intermediate.dense\", d_ff, d_model)\n"
+    << "  x = x + " << dense.call(w, "a", p(".attention.output.dense"), {D, D})
+    << "\n"
+    << "  h = " << norm.call(w, "x", p(".layernorm_after")) << "\n"
+    << "  h = " << dense.call(w, "h", p(".intermediate.dense"), {F, D}) << "\n"
     << "  h = " << actCall << "\n"
-    << "  return x + dense(h, \"{p}.output.dense\", d_model, d_ff)\n}\n\n"
+    << "  return x + " << dense.call(w, "h", p(".output.dense"), {D, F})
+    << "\n}\n\n"
     << "block encoder(pixel_values: [batch, channels, image, image]) {\n"
-    << "  weight w: [d_model, channels, patch, patch] = \"" << pre
-    << "embeddings.patch_embeddings.projection.weight\"\n"
-    << "  weight b: [d_model] = \"" << pre
-    << "embeddings.patch_embeddings.projection.bias\"\n"
-    << "  weight cls: [1, 1, d_model] = \"" << pre << "embeddings.cls_token\"\n"
-    << "  weight pos: [1, patches + 1, d_model] = \"" << pre
-    << "embeddings.position_embeddings\"\n"
+    << w("w", {D, {"channels", channels}, {"patch", patch}, {"patch", patch}},
+         pre + "embeddings.patch_embeddings.projection.weight")
+    << w("b", {D}, pre + "embeddings.patch_embeddings.projection.bias")
+    << w("cls", {{"1", 1}, {"1", 1}, D}, pre + "embeddings.cls_token")
+    << w("pos", {{"1", 1}, {"patches + 1", patches + 1}, D},
+         pre + "embeddings.position_embeddings")
     << "  # [batch, patches, channels * patch * patch], patches row by row\n"
     << "  x = reshape(pixel_values, [batch, channels, grid, patch, grid, "
        "patch])\n"
@@ -131,7 +133,7 @@ bool importVit(HfCheckpoint &c, ImportedModel &out, std::string &error) {
        "image\n"
     << "  x = concat(first, x, axis = 1) + pos\n"
     << "  for l in 0..layers {\n    x = layer(x, l)\n  }\n"
-    << "  return norm(x, \"" << pre << "layernorm\")\n}\n\n"
+    << "  return " << norm.call(w, "x", pre + "layernorm") << "\n}\n\n"
     << "# The last hidden states" << (pooler ? " and the pooler output" : "")
     << " (image: [batch, channels, height, width]).\n"
     << "entry forward(pixel_values: [batch, channels, image, image]) {\n"
@@ -139,60 +141,27 @@ bool importVit(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   if (pooler)
     o << "  first = reshape(slice(last_hidden_state, 0, 1, axis = 1), [batch, "
          "d_model])\n"
-      << "  pooler_output = tanh(dense(first, \"" << pre
-      << "pooler.dense\", d_model, d_model))\n"
+      << "  pooler_output = tanh("
+      << dense.call(w, "first", pre + "pooler.dense", {D, D}) << ")\n"
       << "  return last_hidden_state, pooler_output\n}\n";
   else
     o << "  return last_hidden_state\n}\n";
-  if (classifier)
+  if (classifier) {
+    Dim L{std::to_string(labels), labels};
     o << "\n# Image classification: the class token's final state through the "
          "classifier;\n# logits and their softmax over the "
       << labels << " labels.\n"
       << "entry classify(pixel_values: [batch, channels, image, image]) {\n"
-      << "  weight w: [" << labels << ", d_model] = \"classifier.weight\"\n"
-      << "  weight b: [" << labels << "] = \"classifier.bias\"\n"
+      << w("w", {L, D}, "classifier.weight") << w("b", {L}, "classifier.bias")
       << "  hidden = encoder(pixel_values)\n"
       << "  first = reshape(slice(hidden, 0, 1, axis = 1), [batch, d_model])\n"
       << "  logits = linear(first, w, b)\n"
       << "  probabilities = softmax(logits)\n"
       << "  return logits, probabilities\n}\n";
+  }
   out.tfm = o.str();
-
-  std::vector<Use> uses = {
-      {pre + "embeddings.patch_embeddings.projection.weight",
-       {d, channels, patch, patch}},
-      {pre + "embeddings.patch_embeddings.projection.bias", {d}},
-      {pre + "embeddings.cls_token", {1, 1, d}},
-      {pre + "embeddings.position_embeddings", {1, patches + 1, d}},
-      {pre + "layernorm.weight", {d}},
-      {pre + "layernorm.bias", {d}}};
-  if (pooler) {
-    uses.push_back({pre + "pooler.dense.weight", {d, d}});
-    uses.push_back({pre + "pooler.dense.bias", {d}});
-  }
-  if (classifier) {
-    uses.push_back({"classifier.weight", {labels, d}});
-    uses.push_back({"classifier.bias", {labels}});
-  }
-  for (int64_t l = 0; l < layers; ++l) {
-    std::string p = pre + "encoder.layer." + std::to_string(l) + ".";
-    for (const char *n : {"query", "key", "value"}) {
-      uses.push_back({p + "attention.attention." + n + ".weight", {d, d}});
-      if (qkvBias)
-        uses.push_back({p + "attention.attention." + n + ".bias", {d}});
-    }
-    uses.push_back({p + "attention.output.dense.weight", {d, d}});
-    uses.push_back({p + "attention.output.dense.bias", {d}});
-    uses.push_back({p + "intermediate.dense.weight", {dFF, d}});
-    uses.push_back({p + "intermediate.dense.bias", {dFF}});
-    uses.push_back({p + "output.dense.weight", {d, dFF}});
-    uses.push_back({p + "output.dense.bias", {d}});
-    for (const char *n : {"layernorm_before", "layernorm_after"}) {
-      uses.push_back({p + n + ".weight", {d}});
-      uses.push_back({p + n + ".bias", {d}});
-    }
-  }
-  return checkUses(*c.weights, uses, c.configPath, error);
+  // Each weight was declared once, above: those are what must match.
+  return checkUses(*c.weights, w.uses(), c.configPath, error);
 }
 
 } // namespace tfc::importer::detail
