@@ -73,6 +73,30 @@ const char *tfc::rt::fileKind(unsigned mode) {
   return "not a plain file";
 }
 
+bool tfc::rt::pathExists(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool tfc::rt::isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool tfc::rt::isRegularFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string tfc::rt::userCacheDir() {
+  if (const char *dir = std::getenv("TFC_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
+    return std::string(dir) + "/tfc";
+  const char *home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/tfc";
+}
+
 int tfc::rt::openRegularFile(const std::string &path, uint64_t &size,
                              std::string &error) {
   // O_NONBLOCK: opening a FIFO without a writer would wait forever.

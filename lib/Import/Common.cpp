@@ -8,44 +8,20 @@
 
 #include "Common.h"
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/JsonDocument.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 
 namespace tfc::importer::detail {
 
-bool isDirectory(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool isRegularFile(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 bool readText(const std::string &path, std::string &out, std::string &error) {
-  if (!isRegularFile(path)) {
-    error = path + ": " +
-            (isDirectory(path)
-                 ? std::string("is a directory")
-                 : std::string("cannot open: ") + std::strerror(ENOENT));
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open: " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
+  return tfc::rt::readRegularFile(path, out, tfc::rt::kMaxConfigFileBytes,
+                                  error);
 }
 
 bool parseJsonFile(const std::string &path, Json &out, std::string &error) {
@@ -62,19 +38,8 @@ bool parseJsonFile(const std::string &path, Json &out, std::string &error) {
 }
 
 std::string jsonKind(const Json &v) {
-  if (v.is_null())
-    return "null";
-  if (v.is_boolean())
-    return "a bool";
-  if (v.is_number_integer() || v.is_number_unsigned())
-    return "an integer";
-  if (v.is_number())
-    return "a number";
-  if (v.is_string())
-    return "a string (" + v.dump() + ")";
-  if (v.is_array())
-    return "an array";
-  return "an object";
+  std::string kind = tfc::rt::jsonKindName(v);
+  return v.is_string() ? kind + " (" + v.dump() + ")" : kind;
 }
 
 std::string shapeText(const std::vector<int64_t> &s) {

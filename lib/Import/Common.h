@@ -15,6 +15,7 @@
 #ifndef TFC_LIB_IMPORT_COMMON_H
 #define TFC_LIB_IMPORT_COMMON_H
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/Weights.h"
 #include "tfc/Import/Importer.h"
 
@@ -31,8 +32,8 @@ namespace tfc::importer::detail {
 
 using Json = nlohmann::json;
 
-bool isDirectory(const std::string &p);
-bool isRegularFile(const std::string &p);
+using tfc::rt::isDirectory;
+using tfc::rt::isRegularFile;
 /// The whole file, or false with `error` naming it.
 bool readText(const std::string &path, std::string &out, std::string &error);
 /// A JSON object read from `path` (errors with line:col).

@@ -6,6 +6,7 @@
 
 #include "tfc/Tuning/TuneRecord.h"
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/JsonDocument.h"
 
 #include <nlohmann/json.hpp>
@@ -312,18 +313,11 @@ bool tfc::tuning::parseTuneFile(std::string_view text, const std::string &what,
 
 bool tfc::tuning::readTuneFile(const std::string &path, TuneFile &out,
                                std::string &error) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    error = path + ": cannot open: " + std::strerror(errno);
+  std::string text;
+  if (!tfc::rt::readRegularFile(path, text, tfc::rt::kMaxConfigFileBytes,
+                                error))
     return false;
-  }
-  std::stringstream text;
-  text << f.rdbuf();
-  if (f.bad()) {
-    error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
-  return parseTuneFile(text.str(), path, out, error);
+  return parseTuneFile(text, path, out, error);
 }
 
 std::string tfc::tuning::formatTuneFile(const TuneFile &file) {
@@ -416,12 +410,7 @@ void tfc::tuning::putRecord(TuneFile &file, TuneRecord record) {
 }
 
 std::string tfc::tuning::defaultTuneFilePath() {
-  if (const char *dir = std::getenv("TFC_CACHE_DIR"); dir && *dir)
-    return std::string(dir) + "/tuning.json";
-  if (const char *dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
-    return std::string(dir) + "/tfc/tuning.json";
-  const char *home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/tfc/tuning.json";
+  return tfc::rt::userCacheDir() + "/tuning.json";
 }
 
 std::string tfc::tuning::tuneFileInEffect() {

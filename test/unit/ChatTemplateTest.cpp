@@ -484,7 +484,7 @@ TEST(ChatTemplateSource, TokenizerConfigForms) {
   EXPECT_EQ(readTemplate(d.path, src),
             "ERROR: " + d.path +
                 "/tokenizer_config.json: chat_template: expected a string or a "
-                "list of {name, template}, found a number");
+                "list of {name, template}, found an integer");
   d.write("tokenizer_config.json", R"({"chat_template": [{"name": 1}]})");
   EXPECT_EQ(readTemplate(d.path, src),
             "ERROR: " + d.path +
@@ -494,7 +494,7 @@ TEST(ChatTemplateSource, TokenizerConfigForms) {
   EXPECT_EQ(readTemplate(d.path, src),
             "ERROR: " + d.path +
                 "/tokenizer_config.json: bos_token: expected a string or "
-                "{\"content\": string}, found a number");
+                "{\"content\": string}, found an integer");
   d.write("tokenizer_config.json", R"({"model_max_length": 8})");
   EXPECT_EQ(readTemplate(d.path, src),
             "ERROR: " + d.path +

@@ -7,6 +7,7 @@
 #include "ModelCache.h"
 
 #include "tfc/Formats/DType.h"
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/Gguf.h"
 #include "tfc/Formats/PackedWeights.h"
 #include "tfc/Formats/Weights.h"
@@ -57,21 +58,6 @@ private:
   uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
 };
 
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    return false;
-  std::ostringstream s;
-  s << f.rdbuf();
-  out = s.str();
-  return true;
-}
-
-bool isDirectory(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /// The identity of a file that is not a checkpoint's weights: its path,
 /// size and modification time (the compiler binary).
 void addFileIdentity(Key &key, const std::string &path) {
@@ -97,12 +83,13 @@ void addJsonFiles(Key &key, const std::string &dir, int depth) {
   std::sort(names.begin(), names.end());
   for (const std::string &n : names) {
     std::string path = dir + "/" + n;
-    if (isDirectory(path)) {
+    if (tfc::rt::isDirectory(path)) {
       if (depth > 0)
         addJsonFiles(key, path, depth - 1);
     } else if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) {
-      std::string text;
-      if (readFile(path, text)) {
+      std::string text, unreadable;
+      if (tfc::rt::readRegularFile(path, text, tfc::rt::kMaxConfigFileBytes,
+                                   unreadable)) {
         key.add(n);
         key.add(text);
       }
@@ -132,13 +119,12 @@ bool addCheckpoint(Key &key, const std::string &path, std::string &error) {
     addTensors(*file);
     return true;
   }
-  if (!isDirectory(path)) {
+  if (!tfc::rt::isDirectory(path)) {
     // A .tfm description: all of it.
     std::string text;
-    if (!readFile(path, text)) {
-      error = path + ": cannot read: " + std::strerror(errno);
+    if (!tfc::rt::readRegularFile(path, text, tfc::rt::kMaxConfigFileBytes,
+                                  error))
       return false;
-    }
     key.add(text);
     return true;
   }
@@ -239,23 +225,17 @@ bool tfc::tools::isModelLibrary(const std::string &path) {
 bool tfc::tools::hasTokenizer(const std::string &path) {
   if (tfc::rt::isGgufFile(path))
     return true;
-  if (!isDirectory(path))
+  if (!tfc::rt::isDirectory(path))
     return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   return static_cast<bool>(std::ifstream(path + "/tokenizer.json"));
 }
 
 std::string tfc::tools::packedCacheDir() {
-  std::string dir = compiledCacheDir();
-  return dir.substr(0, dir.size() - std::strlen("/compiled")) + "/packed";
+  return tfc::rt::userCacheDir() + "/packed";
 }
 
 std::string tfc::tools::compiledCacheDir() {
-  if (const char *dir = std::getenv("TFC_CACHE_DIR"); dir && *dir)
-    return std::string(dir) + "/compiled";
-  if (const char *dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
-    return std::string(dir) + "/tfc/compiled";
-  const char *home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/tfc/compiled";
+  return tfc::rt::userCacheDir() + "/compiled";
 }
 
 bool tfc::tools::compiledModel(const std::string &checkpoint,
@@ -334,8 +314,9 @@ bool tfc::tools::compiledModel(const std::string &checkpoint,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  std::string messages;
-  readFile(log, messages);
+  std::string messages, unreadable;
+  tfc::rt::readRegularFile(log, messages, tfc::rt::kMaxConfigFileBytes,
+                           unreadable);
   ::unlink(log.c_str());
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     ::unlink(partial.c_str());
@@ -365,8 +346,9 @@ bool tfc::tools::resolveModelArgument(std::string &model,
   // says what it is not.
   bool description =
       model.size() > 4 && model.compare(model.size() - 4, 4, ".tfm") == 0;
-  if (model.empty() || !(isDirectory(model) || tfc::rt::isGgufFile(model) ||
-                         (description && ::access(model.c_str(), R_OK) == 0)))
+  if (model.empty() ||
+      !(tfc::rt::isDirectory(model) || tfc::rt::isGgufFile(model) ||
+        (description && ::access(model.c_str(), R_OK) == 0)))
     return true;
   std::string library;
   if (!compiledModel(model, flags, tool, quiet, library, error))
@@ -400,7 +382,7 @@ std::string tfc::tools::packedWeightsCachePath(const std::string &library,
   // The weights' files: a file itself, or every file of a directory (and
   // of its module folders), by identity, not content.
   std::vector<std::string> files;
-  if (isDirectory(checkpoint)) {
+  if (tfc::rt::isDirectory(checkpoint)) {
     std::vector<std::string> dirs = {checkpoint};
     for (size_t i = 0; i < dirs.size(); ++i) {
       DIR *d = ::opendir(dirs[i].c_str());
@@ -410,7 +392,7 @@ std::string tfc::tools::packedWeightsCachePath(const std::string &library,
         if (e->d_name[0] == '.')
           continue;
         std::string path = dirs[i] + "/" + e->d_name;
-        if (isDirectory(path)) {
+        if (tfc::rt::isDirectory(path)) {
           if (i == 0)
             dirs.push_back(path);
         } else {

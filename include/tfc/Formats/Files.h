@@ -52,6 +52,17 @@ inline constexpr uint64_t kMaxConfigFileBytes = uint64_t(64) << 20;
 /// "a FIFO", "a directory", ... for an st_mode.
 const char *fileKind(unsigned mode);
 
+/// Whether `path` exists (stat succeeds), is a directory, is a regular file
+/// (links followed).
+bool pathExists(const std::string &path);
+bool isDirectory(const std::string &path);
+bool isRegularFile(const std::string &path);
+
+/// The user's cache of tfc (compiled models, packed weights, tuning
+/// records): $TFC_CACHE_DIR, else $XDG_CACHE_HOME/tfc, else
+/// $HOME/.cache/tfc (/tmp/.cache/tfc without a home).
+std::string userCacheDir();
+
 /// A regular file mapped read-only and private (the one way the formats map
 /// a file: safetensors, GGUF, packed weights), unmapped when destroyed.
 /// Opening goes through openRegularFile, so a FIFO is an error, not a hang.

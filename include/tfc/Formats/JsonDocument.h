@@ -6,7 +6,8 @@
 // modules.json, tokenizer_config.json, chat contexts, tuning records) parse
 // them with nlohmann-json through this one function, so that every malformed
 // file is reported the same way. (The binary formats' headers use the strict
-// DOM of Json.h, built by the same parser.) Header-only.
+// DOM of Json.h, built by the same parser.) Their messages name a value
+// found where another was expected with jsonKindName. Header-only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,31 @@ bool parseJsonDocument(std::string_view text, const std::string &what,
     error = what + ": invalid JSON: " +
             (at == std::string::npos ? message : message.substr(at + 2));
     return false;
+  }
+}
+
+/// What a JSON value is, in the words every reader's messages use ("found
+/// an integer"): "null", "a boolean", "an integer", "a number", "a string",
+/// "an array" or "an object".
+template <class Document> const char *jsonKindName(const Document &v) {
+  switch (v.type()) {
+  case Document::value_t::null:
+    return "null";
+  case Document::value_t::boolean:
+    return "a boolean";
+  case Document::value_t::number_integer:
+  case Document::value_t::number_unsigned:
+    return "an integer";
+  case Document::value_t::number_float:
+    return "a number";
+  case Document::value_t::string:
+    return "a string";
+  case Document::value_t::array:
+    return "an array";
+  case Document::value_t::object:
+    return "an object";
+  default:
+    return "a value";
   }
 }
 

@@ -33,35 +33,8 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-bool isDirectory(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool exists(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0;
-}
-
 std::string join(const std::string &dir, const char *file) {
   return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + file;
-}
-
-const char *jsonKind(const ojson &v) {
-  switch (v.type()) {
-  case ojson::value_t::null:
-    return "null";
-  case ojson::value_t::object:
-    return "an object";
-  case ojson::value_t::array:
-    return "an array";
-  case ojson::value_t::string:
-    return "a string";
-  case ojson::value_t::boolean:
-    return "a boolean";
-  default:
-    return "a number";
-  }
 }
 
 bool readJsonFile(const std::string &path, ojson &out, std::string &error) {
@@ -71,7 +44,8 @@ bool readJsonFile(const std::string &path, ojson &out, std::string &error) {
   if (!::tfc::rt::parseJsonDocument(text, path, out, error))
     return false;
   if (!out.is_object()) {
-    error = path + ": expected a JSON object, found " + jsonKind(out);
+    error =
+        path + ": expected a JSON object, found " + tfc::rt::jsonKindName(out);
     return false;
   }
   return true;
@@ -107,7 +81,7 @@ bool templateFromJson(const ojson &v, const std::string &where,
     return false;
   }
   error = where + ": expected a string or a list of {name, template}, found " +
-          jsonKind(v);
+          tfc::rt::jsonKindName(v);
   return false;
 }
 
@@ -132,7 +106,7 @@ bool specialToken(const ojson &config, const char *key, const std::string &path,
   }
   error = path + ": " + key +
           ": expected a string or {\"content\": string}, found " +
-          jsonKind(*it);
+          tfc::rt::jsonKindName(*it);
   return false;
 }
 
@@ -141,11 +115,11 @@ bool specialToken(const ojson &config, const char *key, const std::string &path,
 bool tfc::rt::readChatTemplate(const std::string &path, ChatTemplateSource &out,
                                std::string &error) {
   out = ChatTemplateSource();
-  if (!exists(path)) {
+  if (!tfc::rt::pathExists(path)) {
     error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
-  if (!isDirectory(path) && isGgufFile(path)) {
+  if (!tfc::rt::isDirectory(path) && isGgufFile(path)) {
     std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
     if (!file)
       return false;
@@ -178,7 +152,7 @@ bool tfc::rt::readChatTemplate(const std::string &path, ChatTemplateSource &out,
     return true;
   }
   std::string dir;
-  if (isDirectory(path)) {
+  if (tfc::rt::isDirectory(path)) {
     dir = path;
   } else if (path.size() >= 5 &&
              path.compare(path.size() - 5, 5, ".json") == 0) {
@@ -194,7 +168,7 @@ bool tfc::rt::readChatTemplate(const std::string &path, ChatTemplateSource &out,
   }
   std::string configPath = join(dir, "tokenizer_config.json");
   ojson config;
-  bool haveConfig = exists(configPath);
+  bool haveConfig = tfc::rt::pathExists(configPath);
   if (haveConfig) {
     if (!readJsonFile(configPath, config, error))
       return false;
@@ -203,12 +177,12 @@ bool tfc::rt::readChatTemplate(const std::string &path, ChatTemplateSource &out,
       return false;
   }
   std::string jinjaPath = join(dir, "chat_template.jinja");
-  if (exists(jinjaPath)) {
+  if (tfc::rt::pathExists(jinjaPath)) {
     out.origin = jinjaPath;
     return readRegularFile(jinjaPath, out.text, kMaxConfigFileBytes, error);
   }
   std::string jsonPath = join(dir, "chat_template.json");
-  if (exists(jsonPath)) {
+  if (tfc::rt::pathExists(jsonPath)) {
     ojson j;
     if (!readJsonFile(jsonPath, j, error))
       return false;

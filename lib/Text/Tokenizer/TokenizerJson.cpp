@@ -13,6 +13,7 @@
 
 #include "TokenizerInternal.h"
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Formats/JsonDocument.h"
 
 #include <nlohmann/json.hpp>
@@ -20,7 +21,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -31,28 +31,6 @@ using json = nlohmann::json;
 namespace {
 
 constexpr int kMaxDepth = 32;
-
-const char *kindName(const json &v) {
-  switch (v.type()) {
-  case json::value_t::null:
-    return "null";
-  case json::value_t::object:
-    return "an object";
-  case json::value_t::array:
-    return "an array";
-  case json::value_t::string:
-    return "a string";
-  case json::value_t::boolean:
-    return "a boolean";
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned:
-    return "an integer";
-  case json::value_t::number_float:
-    return "a number";
-  default:
-    return "a value";
-  }
-}
 
 std::string quote(std::string_view s) { return quoteText(s); }
 
@@ -74,7 +52,7 @@ struct Loader {
   bool wrongType(const std::string &path, const char *expected,
                  const json &found) {
     return fail(path, std::string("expected ") + expected + ", found " +
-                          kindName(found));
+                          tfc::rt::jsonKindName(found));
   }
 
   static std::string key(const std::string &path, const char *name) {
@@ -209,7 +187,7 @@ struct Loader {
         (!p->contains("String") && !p->contains("Regex")))
       return fail(pp, std::string("expected {\"String\": ...} or "
                                   "{\"Regex\": ...}, found ") +
-                          kindName(*p));
+                          tfc::rt::jsonKindName(*p));
     bool literal = p->contains("String");
     const char *which = literal ? "String" : "Regex";
     std::string source;
@@ -631,8 +609,8 @@ struct Loader {
     if (!v)
       return fail(p, "missing (expected [token, id])");
     if (!v->is_array() || v->size() != 2 || !(*v)[0].is_string())
-      return fail(p,
-                  std::string("expected [token, id], found ") + kindName(*v));
+      return fail(p, std::string("expected [token, id], found ") +
+                         tfc::rt::jsonKindName(*v));
     uint64_t n;
     if (!integer((*v)[1], index(p, 1), INT32_MAX - 1, n))
       return false;
@@ -685,7 +663,7 @@ struct Loader {
       return fail(path, std::string("expected {\"Sequence\": ...}, "
                                     "{\"SpecialToken\": ...} or a string, "
                                     "found ") +
-                            kindName(v));
+                            tfc::rt::jsonKindName(v));
     bool seq = v.contains("Sequence");
     const char *which = seq ? "Sequence" : "SpecialToken";
     const json &body = v.at(which);
@@ -963,7 +941,7 @@ struct Loader {
     } else {
       return fail(sp, std::string("expected \"BatchLongest\" or "
                                   "{\"Fixed\": n}, found ") +
-                          kindName(*s));
+                          tfc::rt::jsonKindName(*s));
     }
     std::optional<std::string> direction, token;
     uint64_t multiple = 0, padId = 0, padTypeId = 0;
@@ -1099,20 +1077,9 @@ std::unique_ptr<Tokenizer> Tokenizer::fromFile(const std::string &path,
       return nullptr;
     }
   }
-  if (!S_ISREG(st.st_mode)) {
-    error = file + ": not a regular file";
+  std::string text;
+  if (!tfc::rt::readRegularFile(file, text, tfc::rt::kMaxConfigFileBytes,
+                                error))
     return nullptr;
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    error = file + ": cannot open: " + std::strerror(errno);
-    return nullptr;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    error = file + ": cannot read";
-    return nullptr;
-  }
-  return fromJson(buffer.str(), error, file);
+  return fromJson(text, error, file);
 }

@@ -119,16 +119,6 @@ std::unique_ptr<Tokenizer> tfc::rt::openTokenizer(const std::string &path,
 
 namespace {
 
-bool isDirectory(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool isRegularFile(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /// Reads `eos_token_id` of the JSON file at `path` into `ids`. Returns false
 /// with `error` set when the file is malformed; `found` says whether the key
 /// was there.
@@ -196,13 +186,13 @@ bool tfc::rt::readEndOfSequenceIds(const std::string &path,
     return true;
   }
   std::string dir = path;
-  if (!isDirectory(dir)) {
+  if (!tfc::rt::isDirectory(dir)) {
     size_t slash = dir.find_last_of('/');
     dir = slash == std::string::npos ? "." : dir.substr(0, slash);
   }
   for (const char *name : {"generation_config.json", "config.json"}) {
     std::string file = dir + "/" + name;
-    if (!isRegularFile(file))
+    if (!tfc::rt::isRegularFile(file))
       continue;
     bool found;
     if (!readJsonEos(file, ids, found, error))
