@@ -6,6 +6,7 @@
 
 #include "CommandLine.h"
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -54,6 +55,18 @@ void CommandLine::fail(const std::string &message) const {
   std::exit(1);
 }
 
+bool tfc::tools::parseInteger(const std::string &text, long long &out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(text.c_str(), &end, 10);
+  if (*end || errno)
+    return false;
+  out = n;
+  return true;
+}
+
 namespace {
 
 /// A signed decimal integer of at least `min`, rewritten in plain decimal
@@ -62,10 +75,8 @@ CLI::Validator signedInteger(long long min, std::string expected,
                              std::string description) {
   return CLI::Validator(
       [min, expected](std::string &v) -> std::string {
-        char *end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || errno || n < min)
+        long long n = 0;
+        if (!tfc::tools::parseInteger(v, n) || n < min)
           return "needs " + expected + ", not '" + v + "'";
         v = std::to_string(n);
         return "";

@@ -49,6 +49,11 @@ private:
 /// needs an integer >= 1, not 'x'"). Give the integer ones with
 /// ->transform(): they also rewrite the value in plain decimal, which CLI11
 /// would otherwise read with base prefixes (010 as 8).
+/// A signed decimal integer, the whole of `text` ("010" is ten, "1e3" and
+/// " 5" are not integers): what anInteger accepts, for the tools' own lists
+/// (token ids, shapes, input values).
+bool parseInteger(const std::string &text, long long &out);
+
 CLI::Validator anInteger();
 CLI::Validator integerAtLeast(long long min);
 CLI::Validator nonNegativeInteger();

@@ -158,26 +158,14 @@ cross-attention keys and values once, and the decoder starts from
   -h, --help               this text
 )";
 
-bool parseInt(const std::string &s, int64_t &out) {
-  if (s.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno || *end)
-    return false;
-  out = v;
-  return true;
-}
-
 std::vector<int64_t> parseIds(const std::string &text, const char *what) {
   std::vector<int64_t> ids;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     std::string item = text.substr(start, comma - start);
-    int64_t v;
-    if (!parseInt(item, v) || v < 0)
+    long long v;
+    if (!tfc::tools::parseInteger(item, v) || v < 0)
       fail(std::string(what) + ": '" + item + "' is not a token id");
     ids.push_back(v);
     if (comma == std::string::npos)
@@ -188,12 +176,11 @@ std::vector<int64_t> parseIds(const std::string &text, const char *what) {
 }
 
 std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text, error;
+  if (!tfc::rt::readRegularFile(path, text, tfc::rt::kMaxConfigFileBytes,
+                                error))
+    fail(error);
+  return text;
 }
 
 /// The longest k < stop.size() such that `text` ends with stop[0, k): the

@@ -146,18 +146,6 @@ void printHostCpu() {
   std::printf("features: %s\n", features.c_str());
 }
 
-bool parseInt(const std::string &s, int64_t &out) {
-  if (s.empty())
-    return false;
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0')
-    return false;
-  out = v;
-  return true;
-}
-
 /// The lines of --text-file FILE.
 std::vector<std::string> textFileLines(const std::string &file) {
   std::ifstream in(file, std::ios::binary);
@@ -423,8 +411,8 @@ std::vector<int64_t> parseShape(const std::string &text,
     size_t x = text.find('x', start);
     std::string part = text.substr(
         start, x == std::string::npos ? std::string::npos : x - start);
-    int64_t d;
-    if (!parseInt(part, d) || d < 0)
+    long long d;
+    if (!tfc::tools::parseInteger(part, d) || d < 0)
       fail(where + ": '" + text +
            "' is not a shape (sizes separated by 'x', as in 2x7)");
     shape.push_back(d);
@@ -523,8 +511,8 @@ void parseValues(Input &in, const std::string &text, bool shapeGiven,
       else
         fail(where + ": '" + s + "' is not a bool (0, 1, true, false)");
     } else {
-      int64_t v;
-      if (!parseInt(s, v))
+      long long v;
+      if (!tfc::tools::parseInteger(s, v))
         fail(where + ": '" + s + "' is not an integer");
       if (d == TFC_I32 && (v < INT32_MIN || v > INT32_MAX))
         fail(where + ": " + s + " does not fit in i32");

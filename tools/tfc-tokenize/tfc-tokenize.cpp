@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Formats/Files.h"
 #include "tfc/Text/Tokenizer/Tokenizer.h"
 #include "tfc/Text/Tokenizer/TokenizerSource.h"
 
@@ -73,16 +74,15 @@ exit status: 0 on success, 1 on any error.
 }
 
 std::string readFile(const std::string &path) {
-  std::ostringstream buffer;
   if (path == "-") {
+    std::ostringstream buffer;
     buffer << std::cin.rdbuf();
     return buffer.str();
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    die(path + ": cannot open: " + std::strerror(errno));
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::string text, error;
+  if (!tfc::rt::readRegularFile(path, text, uint64_t(1) << 40, error))
+    die(error);
+  return text;
 }
 
 std::vector<std::string> lines(const std::string &text) {
