@@ -157,6 +157,47 @@ bool checkValues(const TensorSpec &spec, const tfc_tensor &t, const void *data,
 }
 
 /// "8.0 GiB (8589934592 bytes)".
+/// The `past` input of a cached entry (a scalar, or [batch] in the rows
+/// form) against the caches: 0 <= past and past + seq <= context, seq the
+/// tokens of the run (the sequence dim of its first token input).
+bool checkPast(const EntrySpec &entry, const tfc_tensor *inputs,
+               const std::vector<const void *> &data, const NamedSizes &named,
+               std::string &error) {
+  size_t past = entry.inputs.size();
+  int64_t seq = -1;
+  for (size_t i = 0; i < entry.inputs.size(); ++i) {
+    const TensorSpec &in = entry.inputs[i];
+    if (in.state)
+      continue;
+    if (in.name == "past" && in.dtype == TFC_I64 && in.shape.size() <= 1)
+      past = i;
+    else if (seq < 0 && in.shape.size() >= 2 && !in.shape[1].isStatic())
+      seq = inputs[i].shape[1];
+  }
+  int64_t context = -1;
+  for (const NamedSizes::Seen &s : named.seen)
+    if (*s.name == "context" && !s.byOutput && s.by->state)
+      context = s.size;
+  if (past == entry.inputs.size() || context < 0)
+    return true;
+  int64_t n = entry.inputs[past].shape.empty() ? 1 : inputs[past].shape[0];
+  const int64_t *p = static_cast<const int64_t *>(data[past]);
+  for (int64_t r = 0; r < n; ++r)
+    if (p[r] < 0 || p[r] > context - std::max<int64_t>(seq, 0)) {
+      error =
+          "input 'past'" +
+          (entry.inputs[past].shape.empty() ? std::string()
+                                            : "[" + std::to_string(r) + "]") +
+          " is " + std::to_string(p[r]) + ": with " +
+          std::to_string(std::max<int64_t>(seq, 0)) +
+          " new tokens it must be in [0, " +
+          std::to_string(context - std::max<int64_t>(seq, 0)) +
+          "] (the caches hold a context of " + std::to_string(context) + ")";
+      return false;
+    }
+  return true;
+}
+
 std::string bytesString(int64_t bytes) {
   if (bytes < 0)
     return "a size beyond 2^63 bytes";
@@ -308,6 +349,11 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     if (!checkValues(entry.inputs[i], inputs[i], data[i], elements[i], error))
       return setError(TFC_ERR_INPUT, error);
   }
+  // A cached entry writes its new keys at `past` (one per row in the rows
+  // form): every position must leave room for the tokens in the caches'
+  // context, or the entry would write outside them.
+  if (!checkPast(entry, inputs, data, named, error))
+    return setError(TFC_ERR_INPUT, error);
   // The caller's output buffers must be memory of their own: the entry
   // writes them while it reads the inputs (and the other outputs) in place.
   auto overlaps = [](const void *a, uint64_t an, const void *b, uint64_t bn) {
