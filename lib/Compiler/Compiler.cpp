@@ -188,6 +188,7 @@ mlir::LogicalResult Session::load(StringRef path, bool stopAtAst) {
   gen.kvCache = options_.kvCache;
   gen.kvCacheLast = options_.kvCacheLast;
   gen.kvCacheHalf = options_.kvCacheHalf;
+  gen.kvCacheRows = options_.kvCacheRows;
   // Each block call's ops stay recognisable, so that the layers can be
   // compiled once (tfc-outline-blocks); printed stages before that show the
   // model without the markers.

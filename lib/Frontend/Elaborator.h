@@ -189,6 +189,17 @@ public:
     unsigned numParams = 0;
     /// Why the entry cannot be cached, if it cannot.
     std::string unsupported;
+    /// The <entry>_rows form: `past` is [batch], each row at its own
+    /// position over the caches (rows of a serving batch). `rowPast` is
+    /// that input (i64 [batch]); the keys are the whole cache, each row's
+    /// attention bounded by its own past (tfc.attention's row_past); rope
+    /// takes the rows' offsets; each row's new keys and values go to its own
+    /// rows of the caches. `past` stays an index 0 for what the form does not
+    /// support (it is then dropped: windows, absolute positions, cached
+    /// masks, cross-attention).
+    bool rows = false;
+    mlir::Value rowPast;
+    SymDim batchDim;
   };
   /// "line:col" of a location in the description, for messages.
   std::string describeLoc(llvm::SMLoc l);
@@ -255,7 +266,11 @@ private:
   std::optional<Val> parseDefine(llvm::StringRef name, llvm::StringRef text,
                                  const Val &original);
   /// With `cached`, the entry's cached form `<name>_cached` (CacheMode).
-  void generateEntry(const ast::FuncDecl &func, bool cached = false);
+  /// The entry `func` as written, its cached form (`cached`: <entry>_cached,
+  /// a scalar `past`) or its rows form (`cached` and `rows`: <entry>_rows,
+  /// `past` per row).
+  void generateEntry(const ast::FuncDecl &func, bool cached = false,
+                     bool rows = false);
 
   // Statements and expressions.
   void execBody(const ast::Body &body);

@@ -13,11 +13,12 @@
 #include "tfc/Frontend/Sema.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
@@ -61,7 +62,8 @@ std::string tfc::detail::describe(const Val &v) {
 
 void tfc::loadFrontendDialects(mlir::MLIRContext &context) {
   context.loadDialect<mlir::tfc::TfcDialect, mlir::func::FuncDialect,
-                      mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+                      mlir::arith::ArithDialect, mlir::scf::SCFDialect,
+                      mlir::tensor::TensorDialect>();
 }
 
 Elaborator::Elaborator(const Module &module, mlir::MLIRContext &context,
@@ -1008,7 +1010,7 @@ Val Elaborator::callBlock(const FuncDecl &block, const CallExpr &call) {
 // Entries and the module
 //===----------------------------------------------------------------------===//
 
-void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
+void Elaborator::generateEntry(const FuncDecl &func, bool cached, bool rows) {
   unsigned before = diags.getNumErrors();
   llvm::SmallVector<mlir::Type> argTypes;
   llvm::SmallVector<SymShape> argShapes;
@@ -1037,6 +1039,7 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
   // The cached form follows the sequence dim of the token input: the second
   // axis of the first integer [batch, seq] parameter.
   std::string seqDim;
+  SymDim batchDim;
   if (cached) {
     for (auto [i, p] : llvm::enumerate(func.params))
       if (argShapes[i].size() == 2 && !argShapes[i][1].isStatic() &&
@@ -1044,6 +1047,7 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
               mlir::cast<mlir::RankedTensorType>(argTypes[i])
                   .getElementType())) {
         seqDim = argShapes[i][1].name;
+        batchDim = argShapes[i][0];
         break;
       }
     if (seqDim.empty())
@@ -1051,10 +1055,12 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
   }
 
   builder.setInsertionPointToEnd(moduleOp.getBody());
-  auto funcOp = mlir::func::FuncOp::create(
-      builder, loc(func.name.loc),
-      cached ? func.name.name + "_cached" : func.name.name,
-      builder.getFunctionType(argTypes, {}));
+  auto funcOp =
+      mlir::func::FuncOp::create(builder, loc(func.name.loc),
+                                 rows     ? func.name.name + "_rows"
+                                 : cached ? func.name.name + "_cached"
+                                          : func.name.name,
+                                 builder.getFunctionType(argTypes, {}));
   mlir::Block *entryBlock = funcOp.addEntryBlock();
   builder.setInsertionPointToStart(entryBlock);
   currentEntry = funcOp;
@@ -1089,17 +1095,27 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
         fail(p.name.loc, "the cached form of entry '" + func.name.name +
                              "' (--kv-cache) has an input named 'past' (the "
                              "tokens already cached); rename this parameter");
-    auto pastType = mlir::RankedTensorType::get({}, builder.getI64Type());
+    // The rows form: one past per row of the batch.
+    auto pastType = rows
+                        ? tensorType({batchDim}, builder.getI64Type())
+                        : mlir::RankedTensorType::get({}, builder.getI64Type());
     unsigned pastIndex = funcOp.getNumArguments();
     (void)funcOp.insertArgument(pastIndex, pastType, {}, loc(func.name.loc));
     mlir::Value pastArg = funcOp.getArgument(pastIndex);
     mlir::Location l = loc(func.name.loc);
-    mlir::Value p = mlir::tensor::ExtractOp::create(builder, l, pastArg,
-                                                    mlir::ValueRange{});
     cache.emplace();
     cache->seqDim = seqDim;
-    cache->past = mlir::arith::IndexCastOp::create(
-        builder, l, builder.getIndexType(), p);
+    if (rows) {
+      cache->rows = true;
+      cache->rowPast = pastArg;
+      cache->batchDim = batchDim;
+      cache->past = mlir::arith::ConstantIndexOp::create(builder, l, 0);
+    } else {
+      mlir::Value p = mlir::tensor::ExtractOp::create(builder, l, pastArg,
+                                                      mlir::ValueRange{});
+      cache->past = mlir::arith::IndexCastOp::create(builder, l,
+                                                     builder.getIndexType(), p);
+    }
     cache->block = entryBlock;
     cache->pastArg = pastArg;
     cache->numParams = func.params.size();
@@ -1184,9 +1200,12 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
   cache.reset();
   if (cacheMode && !cacheMode->states.empty() &&
       !cacheMode->unsupported.empty())
-    fail(func.name.loc, "entry '" + func.name.name +
-                            "' has no cached form (--kv-cache): it has " +
-                            cacheMode->unsupported);
+    fail(func.name.loc,
+         "entry '" + func.name.name + "' has no " +
+             (rows ? "rows form (--kv-cache-rows: each row at its own "
+                     "position)"
+                   : "cached form (--kv-cache)") +
+             ": it has " + cacheMode->unsupported);
   if (diags.getNumErrors() != before ||
       (cacheMode && (cacheMode->states.empty() ||
                      !cacheMode->unsupported.empty()))) {
@@ -1215,9 +1234,11 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached) {
     unsigned pastIndex =
         mlir::cast<mlir::BlockArgument>(cacheMode->pastArg).getArgNumber();
     funcOp.setArgAttr(pastIndex, "tfc.name", builder.getStringAttr("past"));
-    funcOp.setArgAttr(pastIndex, "tfc.dims", builder.getArrayAttr({}));
+    funcOp.setArgAttr(pastIndex, "tfc.dims",
+                      rows ? dimsAttr({batchDim}) : builder.getArrayAttr({}));
     // Read by the host code (a CUDA model launches kernels sized by it).
-    funcOp.setArgAttr(pastIndex, "tfc.host", builder.getUnitAttr());
+    if (!rows)
+      funcOp.setArgAttr(pastIndex, "tfc.host", builder.getUnitAttr());
     for (const CacheMode::State &s : cacheMode->states) {
       unsigned i = mlir::cast<mlir::BlockArgument>(s.arg).getArgNumber();
       funcOp.setArgAttr(i, "tfc.name", builder.getStringAttr(s.name));
@@ -1408,6 +1429,11 @@ mlir::OwningOpRef<mlir::ModuleOp> Elaborator::run() {
       break;
     if (options.kvCache) {
       generateEntry(f, /*cached=*/true);
+      if (tooLarge)
+        break;
+    }
+    if (options.kvCache && options.kvCacheRows) {
+      generateEntry(f, /*cached=*/true, /*rows=*/true);
       if (tooLarge)
         break;
     }

@@ -13,6 +13,7 @@
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -470,10 +471,14 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (args.has(10) && !(alibi > 0 && std::isfinite(alibi)))
       return fail(args.locOf(10), "alibi (the maximum bias, 8 for BLOOM and "
                                   "MPT) must be a positive number");
+    // Rows at their own positions (the <entry>_rows form): each row's keys
+    // end at its own past + seq.
+    mlir::Value rowPast =
+        cache && cache->rows && cachedSelf ? cache->rowPast : mlir::Value();
     mlir::Value out = tfcir::AttentionOp::create(
         builder, l, tensorType(r.shape, q->elementType), q->value, k->value,
         v->value, mask ? mask->value : mlir::Value(),
-        relative ? relative->value : mlir::Value(),
+        relative ? relative->value : mlir::Value(), rowPast,
         causal ? builder.getUnitAttr() : mlir::UnitAttr(),
         args.has(7) ? builder.getF64FloatAttr(scale) : mlir::FloatAttr(),
         args.has(8) ? builder.getI64IntegerAttr(window) : mlir::IntegerAttr(),
@@ -609,12 +614,25 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (args.has(2) && !(offset = indexValue(args.raw(2), args.locOf(2),
                                              args.what(2))))
       return Val::poison();
+    mlir::Value rowOffsets;
     if (cache && !args.has(2) &&
-        x->shape[x->shape.size() - 2] == SymDim::named(cache->seqDim))
+        x->shape[x->shape.size() - 2] == SymDim::named(cache->seqDim)) {
       offset = cache->past;
+      if (cache->rows) {
+        // Each row at its own position: the rope of a [batch, ..., seq, d]
+        // tensor whose batch is the entry's.
+        if (x->shape.size() >= 3 && x->shape[0] == cache->batchDim) {
+          rowOffsets = cache->rowPast;
+          offset = mlir::Value();
+        } else if (cache->unsupported.empty()) {
+          cache->unsupported =
+              "a rope over another batch (at " + describeLoc(at) + ")";
+        }
+      }
+    }
     return result(tfcir::RopeOp::create(
                       builder, l, x->value.getType(), x->value, offset,
-                      tfcir::RopeModeAttr::get(&context, *m),
+                      rowOffsets, tfcir::RopeModeAttr::get(&context, *m),
                       builder.getF64FloatAttr(base),
                       args.has(4) ? builder.getI64IntegerAttr(rotaryDim)
                                   : mlir::IntegerAttr(),
@@ -671,6 +689,8 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (cache && !args.has(2) && t == SymDim::named(cache->seqDim)) {
       offset = cache->past;
       cache->absolutePositions = true;
+      if (cache->rows && cache->unsupported.empty())
+        cache->unsupported = "absolute positions (at " + describeLoc(at) + ")";
     }
     SymShape s = {t, SymDim::of(features)};
     return result(tfcir::SinusoidalPositionsOp::create(
@@ -985,6 +1005,8 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
         args.raw(0).dim == SymDim::named(cache->seqDim)) {
       offset = cache->past;
       cache->absolutePositions = true;
+      if (cache->rows && cache->unsupported.empty())
+        cache->unsupported = "absolute positions (at " + describeLoc(at) + ")";
     }
     SymShape s = {args.raw(0).kind == Val::Kind::Int
                       ? SymDim::of(args.raw(0).i)
@@ -1031,7 +1053,12 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at,
                                int64_t window) {
   mlir::Location l = loc(at);
   unsigned layer = cache->cachedAttentions++;
+  if (cache->rows && window > 0 && cache->unsupported.empty())
+    cache->unsupported = "a sliding window (at " + describeLoc(at) + ")";
   mlir::Value start = window > 0 ? windowStart(window, l) : mlir::Value();
+  auto one_ = [](mlir::OpBuilder &b) -> mlir::OpFoldResult {
+    return b.getIndexAttr(1);
+  };
   for (auto [t, what] : {std::pair{&k, "k"}, std::pair{&v, "v"}}) {
     // [batch, kv_heads, seq, d] -> a state [batch, kv_heads, context, d]
     // (or [batch, kv_heads, window, d], a rolling buffer).
@@ -1139,6 +1166,44 @@ bool Elaborator::appendToCache(Val &k, Val &v, llvm::SMLoc at,
       mlir::Value w1 = sub(m, w0);
       updated = put(rows(t->value, skip, w0), arg, to, w0);
       updated = put(rows(t->value, add(skip, w0), w1), updated, idx(0), w1);
+    } else if (cache->rows && cache->unsupported.empty()) {
+      // Each row's new keys at its own [past_b, past_b + seq): a loop over
+      // the batch, inserting in place into the state. Attention reads the
+      // whole cache, each row bounded by its own past (row_past).
+      mlir::Value fresh = t->value;
+      mlir::Value batchSize = mlir::tensor::DimOp::create(builder, l, fresh, 0);
+      auto loop = mlir::scf::ForOp::create(
+          builder, l, mlir::arith::ConstantIndexOp::create(builder, l, 0),
+          batchSize, mlir::arith::ConstantIndexOp::create(builder, l, 1),
+          mlir::ValueRange{arg},
+          [&](mlir::OpBuilder &b, mlir::Location bl, mlir::Value row,
+              mlir::ValueRange acc) {
+            mlir::Value past = mlir::arith::IndexCastOp::create(
+                b, bl, b.getIndexType(),
+                mlir::tensor::ExtractOp::create(b, bl, cache->rowPast,
+                                                mlir::ValueRange{row}));
+            auto type = mlir::cast<mlir::RankedTensorType>(fresh.getType());
+            llvm::SmallVector<int64_t> shape(type.getShape());
+            shape[0] = 1;
+            mlir::Value one = mlir::tensor::ExtractSliceOp::create(
+                b, bl,
+                mlir::RankedTensorType::get(shape, type.getElementType()),
+                fresh,
+                llvm::ArrayRef<mlir::OpFoldResult>{row, zero, zero, zero},
+                llvm::ArrayRef<mlir::OpFoldResult>{one_(b), heads, seqLen,
+                                                   width},
+                strides);
+            mlir::Value into = mlir::tensor::InsertSliceOp::create(
+                b, bl, one, acc[0],
+                llvm::ArrayRef<mlir::OpFoldResult>{row, zero, past, zero},
+                llvm::ArrayRef<mlir::OpFoldResult>{one_(b), heads, seqLen,
+                                                   width},
+                strides);
+            mlir::scf::YieldOp::create(b, bl, into);
+          });
+      updated = loop.getResult(0);
+      read = updated;
+      readShape = stateShape;
     } else {
       // The new rows at [past, past + seq).
       updated = mlir::tensor::InsertSliceOp::create(
@@ -1192,6 +1257,8 @@ mlir::Value Elaborator::readCachedColumns(mlir::Value state,
                                           mlir::Value seqLen,
                                           mlir::Location l,
                                           mlir::Value start) {
+  if (cache->rows)
+    return state; // every column: each row's attention is bounded by its past
   mlir::OpFoldResult zero = builder.getIndexAttr(0),
                      one = builder.getIndexAttr(1);
   mlir::Value total =
@@ -1214,6 +1281,8 @@ Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
   auto found = cache->replaced.find(mask.value);
   if (found != cache->replaced.end())
     return found->second;
+  if (cache->rows && cache->unsupported.empty())
+    cache->unsupported = "a cached attention mask (at " + describeLoc(at) + ")";
   mlir::Location l = loc(at);
   SymShape stateShape = {mask.shape[0], SymDim::named("context")};
   mlir::Value arg =
@@ -1267,13 +1336,16 @@ Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at,
     seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
   mlir::OpFoldResult one = builder.getIndexAttr(1);
   mlir::Value batch = mlir::tensor::DimOp::create(builder, l, arg, 0);
-  SymShape readShape = {q.shape[0], SymDim::named("kv_len")};
+  // The rows form reads every column (a window has no rows form: it keeps
+  // the cached form's reads, and the entry is dropped with a message).
+  bool allColumns = cache->rows && window == 0;
+  SymShape readShape = {q.shape[0],
+                        SymDim::named(allColumns ? "context" : "kv_len")};
   mlir::Value read = readCachedColumns(
       arg, readShape, batch, seqLen, l,
       window > 0 ? windowStart(window, l) : mlir::Value());
   mlir::Value total = mlir::tensor::DimOp::create(builder, l, read, 1);
-  SymShape biasShape = {q.shape[0], SymDim::of(1), SymDim::of(1),
-                        SymDim::named("kv_len")};
+  SymShape biasShape = {q.shape[0], SymDim::of(1), SymDim::of(1), readShape[1]};
   mlir::Value bias = mlir::tensor::ExpandShapeOp::create(
       builder, l, tensorType(biasShape, q.elementType), read,
       llvm::ArrayRef<mlir::ReassociationIndices>{{0, 1, 2}, {3}},
@@ -1321,6 +1393,8 @@ bool Elaborator::independentOfSequence(mlir::Value v) {
 }
 
 bool Elaborator::cacheCross(Val &t, const std::string &name, llvm::SMLoc at) {
+  if (cache->rows && cache->unsupported.empty())
+    cache->unsupported = "cross-attention (at " + describeLoc(at) + ")";
   auto found = cache->replaced.find(t.value);
   if (found != cache->replaced.end()) {
     t = found->second;

@@ -491,20 +491,32 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         double alibi = at.getAlibi() ? at.getAlibi()->convertToDouble() : 0.0;
         double scale = at.getEffectiveScale();
         int64_t group = H / Hkv;
+        const Tensor *lengths =
+            at.getRowPast() ? &tensor(at.getRowPast()) : nullptr;
+        if (lengths && (lengths->shape.size() != 1 || lengths->shape[0] != B))
+          return at.emitError("row_past ")
+                 << shapeStr(lengths->shape) << " does not fit a batch of " << B
+                 << " at run time";
         Type et = resultType().getElementType();
         Tensor out(et, {B, H, Tq, Dv});
         std::vector<double> p(Tk);
         for (int64_t b = 0; b < B; ++b)
           for (int64_t h = 0; h < H; ++h) {
+            // Row b's own keys: [0, row_past[b] + Tq), clamped to [0, Tk].
+            int64_t keys =
+                lengths
+                    ? std::clamp<int64_t>(
+                          static_cast<int64_t>(lengths->data[b]) + Tq, 0, Tk)
+                    : Tk;
             int64_t hk = h / group;
             const double *kb = &k.data[(b * Hkv + hk) * Tk * D];
             const double *vb = &v.data[(b * Hkv + hk) * Tk * Dv];
             for (int64_t i = 0; i < Tq; ++i) {
               const double *qi = &q.data[((b * H + h) * Tq + i) * D];
               for (int64_t j = 0; j < Tk; ++j) {
-                if ((at.getCausal() && j > i + (Tk - Tq)) ||
+                if (j >= keys || (at.getCausal() && j > i + (keys - Tq)) ||
                     (at.getWindow() &&
-                     j <= i + (Tk - Tq) -
+                     j <= i + (keys - Tq) -
                               static_cast<int64_t>(*at.getWindow()))) {
                   p[j] = -kInf;
                   continue;
@@ -516,7 +528,7 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
                 if (mask)
                   s += mask->data[b * ms[0] + h * ms[1] + i * ms[2] +
                                   j * ms[3]];
-                int64_t r = j - (i + (Tk - Tq));
+                int64_t r = j - (i + (keys - Tq));
                 if (rel)
                   s += rel->data[h * (2 * R + 1) + std::clamp(r, -R, R) + R];
                 if (alibi > 0.0)
@@ -737,6 +749,14 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
           return r.emitError("rotary_dim ")
                  << R << " does not fit the feature size " << D;
         int64_t offset = r.getOffset() ? index(r.getOffset()) : 0;
+        const Tensor *rowOffsets =
+            r.getRowOffsets() ? &tensor(r.getRowOffsets()) : nullptr;
+        if (rowOffsets && (rowOffsets->shape.size() != 1 ||
+                           rowOffsets->shape[0] != x.shape[0]))
+          return r.emitError("row_offsets ")
+                 << shapeStr(rowOffsets->shape) << " does not fit a batch of "
+                 << x.shape[0] << " at run time";
+        int64_t perBatch = x.shape[0] ? x.numElements() / D / x.shape[0] : 0;
         double base = r.getBase().convertToDouble();
         bool adjacent = r.getMode() == RopeMode::Adjacent;
         Tensor out = x;
@@ -745,7 +765,12 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
         if (scale && static_cast<int64_t>(scale->size()) != R / 2)
           return r.emitError("freq_scale does not match rotary_dim");
         for (int64_t row = 0; row < rows; ++row) {
-          double pos = static_cast<double>(offset + row % T);
+          int64_t first =
+              rowOffsets
+                  ? static_cast<int64_t>(
+                        rowOffsets->data[row / std::max<int64_t>(perBatch, 1)])
+                  : offset;
+          double pos = static_cast<double>(first + row % T);
           const double *in = &x.data[row * D];
           double *o = &out.data[row * D];
           for (int64_t i = 0; i < R / 2; ++i) {

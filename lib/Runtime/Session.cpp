@@ -572,6 +572,153 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
   return status;
 }
 
+/// Runs rows [first, first + n) of the session's states, row i at
+/// positions[i] (tfc_session_run_rows): the rows form `<entry>_rows` (one
+/// `past` per row), or for one row the session's own cached entry (the same
+/// computation; it reads only the keys below the row's position, where the
+/// rows form reads the whole context). The states are passed as views of
+/// those rows (every state is batch-major), the padding bias of the columns
+/// each row adds is cleared, and the session's position is left alone.
+tfc_status runRows(tfc_session *s, int64_t first, int64_t n,
+                   const int64_t *positions, const tfc_tensor *inputs,
+                   size_t numInputs, tfc_tensor *outputs, size_t numOutputs) {
+  if (!s)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "session is NULL");
+  if (!positions)
+    return setError(TFC_ERR_INVALID_ARGUMENT, "positions is NULL");
+  if (first < 0 || n < 1 || first > s->batch || n > s->batch - first)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "rows [" + std::to_string(first) + ", " +
+                        std::to_string(first + n) +
+                        ") are not rows of the session's batch of " +
+                        std::to_string(s->batch));
+  const EntrySpec *e = s->entry;
+  if (n > 1) {
+    std::string base = s->entry->name;
+    const std::string suffix = "_cached";
+    if (base.size() > suffix.size() &&
+        base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
+      base.resize(base.size() - suffix.size());
+    int64_t index = s->model->spec.findEntry(base + "_rows");
+    if (index < 0)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "model '" + s->model->spec.name + "' has no entry '" +
+                          base +
+                          "_rows' to run rows at their own positions "
+                          "together: compile it with tfc-compile --kv-cache "
+                          "--kv-cache-rows");
+    e = &s->model->spec.entries[index];
+  }
+  // The entry's inputs: the caller's (those of the session, in order),
+  // `past`, the states.
+  std::vector<size_t> user;
+  size_t pastInput = 0;
+  for (size_t i = 0; i < e->inputs.size(); ++i) {
+    const TensorSpec &in = e->inputs[i];
+    if (in.state)
+      continue;
+    if (in.name == "past")
+      pastInput = i;
+    else
+      user.push_back(i);
+  }
+  if (user.size() != s->userInputs.size() || numInputs != user.size() ||
+      (numInputs && !inputs)) {
+    std::string names;
+    for (size_t u : s->userInputs)
+      names += (names.empty() ? "" : ", ") + s->entry->inputs[u].name;
+    return setError(TFC_ERR_INPUT,
+                    "a session of entry '" + s->entry->name + "' takes " +
+                        std::to_string(s->userInputs.size()) + " inputs (" +
+                        names + "), " + std::to_string(numInputs) + " given");
+  }
+  int64_t added = -1;
+  for (size_t k = 0; k < numInputs && added < 0; ++k) {
+    const TensorSpec &spec = e->inputs[user[k]];
+    for (size_t a = 0; a < spec.shape.size(); ++a)
+      if (!spec.shape[a].isStatic() && spec.shape[a].name == s->seqDim &&
+          static_cast<int32_t>(a) < inputs[k].rank)
+        added = inputs[k].shape[a];
+    if (inputs[k].rank < 1 || inputs[k].shape[0] != n)
+      return setError(TFC_ERR_INPUT,
+                      "input '" + spec.name + "' has " +
+                          (inputs[k].rank < 1
+                               ? std::string("no batch dim")
+                               : std::to_string(inputs[k].shape[0]) + " rows") +
+                          ", the run " + std::to_string(n));
+  }
+  if (added < 1)
+    return setError(TFC_ERR_INPUT, "a session run needs at least one token "
+                                   "along '" +
+                                       s->seqDim + "'");
+  for (int64_t i = 0; i < n; ++i)
+    if (positions[i] < 0 || positions[i] > s->context - added)
+      return setError(TFC_ERR_INPUT,
+                      "row " + std::to_string(first + i) + " at position " +
+                          std::to_string(positions[i]) + " with " +
+                          std::to_string(added) +
+                          " new tokens does not fit the session's context of " +
+                          std::to_string(s->context));
+  if (s->ring)
+    return setError(TFC_ERR_INVALID_ARGUMENT,
+                    "rows at their own positions need caches of every "
+                    "position; this model keeps rolling (sliding-window) "
+                    "caches");
+  std::vector<tfc_tensor> all(e->inputs.size());
+  std::vector<bool> resident(e->inputs.size(), false);
+  for (size_t k = 0; k < numInputs; ++k)
+    all[user[k]] = inputs[k];
+  int64_t past = positions[0];
+  all[pastInput] = n > 1 || !e->inputs[pastInput].shape.empty()
+                       ? tfc_tensor{TFC_I64,
+                                    1,
+                                    {n},
+                                    const_cast<int64_t *>(positions),
+                                    nullptr}
+                       : tfc_tensor{TFC_I64, 0, {}, &past, nullptr};
+  for (size_t i = 0; i < e->inputs.size(); ++i) {
+    const TensorSpec &in = e->inputs[i];
+    if (!in.state)
+      continue;
+    tfc_session::State *st = s->findState(in.name);
+    if (!st || !st->allocated() || st->shape.empty() ||
+        st->shape[0] != s->batch || in.shape.empty() ||
+        in.shape[0].isStatic() || in.shape[0].name != s->batchDim)
+      return setError(TFC_ERR_INVALID_ARGUMENT,
+                      "state '" + in.name + "' of entry '" + e->name +
+                          "' is not one the session holds per row");
+    tfc_tensor &t = all[i];
+    t.dtype = st->dtype;
+    t.rank = static_cast<int32_t>(st->shape.size());
+    for (size_t k = 0; k < st->shape.size(); ++k)
+      t.shape[k] = st->shape[k];
+    t.shape[0] = n;
+    uint64_t rowBytes = st->bytes / static_cast<uint64_t>(s->batch);
+    t.data = static_cast<char *>(st->data()) + first * rowBytes;
+    t.owner = nullptr;
+    resident[i] = st->device != 0;
+  }
+  // The columns each row adds hold tokens (0 in the padding bias).
+  if (tfc_session::State *bias = s->findState("cache.bias");
+      bias && bias->allocated()) {
+    uint64_t elem = tfc_dtype_size(bias->dtype);
+    std::vector<unsigned char> zeros(static_cast<size_t>(added) * elem);
+    for (int64_t t = 0; t < added; ++t)
+      dtypeStore(bias->dtype, zeros.data() + t * elem, 0, 0.0);
+    std::string error;
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t at = (static_cast<uint64_t>(first + i) * s->context +
+                     static_cast<uint64_t>(positions[i])) *
+                    elem;
+      if (!copyState(s, *bias, at, zeros.data(), zeros.size(),
+                     /*toState=*/true, error))
+        return setError(TFC_ERR_INTERNAL, "writing the padding bias: " + error);
+    }
+  }
+  return s->model->run(e->name.c_str(), all.data(), all.size(), outputs,
+                       numOutputs, &resident, /*into=*/true);
+}
+
 /// Marks a session busy for the length of a call; a second thread's call
 /// meanwhile is refused (not serialised: a session's calls must come in an
 /// order, which only its one user knows).
@@ -892,6 +1039,18 @@ tfc_status tfc_session_run_into(tfc_session *session,
     return exclusive(session, [&] {
       return run(session, inputs, num_inputs, outputs, num_outputs, keep,
                  /*into=*/true);
+    });
+  });
+}
+
+tfc_status tfc_session_run_rows(tfc_session *session, int64_t first,
+                                int64_t num_rows, const int64_t *positions,
+                                const tfc_tensor *inputs, size_t num_inputs,
+                                tfc_tensor *outputs, size_t num_outputs) {
+  return guarded([&] {
+    return exclusive(session, [&] {
+      return runRows(session, first, num_rows, positions, inputs, num_inputs,
+                     outputs, num_outputs);
     });
   });
 }

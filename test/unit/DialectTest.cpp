@@ -155,7 +155,7 @@ TEST_F(TfcDialectTest, VerifierReportsHeadSizeMismatch) {
   OperationState state(loc, AttentionOp::getOperationName());
   state.addOperands({q, k, k});
   state.addAttribute(AttentionOp::getOperandSegmentSizeAttr(),
-                     builder.getDenseI32ArrayAttr({1, 1, 1, 0, 0}));
+                     builder.getDenseI32ArrayAttr({1, 1, 1, 0, 0, 0}));
   state.addTypes(tensor({1, 8, 16, 32}));
   builder.create(state);
   func::ReturnOp::create(builder, loc);

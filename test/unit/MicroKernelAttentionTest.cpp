@@ -36,8 +36,9 @@
 namespace {
 
 using ScoringFn = void (*)(const float *, const float *, const float *,
-                           const float *, const float *, const float *, float *,
-                           const int64_t *, float, int64_t);
+                           const float *, const float *, const float *,
+                           const int64_t *, float *, const int64_t *, float,
+                           int64_t);
 using SizeFn = int64_t (*)(const int64_t *);
 using CombineFn = void (*)(const float *, float *, const int64_t *, int64_t);
 using TransposeFn = void (*)(const float *, float *, const int64_t *, int64_t);
@@ -45,10 +46,12 @@ using TransposeFn = void (*)(const float *, float *, const int64_t *, int64_t);
 // the sanitizer job checks calls through function pointers).
 using ScoringF16Fn = void (*)(const float *, const uint16_t *, const uint16_t *,
                               const float *, const float *, const float *,
-                              float *, const int64_t *, float, int64_t);
+                              const int64_t *, float *, const int64_t *, float,
+                              int64_t);
 using PrefillF16Fn = void (*)(const float *, const float *, const uint16_t *,
                               const float *, const float *, const float *,
-                              float *, const int64_t *, float, int64_t);
+                              const int64_t *, float *, const int64_t *, float,
+                              int64_t);
 using TransposeF16Fn = void (*)(const uint16_t *, float *, const int64_t *,
                                 int64_t);
 
@@ -135,6 +138,9 @@ struct Problem {
   float scale = 0.25f;
   /// Keys and values as IEEE halves (kh, vh; k and v hold their values).
   bool half = false;
+  /// Each batch row's position: it sees keys [0, rowPast[b] + tq) (empty:
+  /// tk for every row).
+  std::vector<int64_t> rowPast;
 
   std::vector<float> q, k, v, maskData, bias, slopes;
   std::vector<uint16_t> kh, vh;
@@ -209,16 +215,19 @@ struct Problem {
   std::vector<double> reference() const {
     std::vector<double> out(static_cast<size_t>(batch * heads * tq * dv), 0);
     int64_t group = std::max<int64_t>(heads / std::max<int64_t>(kvHeads, 1), 1);
-    int64_t shift = tk - tq;
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h) {
+        int64_t keys =
+            rowPast.empty() ? tk : std::clamp<int64_t>(rowPast[b] + tq, 0, tk);
+        int64_t shift = keys - tq;
         int64_t kvh = std::min(h / group, kvHeads - 1);
         for (int64_t i = 0; i < tq; ++i) {
           int64_t pos = i + shift;
           std::vector<double> s(static_cast<size_t>(tk), -INFINITY);
           double m = -INFINITY;
           for (int64_t j = 0; j < tk; ++j) {
-            if ((causal && j > pos) || (window > 0 && j <= pos - window))
+            if (j >= keys || (causal && j > pos) ||
+                (window > 0 && j <= pos - window))
               continue;
             double x = 0;
             for (int64_t c = 0; c < d; ++c)
@@ -256,6 +265,9 @@ struct Problem {
     return relative > 0 ? bias.data() : nullptr;
   }
   const float *slopesOrNull() const { return alibi ? slopes.data() : nullptr; }
+  const int64_t *lengthsOrNull() const {
+    return rowPast.empty() ? nullptr : rowPast.data();
+  }
   int64_t runHeads() const { return kvHeads == 0 ? 0 : heads; }
 
   /// Attention.cpp's decode path: splits of 256 keys (1 to 32), the split
@@ -268,10 +280,12 @@ struct Problem {
     for (int64_t t = 0; t < batch * kvHeads * splits; ++t)
       if (half)
         uk.splitF16(q.data(), kh.data(), vh.data(), maskOrNull(), biasOrNull(),
-                    slopesOrNull(), partial.data(), s.data(), scale, t);
+                    slopesOrNull(), lengthsOrNull(), partial.data(), s.data(),
+                    scale, t);
       else
         uk.split(q.data(), k.data(), v.data(), maskOrNull(), biasOrNull(),
-                 slopesOrNull(), partial.data(), s.data(), scale, t);
+                 slopesOrNull(), lengthsOrNull(), partial.data(), s.data(),
+                 scale, t);
     for (int64_t t = 0; t < batch * runHeads(); ++t)
       uk.combine(partial.data(), out.data(), s.data(), t);
     return out;
@@ -292,11 +306,12 @@ struct Problem {
     for (int64_t t = 0; t < tasks; ++t)
       if (half)
         uk.prefillF16(q.data(), kt.data(), vh.data(), maskOrNull(),
-                      biasOrNull(), slopesOrNull(), out.data(), s.data(), scale,
-                      t);
+                      biasOrNull(), slopesOrNull(), lengthsOrNull(), out.data(),
+                      s.data(), scale, t);
       else
         uk.prefill(q.data(), kt.data(), v.data(), maskOrNull(), biasOrNull(),
-                   slopesOrNull(), out.data(), s.data(), scale, t);
+                   slopesOrNull(), lengthsOrNull(), out.data(), s.data(), scale,
+                   t);
     return out;
   }
 };
@@ -413,6 +428,74 @@ TEST(MicroKernelAttention, MaskBiasByDistanceAndAlibi) {
 
 // Head sizes of many vectors (160) and not a multiple of the vector (8200:
 // the decode kernel's per-row scores); d != dv, GQA, keys past one tile.
+// Rows at their own positions over one cache (rowPast): each row sees its
+// first rowPast[b] + tq keys, its causal diagonal and window counted from
+// there, and some rows none at all.
+TEST(MicroKernelAttention, RowsAtTheirOwnPositions) {
+  Problem p;
+  p.batch = 4, p.heads = 4, p.kvHeads = 2, p.d = 32, p.dv = 32;
+  p.causal = true;
+  for (int64_t tq : {1, 3, 20}) {
+    p.tq = tq, p.tk = 700;
+    p.rowPast = {700 - tq, 0, 300, -tq};
+    check(p, static_cast<unsigned>(tq));
+  }
+  p.tq = 2, p.window = 40, p.rowPast = {511, 0, 698, 39};
+  check(p);
+  p.window = 0, p.causal = false, p.mask = true, p.rowPast = {3, -2, 697, 698};
+  check(p);
+}
+
+// What a row computes does not depend on the other rows of the call: with
+// rowPast, row b's output is bit for bit what a call of that row alone,
+// over exactly its own keys, computes (the decode kernel splits each row's
+// keys by its own count). Batch invariance of the serving engine rests on it.
+TEST(MicroKernelAttention, RowsAreBatchInvariant) {
+  for (bool half : {false, true}) {
+    Problem all;
+    all.batch = 3, all.heads = 4, all.kvHeads = 2, all.d = 64, all.dv = 64;
+    all.causal = true, all.half = half, all.tq = 1, all.tk = 1500;
+    all.rowPast = {1499, 256, 699};
+    all.fill(7);
+    for (const Kernels &uk : loadedKernels()) {
+      std::vector<float> together = all.decode(uk);
+      for (int64_t b = 0; b < all.batch; ++b) {
+        Problem one = all;
+        one.batch = 1, one.tk = all.rowPast[b] + all.tq, one.rowPast.clear();
+        auto rowsOf = [&](const std::vector<float> &from, int64_t row,
+                          int64_t stride, int64_t n) {
+          return std::vector<float>(from.begin() + row * stride,
+                                    from.begin() + row * stride + n);
+        };
+        int64_t kd = all.kvHeads * all.tk * all.d;
+        int64_t vd = all.kvHeads * all.tk * all.dv;
+        int64_t qd = all.heads * all.tq * all.d;
+        one.q = rowsOf(all.q, b, qd, qd);
+        // Row b's keys: the first rowPast[b] + tq of each key/value head.
+        one.k.clear(), one.v.clear(), one.kh.clear(), one.vh.clear();
+        for (int64_t h = 0; h < all.kvHeads; ++h) {
+          int64_t k0 = b * kd + h * all.tk * all.d;
+          int64_t v0 = b * vd + h * all.tk * all.dv;
+          one.k.insert(one.k.end(), all.k.begin() + k0,
+                       all.k.begin() + k0 + one.tk * all.d);
+          one.v.insert(one.v.end(), all.v.begin() + v0,
+                       all.v.begin() + v0 + one.tk * all.dv);
+          if (half) {
+            one.kh.insert(one.kh.end(), all.kh.begin() + k0,
+                          all.kh.begin() + k0 + one.tk * all.d);
+            one.vh.insert(one.vh.end(), all.vh.begin() + v0,
+                          all.vh.begin() + v0 + one.tk * all.dv);
+          }
+        }
+        std::vector<float> alone = one.decode(uk);
+        int64_t od = all.heads * all.tq * all.dv;
+        EXPECT_EQ(rowsOf(together, b, od, od), alone)
+            << uk.isa << (half ? " f16" : "") << " row " << b;
+      }
+    }
+  }
+}
+
 TEST(MicroKernelAttention, WideHeads) {
   Problem p;
   p.heads = 4, p.kvHeads = 2, p.d = 160, p.dv = 48, p.causal = true;

@@ -178,6 +178,14 @@ cl::opt<bool> kvCacheLast(
              "prompt's logits are computed for one position, not all)"),
     cl::init(false), cl::cat(options));
 
+cl::opt<bool> kvCacheRows(
+    "kv-cache-rows",
+    cl::desc("With --kv-cache: also generate <entry>_rows, whose `past` is "
+             "one position per row of the batch: rows at their own positions "
+             "over the caches, as a server batches requests (CPU; "
+             "docs/abi.md)"),
+    cl::init(false), cl::cat(options));
+
 cl::opt<std::string> kvCacheType(
     "kv-cache-type",
     cl::desc("With --kv-cache: the element type of the self-attention "
@@ -384,6 +392,17 @@ int main(int argc, char **argv) {
   options.defines.assign(defines.begin(), defines.end());
   options.kvCache = kvCache;
   options.kvCacheLast = kvCacheLast;
+  options.kvCacheRows = kvCacheRows;
+  if (kvCacheRows && target == Target::Cuda) {
+    errs() << "tfc-compile: error: --kv-cache-rows is not supported on the "
+              "GPU yet (rows at their own positions run on the CPU kernels)\n";
+    return 1;
+  }
+  if (kvCacheRows && !kvCache) {
+    errs() << "tfc-compile: error: --kv-cache-rows is a form of the cached "
+              "entries of --kv-cache; give both\n";
+    return 1;
+  }
   if (kvCacheLast && !kvCache) {
     errs() << "tfc-compile: error: --kv-cache-last shapes the cached entries "
               "of --kv-cache; give both\n";

@@ -98,6 +98,9 @@ struct CompileOptions {
   /// --kv-cache-type=f16: self-attention K/V caches in half precision
   /// (MLIRGenOptions::kvCacheHalf).
   bool kvCacheHalf = false;
+  /// --kv-cache-rows: also <entry>_rows, each row at its own position
+  /// (MLIRGenOptions::kvCacheRows; CPU only).
+  bool kvCacheRows = false;
   /// Linear weights stored block-quantised (q8_0, q4_0, q4_1) or not at all
   /// (none); empty: as the model says.
   std::string quantize;

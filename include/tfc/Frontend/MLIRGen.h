@@ -50,6 +50,11 @@ struct MLIRGenOptions {
   /// widens them as it reads them). Caches of other element types, and
   /// cross-attention states, are unchanged.
   bool kvCacheHalf = false;
+  /// With kvCache: also <entry>_rows, whose `past` is [batch] (each row at
+  /// its own position over the caches: a serving batch). An entry that
+  /// cannot have it (absolute positions, sliding windows, cached masks,
+  /// cross-attention) is an error.
+  bool kvCacheRows = false;
   /// Brackets what each call of a block made with `tfc.block_begin` and
   /// `tfc.block_end` (the calls stay inlined): `tfc-outline-blocks` makes the
   /// calls that compute the same thing (the layers of a model) one function.

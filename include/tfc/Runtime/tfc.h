@@ -505,6 +505,24 @@ TFC_API tfc_status tfc_session_run_padded(tfc_session *session,
                                           const int64_t *keep,
                                           tfc_tensor *outputs,
                                           size_t num_outputs);
+/* Rows at their own positions, as a server batches requests: runs rows
+ * [first, first + num_rows) of the session's batch together, row i continuing
+ * at positions[i] (the tokens already in its cache; the caller, a
+ * scheduler, keeps each row's). The inputs have num_rows rows (input_ids
+ * [num_rows, seq]); the outputs are the caller's buffers, as
+ * tfc_session_run_into's. Several rows need the rows form of the entry
+ * (tfc-compile --kv-cache --kv-cache-rows makes <entry>_rows); one row runs
+ * the cached entry itself (a prompt joining: it reads only its own keys).
+ * A row computes what it would alone, whatever the others' positions; the
+ * session's own position is neither used nor changed. Each row's tokens
+ * must fit: positions[i] + seq <= context (TFC_ERR_INPUT, nothing run). */
+TFC_API tfc_status tfc_session_run_rows(tfc_session *session, int64_t first,
+                                        int64_t num_rows,
+                                        const int64_t *positions,
+                                        const tfc_tensor *inputs,
+                                        size_t num_inputs, tfc_tensor *outputs,
+                                        size_t num_outputs);
+
 /* 1 if tfc_session_run_padded accepts padding on this session, else 0. */
 TFC_API int tfc_session_can_pad(const tfc_session *session);
 

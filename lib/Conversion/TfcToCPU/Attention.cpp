@@ -209,14 +209,15 @@ Value pointerOrNull(OpBuilder &b, Location loc, Value m) {
 
 /// The micro-kernels that score keys (tfc_uk_attention_split and
 /// tfc_uk_attention_prefill) share a signature (MicroKernels.h): q, the keys
-/// (k, or its transpose), v, mask, relBias, slopes, the destination, the
-/// shape array, the scale and the task.
+/// (k, or its transpose), v, mask, relBias, slopes, rowPast, the
+/// destination, the shape array, the scale and the task.
 LLVM::LLVMFuncOp declareScoringKernel(OpBuilder &b, Operation *op,
                                       StringRef name) {
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-  return declareMicroKernel(
-      b, op, name, LLVM::LLVMVoidType::get(b.getContext()),
-      {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, b.getF32Type(), b.getI64Type()});
+  return declareMicroKernel(b, op, name,
+                            LLVM::LLVMVoidType::get(b.getContext()),
+                            {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
+                             b.getF32Type(), b.getI64Type()});
 }
 
 /// The name of micro-kernel `name` for keys and values of `key`'s element
@@ -229,17 +230,13 @@ std::string kvKernel(StringRef name, Value key) {
 /// Their operands but the task.
 SmallVector<Value> scoringOperands(OpBuilder &b, Location l, Value query,
                                    Value keys, Value value, Value mask,
-                                   Value relBias, const MicroKernelArgs &args,
-                                   Value dest) {
-  return {pointerTo(b, l, query),
-          pointerTo(b, l, keys),
-          pointerTo(b, l, value),
-          pointerOrNull(b, l, mask),
-          pointerOrNull(b, l, relBias),
-          pointerOrNull(b, l, args.slopes),
-          pointerTo(b, l, dest),
-          pointerTo(b, l, args.shape),
-          args.scale};
+                                   Value relBias, Value rowPast,
+                                   const MicroKernelArgs &args, Value dest) {
+  return {pointerTo(b, l, query),       pointerTo(b, l, keys),
+          pointerTo(b, l, value),       pointerOrNull(b, l, mask),
+          pointerOrNull(b, l, relBias), pointerOrNull(b, l, args.slopes),
+          pointerOrNull(b, l, rowPast), pointerTo(b, l, dest),
+          pointerTo(b, l, args.shape),  args.scale};
 }
 
 /// Few query rows (decoding): the C micro-kernels' flash-decoding (tasks of
@@ -248,7 +245,8 @@ SmallVector<Value> scoringOperands(OpBuilder &b, Location l, Value query,
 void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                          const AttentionSizes &sizes,
                          const MicroKernelArgs &args, Value query, Value key,
-                         Value value, Value mask, Value relBias, Value out) {
+                         Value value, Value mask, Value relBias, Value rowPast,
+                         Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type();
@@ -275,8 +273,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
       b, loc, arith::MulIOp::create(b, loc, sizes.batch, sizes.kvHeads),
       splits);
   parallelCalls(b, loc, splitTasks, split, [&](OpBuilder &b, Location l) {
-    return scoringOperands(b, l, query, key, value, mask, relBias, args,
-                           partial);
+    return scoringOperands(b, l, query, key, value, mask, relBias, rowPast,
+                           args, partial);
   });
   parallelCalls(b, loc,
                 arith::MulIOp::create(b, loc, sizes.batch, sizes.runHeads),
@@ -293,7 +291,8 @@ void emitDecodeAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
 void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                           const AttentionSizes &sizes,
                           const MicroKernelArgs &args, Value query, Value key,
-                          Value value, Value mask, Value relBias, Value out) {
+                          Value value, Value mask, Value relBias, Value rowPast,
+                          Value out) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type();
@@ -328,20 +327,21 @@ void emitPrefillAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                             indexConst(b, loc, 0)),
       indexConst(b, loc, 0), tasks);
   parallelCalls(b, loc, tasks, prefill, [&](OpBuilder &b, Location l) {
-    return scoringOperands(b, l, query, kt, value, mask, relBias, args, out);
+    return scoringOperands(b, l, query, kt, value, mask, relBias, rowPast, args,
+                           out);
   });
 }
 
 /// Lowers `op` writing `out`, whose rows are contiguous.
 void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
                        Value query, Value key, Value value, Value mask,
-                       Value relBias, Value out);
+                       Value relBias, Value rowPast, Value out);
 
 } // namespace
 
 void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                              Value query, Value key, Value value, Value mask,
-                             Value relBias, Value out) {
+                             Value relBias, Value rowPast, Value out) {
   query = contiguous(b, loc, query);
   key = contiguous(b, loc, key);
   value = contiguous(b, loc, value);
@@ -349,13 +349,16 @@ void tfc::cpu::emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
     mask = contiguous(b, loc, mask);
   if (relBias) // dense rows: the decode micro-kernel indexes them itself
     relBias = contiguous(b, loc, relBias, /*identity=*/true);
+  if (rowPast) // one count per batch row, indexed by the micro-kernels
+    rowPast = contiguous(b, loc, rowPast, /*identity=*/true);
   // The output may be a strided view (the heads merged in place,
   // tfc-kernel-fold-transposed-operands) as long as its rows are
   // contiguous; otherwise it is computed into a fresh buffer and copied.
   Value dest = hasUnitInnerStride(cast<MemRefType>(out.getType()))
                    ? out
                    : allocContiguousLike(b, loc, out);
-  emitAttentionInto(b, loc, op, query, key, value, mask, relBias, dest);
+  emitAttentionInto(b, loc, op, query, key, value, mask, relBias, rowPast,
+                    dest);
   if (dest != out) // (tfc-early-dealloc frees dest after the copy)
     memref::CopyOp::create(b, loc, dest, out);
 }
@@ -365,7 +368,7 @@ namespace {
 /// emitAttention with an output whose innermost stride is 1.
 void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
                        Value query, Value key, Value value, Value mask,
-                       Value relBias, Value out) {
+                       Value relBias, Value rowPast, Value out) {
   // A few query rows (decode steps): the decode micro-kernel; more: the
   // prefill micro-kernel, in chunks of TFC_UK_ATTENTION_PREFILL_KEYS keys
   // whose scores fit in L1.
@@ -378,10 +381,10 @@ void emitAttentionInto(OpBuilder &b, Location loc, kernel::AttentionOp op,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&choice.getThenRegion().front());
   emitDecodeAttention(b, loc, op, sizes, args, query, key, value, mask, relBias,
-                      out);
+                      rowPast, out);
   b.setInsertionPointToStart(&choice.getElseRegion().front());
   emitPrefillAttention(b, loc, op, sizes, args, query, key, value, mask,
-                       relBias, out);
+                       relBias, rowPast, out);
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #define TFC_LIB_CONVERSION_TFCTOCPU_KERNELCONFIG_H
 
 #include "tfc/Conversion/TfcToCPU/GemmBlocking.h"
+#include "tfc/Target/CPU/MicroKernels.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
@@ -176,8 +177,8 @@ std::string checkGemmConfig(const GemmConfig &config, StringRef isa);
 /// (lib/Target/CPU/MicroKernels/Attention.c): tasks of (batch, key/value
 /// head, split of kAttentionKeysPerSplit keys, at most kAttentionMaxSplits).
 constexpr int64_t kAttentionDecodeRows = 4;
-constexpr int64_t kAttentionKeysPerSplit = 256;
-constexpr int64_t kAttentionMaxSplits = 32;
+constexpr int64_t kAttentionKeysPerSplit = TFC_UK_ATTENTION_KEYS_PER_SPLIT;
+constexpr int64_t kAttentionMaxSplits = TFC_UK_ATTENTION_MAX_SPLITS;
 
 } // namespace mlir::tfc::cpu
 

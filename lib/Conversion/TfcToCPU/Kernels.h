@@ -44,9 +44,10 @@ void emitQEmbedding(OpBuilder &b, Location loc, QEmbeddingOp op, Value table,
                     Value ids, Value out);
 
 // Attention.cpp
-void emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op, Value query,
-                   Value key, Value value, Value mask, Value relBias,
-                   Value out);
+/// `rowPast` (i64 [B], or null) gives each batch row its own keys.
+void emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
+                   Value query, Value key, Value value, Value mask,
+                   Value relBias, Value rowPast, Value out);
 
 } // namespace mlir::tfc::cpu
 

@@ -48,7 +48,10 @@ LogicalResult checkElementTypes(Operation *op) {
     bool halfKV = attention && element.isF16() &&
                   (operand.get() == attention.getKey() ||
                    operand.get() == attention.getValue());
-    if (element.isF32() || halfKV || (rawWeights && element.isInteger(8)) ||
+    bool rowPast = attention && element.isInteger(64) &&
+                   operand.get() == attention.getRowPast();
+    if (element.isF32() || halfKV || rowPast ||
+        (rawWeights && element.isInteger(8)) ||
         (isa<cpu::QEmbeddingOp>(op) &&
          (element.isInteger(32) || element.isInteger(64))))
       continue;
@@ -80,7 +83,8 @@ LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
       })
       .Case([&](kernel::AttentionOp k) {
         cpu::emitAttention(b, loc, k, k.getQuery(), k.getKey(), k.getValue(),
-                           k.getMask(), k.getRelativeBias(), k.getInit());
+                           k.getMask(), k.getRelativeBias(), k.getRowPast(),
+                           k.getInit());
         return success();
       })
       .Case([&](kernel::MatmulOp k) -> LogicalResult {

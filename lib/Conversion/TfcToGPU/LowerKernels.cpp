@@ -54,7 +54,12 @@ LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
         return gpuk::emitRmsNorm(b, loc, k, k.getInput(), k.getScale(),
                                  k.getResidual(), k.getInit());
       })
-      .Case([&](kernel::AttentionOp k) {
+      .Case([&](kernel::AttentionOp k) -> LogicalResult {
+        if (k.getRowPast())
+          return k.emitOpError(
+              "per-row key lengths (rows at their own positions: the "
+              "<entry>_rows form of --kv-cache) are not supported on the GPU "
+              "yet");
         return gpuk::emitAttention(b, loc, k, k.getQuery(), k.getKey(),
                                    k.getValue(), k.getMask(),
                                    k.getRelativeBias(), k.getInit());

@@ -93,9 +93,9 @@ struct AttentionToKernel : OpRewritePattern<AttentionOp> {
     });
     rewriter.replaceOpWithNewOp<kernel::AttentionOp>(
         op, op.getType(), op.getQuery(), op.getKey(), op.getValue(),
-        op.getMask(), op.getRelativeBias(), init, op.getCausalAttr(),
-        rewriter.getF64FloatAttr(op.getEffectiveScale()), op.getWindowAttr(),
-        op.getAlibiAttr());
+        op.getMask(), op.getRelativeBias(), op.getRowPast(), init,
+        op.getCausalAttr(), rewriter.getF64FloatAttr(op.getEffectiveScale()),
+        op.getWindowAttr(), op.getAlibiAttr());
     return success();
   }
 };

@@ -302,6 +302,9 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
     bool adjacent = op.getMode() == RopeMode::Adjacent;
     double base = op.getBase().convertToDouble();
     Value offset = op.getOffset();
+    // Per-row positions (rows of a serving batch): the tables get the batch
+    // dim, row b's positions starting at rowOffsets[b].
+    Value rowOffsets = op.getRowOffsets();
     Type et = type.getElementType();
     // The pairs' inverse frequencies (times their freq_scale multipliers),
     // a constant table.
@@ -316,22 +319,36 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
     // head, and twice per pair). Per element in SmolLM2-135M they were a
     // sizeable share of a 128-token forward (figures: commit a95582d).
     SmallVector<OpFoldResult> dims = getDims(rewriter, loc, input);
-    auto tableType =
-        RankedTensorType::get({type.getDimSize(rank - 2), pairs}, et);
+    SmallVector<int64_t> tableShape = {type.getDimSize(rank - 2), pairs};
     SmallVector<OpFoldResult> tableSizes = {dims[rank - 2],
                                             rewriter.getIndexAttr(pairs)};
-    AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
+    if (rowOffsets) {
+      tableShape.insert(tableShape.begin(), type.getDimSize(0));
+      tableSizes.insert(tableSizes.begin(), dims[0]);
+    }
+    int64_t tableRank = static_cast<int64_t>(tableShape.size());
+    auto tableType = RankedTensorType::get(tableShape, et);
+    AffineMap idT = rewriter.getMultiDimIdentityMap(tableRank);
     auto tables = linalg::GenericOp::create(
         rewriter, loc, TypeRange{tableType, tableType}, ValueRange{},
         ValueRange{emptyLike(rewriter, loc, tableType, tableSizes),
                    emptyLike(rewriter, loc, tableType, tableSizes)},
-        ArrayRef<AffineMap>{id2, id2},
-        SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+        ArrayRef<AffineMap>{idT, idT},
+        SmallVector<utils::IteratorType>(tableRank,
+                                         utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange) {
-          Value t = linalg::IndexOp::create(b, l, 0);
-          Value i = linalg::IndexOp::create(b, l, 1);
+          Value t = linalg::IndexOp::create(b, l, tableRank - 2);
+          Value i = linalg::IndexOp::create(b, l, tableRank - 1);
           if (offset)
             t = arith::AddIOp::create(b, l, t, offset);
+          if (rowOffsets) {
+            Value row = linalg::IndexOp::create(b, l, 0);
+            Value first =
+                tensor::ExtractOp::create(b, l, rowOffsets, ValueRange{row});
+            t = arith::AddIOp::create(
+                b, l, t,
+                arith::IndexCastOp::create(b, l, b.getIndexType(), first));
+          }
           Value invFreq =
               tensor::ExtractOp::create(b, l, invFreqs, ValueRange{i});
           Value angle =
@@ -380,8 +397,11 @@ struct RopeLowering : OpRewritePattern<RopeOp> {
           Value xp = tensor::ExtractOp::create(b, l, input, pidx);
           // Outside the rotary part `pair` may run past the tables.
           Value row = arith::SelectOp::create(b, l, inRotary, pair, cst(0));
-          Value c = tensor::ExtractOp::create(b, l, cosTable, ValueRange{t, row});
-          Value s = tensor::ExtractOp::create(b, l, sinTable, ValueRange{t, row});
+          SmallVector<Value> at = {t, row};
+          if (rowOffsets)
+            at.insert(at.begin(), idx[0]);
+          Value c = tensor::ExtractOp::create(b, l, cosTable, at);
+          Value s = tensor::ExtractOp::create(b, l, sinTable, at);
           Value x = args[0];
           Value xc = arith::MulFOp::create(b, l, x, c);
           Value ps = arith::MulFOp::create(b, l, xp, s);

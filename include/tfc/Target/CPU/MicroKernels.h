@@ -116,22 +116,35 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
  * the heads merged in place). Position biases of the distance r = j - (i + tk -
  * tq) from query i to key j (tfc.attention): relBias (or null) is a dense
  * [rows, 2R + 1] and adds relBias[min(h, rows - 1), clamp(r, -R, R) + R];
- * slopes (or null) holds one ALiBi slope per head and adds slopes[h] * r. */
+ * slopes (or null) holds one ALiBi slope per head and adds slopes[h] * r.
+ * rowPast (or null: tk for every row) puts each batch row at its own
+ * position: row b attends to keys [0, rowPast[b] + tq) (clamped to [0, tk]),
+ * its causal diagonal and window counted from there (r = j - (i +
+ * rowPast[b])): rows at their own positions over one cache. With them, row b's
+ * keys are split by the rule below applied to its own count (the grid's
+ * `splits` is the rule for tk, the most), so that its result depends on its
+ * keys alone, not on the other rows of the call. */
 #define TFC_UK_ATTENTION_SHAPE 32
+/* The decode kernel's splits of tk keys: ceil(tk / KEYS_PER_SPLIT), at least
+ * 1 and at most MAX_SPLITS (the compiler and the kernel follow this rule). */
+#define TFC_UK_ATTENTION_KEYS_PER_SPLIT 256
+#define TFC_UK_ATTENTION_MAX_SPLITS 32
 /* Floats of the partial results (max, sum, output per split and row). */
 int64_t tfc_uk_attention_partial_floats(const int64_t *shape);
 /* Task in [0, batch * kvHeads * splits). */
 void tfc_uk_attention_split(const float *q, const float *k, const float *v,
                             const float *mask, const float *relBias,
-                            const float *slopes, float *partial,
-                            const int64_t *shape, float scale, int64_t task);
+                            const float *slopes, const int64_t *rowPast,
+                            float *partial, const int64_t *shape, float scale,
+                            int64_t task);
 /* The same with k and v of IEEE half precision (a KV cache of f16), widened
  * to f32 as they are read. */
 void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
                                 const uint16_t *v, const float *mask,
                                 const float *relBias, const float *slopes,
-                                float *partial, const int64_t *shape,
-                                float scale, int64_t task);
+                                const int64_t *rowPast, float *partial,
+                                const int64_t *shape, float scale,
+                                int64_t task);
 /* Task in [0, batch * heads): writes out[b, h, :, :] (a dense
  * [B, H, Tq, Dv] buffer). */
 void tfc_uk_attention_combine(const float *partial, float *out,
@@ -157,13 +170,15 @@ void tfc_uk_attention_transpose_k_f16(const uint16_t *k, float *kt,
 int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape);
 void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
                               const float *mask, const float *relBias,
-                              const float *slopes, float *out,
-                              const int64_t *shape, float scale, int64_t task);
+                              const float *slopes, const int64_t *rowPast,
+                              float *out, const int64_t *shape, float scale,
+                              int64_t task);
 /* The same with v of f16 (kt is f32: tfc_uk_attention_transpose_k_f16). */
 void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
                                   const uint16_t *v, const float *mask,
                                   const float *relBias, const float *slopes,
-                                  float *out, const int64_t *shape, float scale,
+                                  const int64_t *rowPast, float *out,
+                                  const int64_t *shape, float scale,
                                   int64_t task);
 
 #ifdef __cplusplus

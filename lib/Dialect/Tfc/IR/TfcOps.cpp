@@ -586,6 +586,14 @@ LogicalResult AttentionOp::verify() {
                                   [&] { return emitOpError(); }))))
     return failure();
   ArrayRef<int64_t> qs = getQuery().getType().getShape();
+  if (Value lengths = getRowPast()) {
+    auto t = cast<RankedTensorType>(lengths.getType());
+    if (t.getRank() != 1 || (!isDynamic(t.getDimSize(0)) && !isDynamic(qs[0]) &&
+                             t.getDimSize(0) != qs[0]))
+      return emitOpError() << "row_past must be [B] with the query's batch "
+                           << "B (" << shapeString(qs) << "), got "
+                           << shapeString(t.getShape());
+  }
   if (std::optional<APFloat> scale = getScale()) {
     double s = scale->convertToDouble();
     if (!(s > 0.0) || !std::isfinite(s))
@@ -686,6 +694,18 @@ LogicalResult RopeOp::verify() {
   int64_t d = type.getShape().back();
   if (!isDynamic(d) && d % 2 != 0)
     return emitOpError() << "feature size " << d << " must be even";
+  if (Value rows = getRowOffsets()) {
+    auto t = cast<RankedTensorType>(rows.getType());
+    int64_t b = type.getDimSize(0);
+    if (getOffset())
+      return emitOpError() << "takes an offset or row_offsets, not both";
+    if (type.getRank() < 3 || t.getRank() != 1 ||
+        (!isDynamic(t.getDimSize(0)) && !isDynamic(b) && t.getDimSize(0) != b))
+      return emitOpError() << "row_offsets must be [B] for an input [B, ..., "
+                           << "seq, features], got "
+                           << shapeString(t.getShape()) << " for "
+                           << shapeString(type.getShape());
+  }
   if (std::optional<uint64_t> r = getRotaryDim()) {
     if (*r % 2 != 0)
       return emitOpError() << "rotary_dim " << *r << " must be even";

@@ -203,6 +203,13 @@ LogicalResult kernel::AttentionOp::verify() {
     return emitOpError("destination ") << init << " must be [B, H, Tq, Dv]";
   if (Value mask = getMask(); mask && shapedType(mask).getRank() > 4)
     return emitOpError("mask ") << mask.getType() << " has rank > 4";
+  if (Value lengths = getRowPast()) {
+    ShapedType t = shapedType(lengths);
+    if (t.getRank() != 1 || !t.getElementType().isInteger(64) ||
+        failed(verifyCompatibleShape(ArrayRef<int64_t>{t.getDimSize(0)},
+                                     ArrayRef<int64_t>{q.getDimSize(0)})))
+      return emitOpError("row_past must be i64 [B], got ") << t;
+  }
   if (Value bias = getRelativeBias()) {
     ShapedType t = shapedType(bias);
     if (t.getRank() != 2 || ShapedType::isDynamic(t.getDimSize(1)) ||

@@ -490,11 +490,34 @@ typedef struct {
   int64_t pos, first, limit;
 } row_t;
 
-INLINE row_t row_of(const shape_t *s, const float *q, const float *mask,
-                    const float *relBias, const float *slopes, int64_t b,
-                    int64_t h, int64_t i) {
+/* The keys batch row b attends to: rowPast[b] + tq (its position after
+ * this call's queries, clamped to [0, tk]), or all tk keys without rowPast. */
+INLINE int64_t keys_of(const shape_t *s, const int64_t *rowPast, int64_t b) {
+  if (!rowPast)
+    return s->tk;
+  int64_t n = rowPast[b] + s->tq;
+  return n < 0 ? 0 : n > s->tk ? s->tk : n;
+}
+
+/* The splits of `tk` keys in the decode kernel: the lowering's rule for a
+ * call's keys (TFC_UK_ATTENTION_KEYS_PER_SPLIT, at most
+ * TFC_UK_ATTENTION_MAX_SPLITS), applied to each row's own keys when they
+ * differ, so that a row's partition depends on its keys alone. */
+INLINE int64_t splits_for(int64_t tk) {
+  int64_t n = (tk + TFC_UK_ATTENTION_KEYS_PER_SPLIT - 1) /
+              TFC_UK_ATTENTION_KEYS_PER_SPLIT;
+  return n < 1                             ? 1
+         : n > TFC_UK_ATTENTION_MAX_SPLITS ? TFC_UK_ATTENTION_MAX_SPLITS
+                                           : n;
+}
+
+/* `tk` is the row's keys (keys_of): its causal diagonal and window count
+ * from them. */
+INLINE row_t row_of(const shape_t *s, int64_t tk, const float *q,
+                    const float *mask, const float *relBias,
+                    const float *slopes, int64_t b, int64_t h, int64_t i) {
   row_t r;
-  int64_t shift = s->tk - s->tq;
+  int64_t shift = tk - s->tq;
   r.q = q + b * s->qs[0] + h * s->qs[1] + i * s->qs[2];
   r.mask = mask ? mask + b * s->ms[0] + h * s->ms[1] + i * s->ms[2] : 0;
   /* the row's head's bias by distance, at distance 0 (heads past the
@@ -506,7 +529,7 @@ INLINE row_t row_of(const shape_t *s, const float *q, const float *mask,
                    : 0;
   r.slope = slopes ? slopes[h] : 0;
   r.pos = i + shift;
-  r.limit = s->causal ? i + shift : s->tk - 1; /* last visible key */
+  r.limit = s->causal ? i + shift : tk - 1; /* last visible key */
   /* first visible key (a window counts back from the diagonal) */
   r.first = s->window > 0 && i + shift - s->window + 1 > 0
                 ? i + shift - s->window + 1
@@ -618,13 +641,22 @@ int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
 /* tfc_uk_attention_split with keys and values of f32 or f16 (`half`). */
 INLINE void split(const float *q, const void *k, const void *v,
                   const float *mask, const float *relBias, const float *slopes,
-                  float *partial, const int64_t *shape, float scale,
-                  int64_t task, int half) {
+                  const int64_t *rowPast, float *partial, const int64_t *shape,
+                  float scale, int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t split = task % s.splits, rest = task / s.splits;
   int64_t kvh = rest % s.kvHeads, b = rest / s.kvHeads;
-  int64_t per = (s.tk + s.splits - 1) / s.splits;
-  int64_t j0 = split * per, j1 = j0 + per < s.tk ? j0 + per : s.tk;
+  /* With rowPast the row's own keys split by the rule the call's keys
+   * follow (splits_for): the grid has the splits of the most keys, a row
+   * with fewer leaves the rest empty (the combine skips them). */
+  int64_t tk = keys_of(&s, rowPast, b);
+  int64_t splits = rowPast ? splits_for(tk) : s.splits;
+  if (splits > s.splits)
+    splits = s.splits;
+  int64_t per = (tk + splits - 1) / splits;
+  int64_t j0 = split * per, j1 = j0 + per < tk ? j0 + per : tk;
+  if (split >= splits)
+    j0 = j1 = tk;
   int64_t hFirst, hEnd;
   heads_of(&s, kvh, &hFirst, &hEnd);
   int64_t rowsAll = (hEnd - hFirst) * s.tq;
@@ -636,11 +668,11 @@ INLINE void split(const float *q, const void *k, const void *v,
     int64_t rows = rowsAll - r0 < MAX_ROWS ? rowsAll - r0 : MAX_ROWS;
     row_t row[MAX_ROWS];
     float *o[MAX_ROWS], m[MAX_ROWS], l[MAX_ROWS];
-    int64_t firstAll = s.tk;
+    int64_t firstAll = tk;
     for (int64_t r = 0; r < rows; ++r) {
       int64_t g = (r0 + r) / s.tq, i = (r0 + r) % s.tq;
       int64_t h = hFirst + g;
-      row[r] = row_of(&s, q, mask, relBias, slopes, b, h, i);
+      row[r] = row_of(&s, tk, q, mask, relBias, slopes, b, h, i);
       o[r] = out + (r0 + r) * (2 + s.dv) + 2;
       memset(o[r], 0, (size_t)s.dv * sizeof(float));
       m[r] = -__builtin_inff();
@@ -716,17 +748,21 @@ INLINE void split(const float *q, const void *k, const void *v,
 
 void tfc_uk_attention_split(const float *q, const float *k, const float *v,
                             const float *mask, const float *relBias,
-                            const float *slopes, float *partial,
-                            const int64_t *shape, float scale, int64_t task) {
-  split(q, k, v, mask, relBias, slopes, partial, shape, scale, task, 0);
+                            const float *slopes, const int64_t *rowPast,
+                            float *partial, const int64_t *shape, float scale,
+                            int64_t task) {
+  split(q, k, v, mask, relBias, slopes, rowPast, partial, shape, scale, task,
+        0);
 }
 
 void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
                                 const uint16_t *v, const float *mask,
                                 const float *relBias, const float *slopes,
-                                float *partial, const int64_t *shape,
-                                float scale, int64_t task) {
-  split(q, k, v, mask, relBias, slopes, partial, shape, scale, task, 1);
+                                const int64_t *rowPast, float *partial,
+                                const int64_t *shape, float scale,
+                                int64_t task) {
+  split(q, k, v, mask, relBias, slopes, rowPast, partial, shape, scale, task,
+        1);
 }
 
 void tfc_uk_attention_combine(const float *partial, float *out,
@@ -858,8 +894,8 @@ int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape) {
 /* tfc_uk_attention_prefill with values of f32 or f16 (`half`). */
 INLINE void prefill(const float *q, const float *kt, const void *v,
                     const float *mask, const float *relBias,
-                    const float *slopes, float *out, const int64_t *shape,
-                    float scale, int64_t task, int half) {
+                    const float *slopes, const int64_t *rowPast, float *out,
+                    const int64_t *shape, float scale, int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t blocks = (s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS;
   int64_t blk = task % blocks, bh = task / blocks;
@@ -873,10 +909,11 @@ INLINE void prefill(const float *q, const float *kt, const void *v,
 
   /* The keys any row of the block sees: [j0, j1), j0 a multiple of KEY_PAD
    * (kt's tiles stay aligned), j1 rounded up to whole tiles within kt. */
+  int64_t tk = keys_of(&s, rowPast, b);
   row_t row[PREFILL_ROWS];
-  int64_t first = s.tk, last = -1;
+  int64_t first = tk, last = -1;
   for (int64_t r = 0; r < rows; ++r) {
-    row[r] = row_of(&s, q, mask, relBias, slopes, b, h, i0 + r);
+    row[r] = row_of(&s, tk, q, mask, relBias, slopes, b, h, i0 + r);
     first = row[r].first < first ? row[r].first : first;
     last = row[r].limit > last ? row[r].limit : last;
   }
@@ -930,7 +967,9 @@ INLINE void prefill(const float *q, const float *kt, const void *v,
       for (int64_t r = 0; r < rr; ++r) {
         float *sr = sc + r * width;
         /* (the padding past the last key: -inf, without reading the mask) */
-        int64_t valid = s.tk - c0 < width ? s.tk - c0 : width;
+        int64_t valid = tk - c0 < width ? tk - c0 : width;
+        if (valid < 0)
+          valid = 0;
         finish_scores(&s, &row[r0 + r], slopes != 0, sr, c0, valid);
         for (int64_t jj = valid; jj < width; ++jj)
           sr[jj] = -__builtin_inff();
@@ -980,15 +1019,17 @@ INLINE void prefill(const float *q, const float *kt, const void *v,
 
 void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
                               const float *mask, const float *relBias,
-                              const float *slopes, float *out,
-                              const int64_t *shape, float scale, int64_t task) {
-  prefill(q, kt, v, mask, relBias, slopes, out, shape, scale, task, 0);
+                              const float *slopes, const int64_t *rowPast,
+                              float *out, const int64_t *shape, float scale,
+                              int64_t task) {
+  prefill(q, kt, v, mask, relBias, slopes, rowPast, out, shape, scale, task, 0);
 }
 
 void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
                                   const uint16_t *v, const float *mask,
                                   const float *relBias, const float *slopes,
-                                  float *out, const int64_t *shape, float scale,
+                                  const int64_t *rowPast, float *out,
+                                  const int64_t *shape, float scale,
                                   int64_t task) {
-  prefill(q, kt, v, mask, relBias, slopes, out, shape, scale, task, 1);
+  prefill(q, kt, v, mask, relBias, slopes, rowPast, out, shape, scale, task, 1);
 }

@@ -276,6 +276,14 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
       softmax ignores the per-row constant that separates it from BLOOM's
       `slope_h · j`.
 
+    `row_past` (optional, i64 [B]) puts each batch row at its own position
+    over a cache: row b's queries are at positions row_past[b] + i and it
+    attends to keys [0, row_past[b] + Tq) (clamped to [0, Tk]), its causal
+    diagonal, window and position biases counted from there, as if its keys
+    ended there. Rows at their own positions over one cache (a serving
+    batch) run as one call; what a row computes does not depend on the other
+    rows (the CPU kernels split each row's keys by its own count).
+
     Key and value have the query's element type, or are both f16 under an f32
     query (a KV cache kept in half precision, `tfc-compile
     --kv-cache-type=f16`): they are widened to f32 as they are read.
@@ -287,6 +295,7 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
                        Tfc_FloatTensor:$value,
                        Optional<Tfc_FloatTensor>:$mask,
                        Optional<Tfc_FloatTensor>:$relative_bias,
+                       Optional<TensorOf<[I64]>>:$row_past,
                        UnitAttr:$causal,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$window,
@@ -294,7 +303,8 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    (`relative_bias` `(` $relative_bias^ `)`)? attr-dict `:`
+    (`relative_bias` `(` $relative_bias^ `)`)?
+    (`row_past` `(` $row_past^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -313,15 +323,16 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
                    CArg<"::mlir::FloatAttr", "{}">:$scale,
                    CArg<"::mlir::IntegerAttr", "{}">:$window,
                    CArg<"::mlir::Value", "{}">:$relative_bias,
-                   CArg<"::mlir::FloatAttr", "{}">:$alibi), [{
+                   CArg<"::mlir::FloatAttr", "{}">:$alibi,
+                   CArg<"::mlir::Value", "{}">:$row_past), [{
       build($_builder, $_state,
             ::mlir::tfc::infer::resultOrPlaceholder(
                 ::mlir::tfc::infer::attention(query.getType(), key.getType(),
                                         value.getType(),
                                         mask ? mask.getType() : ::mlir::Type(),
                                         {}), query),
-            query, key, value, mask, relative_bias, causal, scale, window,
-            alibi);
+            query, key, value, mask, relative_bias, row_past, causal,
+            scale, window, alibi);
     }]>
   ];
 }
@@ -372,7 +383,8 @@ def Tfc_SiluOp : Tfc_UnaryOp<"silu"> {
   let summary = "x · sigmoid(x) (SwiGLU's gate)";
 }
 
-def Tfc_RopeOp : Tfc_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
+def Tfc_RopeOp : Tfc_Op<"rope", [AllTypesMatch<["input", "result"]>,
+                                 AttrSizedOperandSegments]> {
   let summary = "rotary position embedding";
   let description = [{
     Rotates pairs of features of `input` [..., T, D] by the angle
@@ -381,12 +393,16 @@ def Tfc_RopeOp : Tfc_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
     pass through). `adjacent` pairs features (2i, 2i+1) (RoFormer, GPT-J);
     `rotate_half` pairs i with i + R/2 (GPT-NeoX, LLaMA). `offset` (default
     0) is the position of the first row, e.g. the KV-cache length.
+    `row_offsets` (i64 [B], B the input's first dim; instead of `offset`)
+    gives each batch row its own: rows at their own positions, as a serving
+    batch has them.
     `freq_scale` (R/2 positive numbers) multiplies the inverse frequency of
     each pair: the context-extension schemes (linear position
     interpolation, Llama 3's frequency-dependent scaling) are tables of it.
   }];
   let arguments = (ins Tfc_FloatTensor:$input,
                        Optional<Index>:$offset,
+                       Optional<TensorOf<[I64]>>:$row_offsets,
                        Tfc_RopeMode:$mode,
                        DefaultValuedAttr<F64Attr, "10000.0">:$base,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:
@@ -394,7 +410,9 @@ def Tfc_RopeOp : Tfc_Op<"rope", [AllTypesMatch<["input", "result"]>]> {
                        OptionalAttr<DenseF64ArrayAttr>:$freq_scale);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
-    $mode $input (`offset` `(` $offset^ `)`)? attr-dict `:` type($input)
+    $mode $input (`offset` `(` $offset^ `)`)?
+    (`row_offsets` `(` $row_offsets^ `:` type($row_offsets) `)`)? attr-dict
+    `:` type($input)
   }];
   let hasVerifier = 1;
 }

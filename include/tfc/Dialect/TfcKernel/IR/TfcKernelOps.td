@@ -80,13 +80,15 @@ def TfcKernel_AttentionOp : TfcKernel_Op<"attention",
     The semantics of `tfc.attention`, with the scale always explicit:
     query [B, H, Tq, D], key [B, Hkv, Tk, D], value [B, Hkv, Tk, Dv], an
     optional additive `mask` broadcasting to [B, H, Tq, Tk], an optional T5
-    `relative_bias` [H, 2R + 1]; `causal`, `window` and `alibi` as there.
+    `relative_bias` [H, 2R + 1], optional `row_past` (i64 [B]); `causal`,
+    `window` and `alibi` as there.
     `init` is [B, H, Tq, Dv].
   }];
   let arguments = (ins Tfc_KernelOperand:$query, Tfc_KernelOperand:$key,
                        Tfc_KernelOperand:$value,
                        Optional<Tfc_KernelOperand>:$mask,
                        Optional<Tfc_KernelOperand>:$relative_bias,
+                       Optional<Tfc_KernelOperand>:$row_past,
                        Tfc_KernelOperand:$init,
                        UnitAttr:$causal,
                        F64Attr:$scale,
@@ -94,7 +96,8 @@ def TfcKernel_AttentionOp : TfcKernel_Op<"attention",
                        OptionalAttr<F64Attr>:$alibi);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    (`relative_bias` `(` $relative_bias^ `)`)? `outs` `(` $init `)` attr-dict
+    (`relative_bias` `(` $relative_bias^ `)`)?
+    (`row_past` `(` $row_past^ `)`)? `outs` `(` $init `)` attr-dict
     `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = kernelClassDeclaration # [{
