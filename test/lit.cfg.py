@@ -27,6 +27,7 @@ config.test_exec_root = os.path.join(config.tfc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfc_src_root", config.tfc_src_root))
+config.substitutions.append(("%tfc_engine_check", os.path.join(config.tfc_obj_root, "test", "Serving", "tfc-engine-check")))
 config.substitutions.append(("%tfc_obj_root", config.tfc_obj_root))
 config.substitutions.append(("%tfc_c_compiler", config.tfc_c_compiler))
 # The shared libtfcrt and a C compiler, for programs that use the C API.
