@@ -15,6 +15,7 @@ packages=(
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   liblld-22-dev libclang-rt-22-dev libgtest-dev zlib1g-dev libzstd-dev
   nlohmann-json3-dev libpcre2-dev libutf8proc-dev libcli11-dev python3-venv
+  libcpp-httplib-dev
   pkg-config
 )
 

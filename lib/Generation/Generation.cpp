@@ -13,50 +13,21 @@
 using namespace tfc;
 using namespace tfc::gen;
 
-size_t tfc::gen::heldBack(const std::string &text, const std::string &stop) {
-  for (size_t k = std::min(stop.size() - 1, text.size()); k > 0; --k)
-    if (text.compare(text.size() - k, k, stop, 0, k) == 0)
-      return k;
-  return 0;
-}
-
-void StreamedGeneration::flush(size_t &sent, bool final) {
-  size_t hold = 0;
-  if (!final)
-    for (const std::string &stop : stops)
-      hold = std::max(hold, heldBack(reply, stop));
-  if (reply.size() - hold > sent) {
-    if (sink)
-      sink(std::string_view(reply).substr(sent, reply.size() - hold - sent));
-    sent = reply.size() - hold;
-  }
-}
-
-bool StreamedGeneration::cutAtStop() {
-  size_t at = std::string::npos;
-  for (const std::string &stop : stops)
-    at = std::min(at, reply.find(stop));
-  if (at == std::string::npos)
-    return false;
-  reply.resize(at);
-  return true;
-}
-
 FinishReason StreamedGeneration::run(std::vector<int64_t> prompt,
                                      int64_t maxNew, bool streamPrompt) {
+  text.restart();
   reply.clear();
   promptTokens += static_cast<int64_t>(prompt.size());
   if (decoder) {
-    std::string text, error;
+    std::string promptText, error;
     for (int64_t id : prompt)
-      if (!decoder->feed(id, text, error))
+      if (!decoder->feed(id, promptText, error))
         throw Error(error);
-    if (streamPrompt && sink)
-      sink(text);
+    if (streamPrompt)
+      send(promptText);
   }
   history.insert(history.end(), prompt.begin(), prompt.end());
   std::vector<int64_t> feed = std::move(prompt);
-  size_t sent = 0;
   FinishReason reason = FinishReason::Length;
   for (int64_t step = 0; step < maxNew; ++step) {
     // The prompt must fit (else the session says why); generation stops
@@ -85,12 +56,11 @@ FinishReason StreamedGeneration::run(std::vector<int64_t> prompt,
     generated.push_back(next);
     bool stopped = false;
     if (decoder) {
-      std::string text, error;
-      if (!decoder->feed(next, text, error))
+      std::string piece, out, error;
+      if (!decoder->feed(next, piece, error))
         throw Error(error);
-      reply += text;
-      stopped = cutAtStop();
-      flush(sent, stopped);
+      stopped = text.append(piece, out);
+      send(out);
     }
     if (stopped) {
       reason = FinishReason::Stop;
@@ -103,15 +73,13 @@ FinishReason StreamedGeneration::run(std::vector<int64_t> prompt,
     feed.assign(1, next);
   }
   if (decoder) {
-    std::string text, error;
-    if (!decoder->finish(text, error))
+    std::string piece, out, error;
+    if (!decoder->finish(piece, error))
       throw Error(error);
-    if (reason != FinishReason::Stop) {
-      reply += text;
-      if (cutAtStop())
-        reason = FinishReason::Stop;
-    }
-    flush(sent, /*final=*/true);
+    if (text.finish(piece, out))
+      reason = FinishReason::Stop;
+    send(out);
+    reply = text.reply();
   }
   return reason;
 }

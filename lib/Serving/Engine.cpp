@@ -216,6 +216,12 @@ void Engine::stop(bool finish) {
     thread.join();
 }
 
+void Engine::cancelAll() {
+  std::lock_guard<std::mutex> lock(mutex);
+  cancelEverything = true;
+  wake.notify_one();
+}
+
 EngineStats Engine::stats() const {
   std::lock_guard<std::mutex> lock(mutex);
   return counters;
@@ -352,15 +358,16 @@ void Engine::loop() {
   while (true) {
     std::vector<uint64_t> toCancel;
     std::vector<Waiting> dropped;
-    bool cancelAll = false, done = false;
+    bool cancelEvery = false, done = false;
     {
       std::unique_lock<std::mutex> lock(mutex);
       wake.wait(lock, [&] {
-        return stopping || !cancels.empty() || anyActive() ||
-               (!waiting.empty() && anyFree());
+        return stopping || cancelEverything || !cancels.empty() ||
+               anyActive() || (!waiting.empty() && anyFree());
       });
-      if (stopping && !finishOnStop) {
-        cancelAll = true;
+      if ((stopping && !finishOnStop) || cancelEverything) {
+        cancelEvery = true;
+        cancelEverything = false;
         while (!waiting.empty()) {
           dropped.push_back(std::move(waiting.front()));
           waiting.pop_front();
@@ -385,14 +392,14 @@ void Engine::loop() {
         }
       counters.waiting = static_cast<int64_t>(waiting.size());
       done = stopping && waiting.empty() &&
-             (cancelAll || (!anyActive() && dropped.empty()));
+             (cancelEvery || (!anyActive() && dropped.empty()));
     }
     for (Waiting &w : dropped)
       if (w.request.onFinish)
         w.request.onFinish(Finish::Cancelled, "");
     for (auto &slot : rows)
-      if (slot && (cancelAll || std::find(toCancel.begin(), toCancel.end(),
-                                          slot->id) != toCancel.end()))
+      if (slot && (cancelEvery || std::find(toCancel.begin(), toCancel.end(),
+                                            slot->id) != toCancel.end()))
         end(slot, Finish::Cancelled);
     if (done && !anyActive())
       return;

@@ -16,6 +16,7 @@
 #ifndef TFC_GENERATION_GENERATION_H
 #define TFC_GENERATION_GENERATION_H
 
+#include "tfc/Generation/TextStream.h"
 #include "tfc/Runtime/tfc.h"
 #include "tfc/Sampling/BeamSearch.h"
 #include "tfc/Sampling/Sampler.h"
@@ -169,10 +170,6 @@ enum class FinishReason {
   ContextFull,   ///< the session's context is full
 };
 
-/// The length of the longest end of `text` that is a proper prefix of
-/// `stop`: text that may still become the stop string.
-size_t heldBack(const std::string &text, const std::string &stop);
-
 /// Generation over one session: prefill the new tokens of a prompt, then
 /// sample one token per step until an end-of-sequence id, a stop string, the
 /// token limit or a full context. With a decoder, the text is streamed to
@@ -190,10 +187,9 @@ public:
                      std::vector<std::string> stops,
                      rt::IncrementalDecoder *decoder, Sink sink)
       : decoder(decoder), session(session), inputs(inputs), sampler(sampler),
-        eos(std::move(eos)), stops(std::move(stops)), sink(std::move(sink)) {
-    for (const std::string &stop : this->stops)
-      if (stop.empty())
-        throw Error("a stop string is empty");
+        eos(std::move(eos)), text(std::move(stops)), sink(std::move(sink)) {
+    if (std::string bad = text.invalid(); !bad.empty())
+      throw Error(bad);
   }
 
   /// Feeds `prompt` (appended to what the session holds) and generates up to
@@ -220,14 +216,16 @@ public:
   int64_t decodeSteps = 0, promptTokens = 0;
 
 private:
-  void flush(size_t &sent, bool final);
-  bool cutAtStop();
+  void send(const std::string &piece) {
+    if (sink && !piece.empty())
+      sink(piece);
+  }
 
   tfc_session *session;
   StepInputs &inputs;
   rt::Sampler &sampler;
   std::vector<int64_t> eos;
-  std::vector<std::string> stops;
+  TextStream text;
   Sink sink;
 };
 

@@ -114,6 +114,10 @@ public:
   /// Stops accepting; `finish`: lets what runs and waits complete, else
   /// cancels it; returns when the thread has ended.
   void stop(bool finish);
+  /// Ends every running and waiting request at the next step
+  /// (Finish::Cancelled) without waiting; while stop(true) waits, this
+  /// makes it return.
+  void cancelAll();
 
   EngineStats stats() const;
   int64_t vocabulary() const { return vocab; }
@@ -149,7 +153,7 @@ private:
   };
   std::deque<Waiting> waiting;
   std::vector<uint64_t> cancels;
-  bool stopping = false, finishOnStop = true;
+  bool stopping = false, finishOnStop = true, cancelEverything = false;
   uint64_t nextId = 1;
   EngineStats counters;
   std::thread thread;
