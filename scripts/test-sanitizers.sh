@@ -64,17 +64,19 @@ t0=$SECONDS
 configure "$asan_build" address,undefined
 tools=(tfc-run tfc-weights)
 # Runtime-only tools of other components join when they exist.
-for tool in tfc-tokenize tfc-generate tfc-pack; do
+for tool in tfc-tokenize tfc-generate tfc-pack tfc-serve; do
   [[ -d $root/tools/$tool ]] && tools+=("$tool")
 done
 "${lock[@]}" cmake --build "$asan_build" -j "$jobs" --target "${runtime_targets[@]}" \
-  tfc_fake_cuda "${tools[@]}" TfcMicroKernelTests
+  tfc_fake_cuda "${tools[@]}" TfcMicroKernelTests TfcServingTests \
+  tfc-engine-check
 asan_build_s=$((SECONDS - t0))
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 t0=$SECONDS
 "$asan_build/test/unit/TfcRuntimeTests" --gtest_brief=1
+"$asan_build/test/unit/TfcServingTests" --gtest_brief=1
 # The attention C micro-kernels, instrumented, on every instruction set
 # the host runs (head counts that do not divide, rows without keys).
 "$asan_build/test/unit/TfcMicroKernelTests" --gtest_brief=1
@@ -88,9 +90,11 @@ done
 # share of them, uninstrumented, already ran in the main job): every test of
 # test/Runtime (files, tokenizers, chat templates), the end-to-end tests of
 # bad inputs, out of memory, the C API and sessions (4 threads), the
-# importer's error paths, generation flags and the fake CUDA driver.
+# importer's error paths, generation flags and the fake CUDA driver, the
+# serving engine and tfc-serve (a leak at its exit fails serve.test).
 "$llvm_prefix/bin/lit" -sv -j "$jobs" "$asan_build/test/Runtime" \
   "$asan_build"/test/E2E/{bad-inputs,reliability,c-api,sessions}.test \
+  "$asan_build/test/Serving" \
   "$asan_build"/test/Import/{checkpoint-errors,sampling-flags,generate}.test \
   "$asan_build/test/Target/NVPTX/fake-driver.test"
 asan_test_s=$((SECONDS - t0))
@@ -99,7 +103,7 @@ asan_test_s=$((SECONDS - t0))
 t0=$SECONDS
 configure "$tsan_build" thread
 "${lock[@]}" cmake --build "$tsan_build" -j "$jobs" --target "${runtime_targets[@]}" \
-  tfc-weights tfc-run
+  tfc-weights tfc-run tfc-serve tfc-engine-check
 tsan_build_s=$((SECONDS - t0))
 t0=$SECONDS
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
@@ -112,7 +116,10 @@ done
 # 4 sessions of one model on 4 threads (GPT-2 and LLaMA style), each
 # against a solo run, and the C API program (a C program built with
 # -fsanitize=thread against the instrumented libtfcrt).
-"$llvm_prefix/bin/lit" -sv -j "$jobs" "$tsan_build"/test/E2E/{sessions,c-api}.test
+# The serving engine's thread against the threads that submit and cancel,
+# and tfc-serve's HTTP threads against it.
+"$llvm_prefix/bin/lit" -sv -j "$jobs" "$tsan_build"/test/E2E/{sessions,c-api}.test \
+  "$tsan_build/test/Serving"
 tsan_test_s=$((SECONDS - t0))
 
 echo "test-sanitizers: passed in $((SECONDS - start)) s (ASan+UBSan: build" \

@@ -62,7 +62,7 @@ if _host_cpu:
 # of kernel names and IR then differ; its numerical tests must not).
 config.environment["TFC_TUNE_FILE"] = os.environ.get("TFC_TUNE_FILE", "") or "none"
 tools = ["tfc-opt", "tfc-compile", "tfc-tune", "tfc-interpret", "tfc-run", "tfc-weights",
-         "tfc-import", "tfc-generate",
+         "tfc-import", "tfc-generate", "tfc-serve",
          "tfc-tokenize", "tfc-pack", "tfc-perplexity", "tfc-quantize"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["not", "split-file", "count"],
