@@ -103,6 +103,41 @@ struct tfc_generation {
 
 namespace {
 
+/// The error of a run given `numInputs` inputs where the session's entry
+/// takes its user inputs.
+tfc_status inputCountError(const tfc_session *s, size_t numInputs) {
+  const EntrySpec &e = *s->entry;
+  std::string names;
+  for (size_t u : s->userInputs)
+    names += (names.empty() ? "" : ", ") + e.inputs[u].name;
+  return setError(TFC_ERR_INPUT, "a session of entry '" + e.name + "' takes " +
+                                     std::to_string(s->userInputs.size()) +
+                                     " inputs (" + names + "), " +
+                                     std::to_string(numInputs) + " given");
+}
+
+/// The tokens a run adds: the size along the session's sequence dim of the
+/// first of `inputs` (entry inputs `user[k]` of `e`) that has it; -1 if
+/// none does.
+int64_t tokensAdded(const tfc_session *s, const EntrySpec &e,
+                    const std::vector<size_t> &user, const tfc_tensor *inputs,
+                    size_t numInputs) {
+  for (size_t k = 0; k < numInputs; ++k) {
+    const TensorSpec &spec = e.inputs[user[k]];
+    for (size_t a = 0; a < spec.shape.size(); ++a)
+      if (!spec.shape[a].isStatic() && spec.shape[a].name == s->seqDim &&
+          static_cast<int32_t>(a) < inputs[k].rank)
+        return inputs[k].shape[a];
+  }
+  return -1;
+}
+
+tfc_status noTokensError(const tfc_session *s) {
+  return setError(TFC_ERR_INPUT, "a session run needs at least one token "
+                                 "along '" +
+                                     s->seqDim + "'");
+}
+
 tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
                tfc_tensor *outputs, size_t numOutputs, const int64_t *keep,
                bool into = false);
@@ -511,28 +546,12 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
   if (!s)
     return setError(TFC_ERR_INVALID_ARGUMENT, "session is NULL");
   const EntrySpec &e = *s->entry;
-  if (numInputs != s->userInputs.size() || (numInputs && !inputs)) {
-    std::string names;
-    for (size_t u : s->userInputs)
-      names += (names.empty() ? "" : ", ") + e.inputs[u].name;
-    return setError(TFC_ERR_INPUT, "a session of entry '" + e.name +
-                                       "' takes " +
-                                       std::to_string(s->userInputs.size()) +
-                                       " inputs (" + names + "), " +
-                                       std::to_string(numInputs) + " given");
-  }
+  if (numInputs != s->userInputs.size() || (numInputs && !inputs))
+    return inputCountError(s, numInputs);
   // The tokens this run adds: the size of the sequence dim.
-  int64_t added = -1;
-  for (size_t k = 0; k < numInputs && added < 0; ++k) {
-    const TensorSpec &spec = e.inputs[s->userInputs[k]];
-    for (size_t a = 0; a < spec.shape.size(); ++a)
-      if (!spec.shape[a].isStatic() && spec.shape[a].name == s->seqDim &&
-          static_cast<int32_t>(a) < inputs[k].rank)
-        added = inputs[k].shape[a];
-  }
+  int64_t added = tokensAdded(s, e, s->userInputs, inputs, numInputs);
   if (added < 1)
-    return setError(TFC_ERR_INPUT, "a session run needs at least one token "
-                                   "along '" + s->seqDim + "'");
+    return noTokensError(s);
   if (added > s->context - s->position)
     return setError(TFC_ERR_INPUT,
                     "the context is full: " + std::to_string(s->position) +
@@ -623,22 +642,11 @@ tfc_status runRows(tfc_session *s, int64_t first, int64_t n,
       user.push_back(i);
   }
   if (user.size() != s->userInputs.size() || numInputs != user.size() ||
-      (numInputs && !inputs)) {
-    std::string names;
-    for (size_t u : s->userInputs)
-      names += (names.empty() ? "" : ", ") + s->entry->inputs[u].name;
-    return setError(TFC_ERR_INPUT,
-                    "a session of entry '" + s->entry->name + "' takes " +
-                        std::to_string(s->userInputs.size()) + " inputs (" +
-                        names + "), " + std::to_string(numInputs) + " given");
-  }
-  int64_t added = -1;
-  for (size_t k = 0; k < numInputs && added < 0; ++k) {
+      (numInputs && !inputs))
+    return inputCountError(s, numInputs);
+  int64_t added = tokensAdded(s, *e, user, inputs, numInputs);
+  for (size_t k = 0; k < numInputs; ++k) {
     const TensorSpec &spec = e->inputs[user[k]];
-    for (size_t a = 0; a < spec.shape.size(); ++a)
-      if (!spec.shape[a].isStatic() && spec.shape[a].name == s->seqDim &&
-          static_cast<int32_t>(a) < inputs[k].rank)
-        added = inputs[k].shape[a];
     if (inputs[k].rank < 1 || inputs[k].shape[0] != n)
       return setError(TFC_ERR_INPUT,
                       "input '" + spec.name + "' has " +
@@ -648,9 +656,7 @@ tfc_status runRows(tfc_session *s, int64_t first, int64_t n,
                           ", the run " + std::to_string(n));
   }
   if (added < 1)
-    return setError(TFC_ERR_INPUT, "a session run needs at least one token "
-                                   "along '" +
-                                       s->seqDim + "'");
+    return noTokensError(s);
   for (int64_t i = 0; i < n; ++i)
     if (positions[i] < 0 || positions[i] > s->context - added)
       return setError(TFC_ERR_INPUT,
