@@ -326,9 +326,17 @@ def test_request_timeout():
             c.completions.create(model=SMOL, prompt="Once", max_tokens=1000, temperature=0,
                                  extra_body={"ignore_eos": True})
         assert e.value.status_code == 504 and "--timeout" in str(e.value)
+        # Streamed: the text so far, then an error event.
+        pieces = []
+        with pytest.raises(openai.APIError, match="--timeout"):
+            for chunk in c.completions.create(model=SMOL, prompt="Once", max_tokens=1000,
+                                              temperature=0, stream=True,
+                                              extra_body={"ignore_eos": True}):
+                pieces += [ch.text for ch in chunk.choices]
+        assert len("".join(pieces)) > 0
         r = c.completions.create(model=SMOL, prompt="Hi", max_tokens=2, temperature=0)
         assert r.usage.completion_tokens == 2
-        assert s.metrics()["tfc_requests_timed_out_total"] == 1
+        assert s.metrics()["tfc_requests_timed_out_total"] == 2
     finally:
         assert s.terminate() == 0
 

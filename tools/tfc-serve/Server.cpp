@@ -365,19 +365,22 @@ void Server::completion(const httplib::Request &req, httplib::Response &res,
         std::string text;
         Clock::time_point beat = Clock::now() + std::chrono::seconds(1);
         Reply::Step step = reply->next(text, std::min(deadline, beat));
-        if (step == Reply::Step::Waiting) {
-          if (Clock::now() >= deadline) {
-            reply->abandon();
-            {
-              std::lock_guard<std::mutex> lock(stats->mutex);
-              ++stats->timedOut;
-            }
-            state->ended = true;
-            send(errorEvent(ApiError{504, timeoutMessage, "", "timeout"}));
-            send("data: [DONE]\n\n");
-            sink.done();
-            return true;
+        if (step != Reply::Step::Done && Clock::now() >= deadline) {
+          reply->abandon();
+          {
+            std::lock_guard<std::mutex> lock(stats->mutex);
+            ++stats->timedOut;
           }
+          state->ended = true;
+          if (!text.empty() &&
+              !send(chunkEvent(header, &text, nullptr, false, includeUsage)))
+            return false;
+          send(errorEvent(ApiError{504, timeoutMessage, "", "timeout"}));
+          send("data: [DONE]\n\n");
+          sink.done();
+          return true;
+        }
+        if (step == Reply::Step::Waiting) {
           // A comment: nothing for the client, a failed write if it left.
           return send(": waiting\n\n");
         }
