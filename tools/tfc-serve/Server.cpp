@@ -92,6 +92,8 @@ bool Server::bind(std::string &error) {
 
 void Server::run() { http->listen_after_bind(); }
 
+bool Server::running() const { return http->is_running(); }
+
 void Server::stop() { http->stop(); }
 
 void Server::setModel(ServedModel *m) { model = m; }

@@ -57,6 +57,9 @@ public:
   int port() const { return boundPort; }
   /// Serves until stop() (blocks).
   void run();
+  /// Whether run() is accepting connections (stop() before that would
+  /// not stop it).
+  bool running() const;
   /// The model is ready: the routes answer.
   void setModel(ServedModel *m);
   /// New completions and embeddings are refused (503) from now on.

@@ -148,6 +148,9 @@ int main(int argc, char **argv) {
                server.host.c_str(), http.port());
   std::fflush(stderr);
   std::thread listener([&] { http.run(); });
+  // Accepting before anything may stop it (a stop() before that is lost).
+  for (int i = 0; i < 10000 && !http.running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   // The model loads while /health says 503.
   std::unique_ptr<ServedModel> served;
