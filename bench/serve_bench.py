@@ -2,7 +2,8 @@
 sending its share of the requests one after the other to an OpenAI-style
 /v1/completions (stdlib http.client, so that the client costs both servers
 the same little CPU): fixed prompts of mixed lengths, N new tokens each
-(ignore_eos, as both tfc-serve and llama-server take it), greedy. Prints one
+(ignore_eos, as both tfc-serve and llama-server take it), greedy, each
+prompt made unique from its first token. Prints one
 JSON line: aggregate generated tokens/s over the wall time, time to first
 token (the first event with text) median and p99, the per-request decode
 rate (tokens after the first over the time from the first to the last). Tokens
@@ -71,10 +72,14 @@ def main():
     url, model, clients, per_client, new_tokens = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
     u = urlparse(url)
     results, lock = [], threading.Lock()
+    nonce = time.time_ns() % 1000003  # another run's prompts differ too
 
     def client(c):
         for k in range(per_client):
-            prompt = PROMPTS[(c + k) % len(PROMPTS)]
+            # Unique from its first token: no server can reuse another
+            # request's prompt (llama-server keeps each slot's last prompt
+            # and reuses the common prefix; tfc-serve has no prefix cache).
+            prompt = f"Request {nonce}.{c}.{k}: " + PROMPTS[(c + k) % len(PROMPTS)]
             out = one(u.hostname, u.port, model, prompt, new_tokens)
             with lock:
                 results.append(out)
