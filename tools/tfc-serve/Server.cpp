@@ -130,7 +130,10 @@ bool Server::authorised(const httplib::Request &req, httplib::Response &res) {
   return false;
 }
 
-ServedModel *Server::ready(httplib::Response &res, bool forWork) {
+ServedModel *Server::admit(const httplib::Request &req, httplib::Response &res,
+                           bool forWork) {
+  if (!authorised(req, res))
+    return nullptr;
   ServedModel *m = model.load();
   if (!m) {
     fail(res, ApiError{503, "the model is loading", "", "server_error"});
@@ -162,9 +165,7 @@ void Server::routes() {
             });
   http->Get("/v1/models",
             [this](const httplib::Request &req, httplib::Response &res) {
-              if (!authorised(req, res))
-                return;
-              ServedModel *m = ready(res, false);
+              ServedModel *m = admit(req, res, /*forWork=*/false);
               if (!m)
                 return;
               nlohmann::ordered_json entry = nlohmann::ordered_json::object();
@@ -259,9 +260,7 @@ bool sameModel(const std::string &asked, const ServedModel &m, ApiError &e) {
 void Server::completion(const httplib::Request &req, httplib::Response &res,
                         RequestKind kind) {
   Clock::time_point arrived = Clock::now();
-  if (!authorised(req, res))
-    return;
-  ServedModel *m = ready(res, true);
+  ServedModel *m = admit(req, res, /*forWork=*/true);
   if (!m)
     return;
   ApiError error;
@@ -417,9 +416,7 @@ void Server::completion(const httplib::Request &req, httplib::Response &res,
 }
 
 void Server::embeddings(const httplib::Request &req, httplib::Response &res) {
-  if (!authorised(req, res))
-    return;
-  ServedModel *m = ready(res, true);
+  ServedModel *m = admit(req, res, /*forWork=*/true);
   if (!m)
     return;
   ApiError error;

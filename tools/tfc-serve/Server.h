@@ -81,8 +81,10 @@ private:
   struct Metrics;
   void routes();
   bool authorised(const httplib::Request &req, httplib::Response &res);
-  /// The model, or a 503 written to `res` while loading or draining.
-  ServedModel *ready(httplib::Response &res, bool forWork);
+  /// The model for a /v1 request, or null with the answer written: 401
+  /// without the API key, 503 while loading (or, `forWork`, draining).
+  ServedModel *admit(const httplib::Request &req, httplib::Response &res,
+                     bool forWork);
   void completion(const httplib::Request &req, httplib::Response &res,
                   RequestKind kind);
   void embeddings(const httplib::Request &req, httplib::Response &res);
