@@ -289,6 +289,13 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
       end(rows[r], Finish::Error, tfc_last_error());
       continue;
     }
+    // Whole chunks at multiples of the chunk size may serve a later
+    // request; anything else written at `at` ends what the row can give.
+    std::vector<int64_t> &keep = reusable[r];
+    if (static_cast<int64_t>(keep.size()) > at)
+      keep.resize(static_cast<size_t>(at));
+    if (chunk == opts.prefillChunk && static_cast<int64_t>(keep.size()) == at)
+      keep.insert(keep.end(), ids.begin(), ids.end());
     a.position += chunk;
     a.fed += static_cast<size_t>(chunk);
     {
@@ -311,10 +318,13 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
   size_t n = static_cast<size_t>(hi + 1);
   std::vector<int64_t> ids(n, 0), at(n, 0), ones(n, 1);
   for (size_t r = 0; r < n; ++r) {
-    if (!rows[r])
+    // A row without a request writes past the prefix it keeps; a
+    // prefilling one at its position, which its next chunk overwrites.
+    if (!rows[r]) {
+      at[r] = static_cast<int64_t>(reusable[r].size());
       continue;
-    at[r] =
-        rows[r]->position; // a prefilling row: overwritten by its next chunk
+    }
+    at[r] = rows[r]->position;
     if (rows[r]->decoding)
       ids[r] = rows[r]->last;
   }
@@ -335,6 +345,8 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
   for (size_t r = 0; r < n; ++r) {
     if (!rows[r] || !rows[r]->decoding)
       continue;
+    if (static_cast<int64_t>(reusable[r].size()) > at[r])
+      reusable[r].resize(static_cast<size_t>(at[r]));
     rows[r]->position += 1;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -345,8 +357,43 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
   }
 }
 
+void Engine::admit(std::vector<std::unique_ptr<Active>> &rows, uint64_t id,
+                   Request request) {
+  // The prefix a row may give: whole chunks, and at least one prompt token
+  // left to feed (its logits give the first token).
+  const std::vector<int64_t> &prompt = request.prompt;
+  int64_t most = (static_cast<int64_t>(prompt.size()) - 1) / opts.prefillChunk *
+                 opts.prefillChunk;
+  size_t best = rows.size();
+  int64_t bestShared = -1;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r])
+      continue;
+    int64_t shared = 0;
+    if (opts.prefixCache) {
+      const std::vector<int64_t> &have = reusable[r];
+      int64_t n = std::min<int64_t>(most, static_cast<int64_t>(have.size()));
+      while (shared < n && have[shared] == prompt[shared])
+        ++shared;
+      shared = shared / opts.prefillChunk * opts.prefillChunk;
+    }
+    if (shared > bestShared) {
+      best = r;
+      bestShared = shared;
+    }
+  }
+  auto a = std::make_unique<Active>(id, std::move(request));
+  a->position = bestShared;
+  a->fed = static_cast<size_t>(bestShared);
+  reusable[best].resize(static_cast<size_t>(bestShared));
+  counters.reusedTokens += static_cast<uint64_t>(bestShared);
+  counters.cachedTokens += bestShared;
+  rows[best] = std::move(a);
+}
+
 void Engine::loop() {
   std::vector<std::unique_ptr<Active>> rows(static_cast<size_t>(opts.rows));
+  reusable.assign(rows.size(), {});
   auto anyActive = [&] {
     return std::any_of(rows.begin(), rows.end(),
                        [](const std::unique_ptr<Active> &a) { return !!a; });
@@ -382,14 +429,12 @@ void Engine::loop() {
             waiting.erase(it);
             break;
           }
-      for (size_t r = 0; r < rows.size() && !waiting.empty(); ++r)
-        if (!rows[r]) {
-          rows[r] = std::make_unique<Active>(
-              waiting.front().id, std::move(waiting.front().request));
-          waiting.pop_front();
-          counters.running += 1;
-          counters.requests += 1;
-        }
+      while (!waiting.empty() && anyFree()) {
+        admit(rows, waiting.front().id, std::move(waiting.front().request));
+        waiting.pop_front();
+        counters.running += 1;
+        counters.requests += 1;
+      }
       counters.waiting = static_cast<int64_t>(waiting.size());
       done = stopping && waiting.empty() &&
              (cancelEvery || (!anyActive() && dropped.empty()));

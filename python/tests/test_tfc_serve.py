@@ -2,8 +2,9 @@
 with the official `openai` client against servers this test starts on
 loopback ports: chat and completions (whole and streamed) equal to the
 package's own greedy generation, a batch of 16 concurrent clients whose
-greedy answers equal their solo answers, stop strings, MiniLM embeddings
-equal to sentence-transformers', every error row of docs/serving.md (400,
+greedy answers equal their solo answers, stop strings, prefix reuse that
+answers exactly as without it, MiniLM embeddings equal to
+sentence-transformers', every error row of docs/serving.md (400,
 401, 404, 413, 429 with Retry-After, 504), a bounded soak with clients that
 leave mid-stream (every request completes or is cancelled, the caches and
 the resident memory return to their idle level), and SIGTERM (what runs
@@ -225,6 +226,27 @@ def test_concurrent_clients_answer_as_alone(smol):
         sum(n for _, n in solo)
     assert after["tfc_requests_running"] == 0 and after["tfc_kv_cache_tokens"] == 0
     assert after['tfc_time_to_first_token_seconds_count'] >= len(PROMPTS)
+
+
+def test_prefix_reuse_is_exact(smol):
+    """A prompt that shares a whole prefill chunk (256 tokens) with what a
+    free slot holds starts after it, and answers exactly as from scratch."""
+    c = smol.client()
+    history = "A chronicle of the town: " + " ".join(
+        f"in {1700 + i} the mill was {'rebuilt' if i % 3 else 'sold'}" for i in range(48))
+
+    def ask(prompt):
+        return c.completions.create(model=SMOL, prompt=prompt, max_tokens=16,
+                                    temperature=0).choices[0].text
+
+    before = smol.metrics()["tfc_prompt_tokens_reused_total"]
+    first = ask(history)
+    longer = ask(history + " and then")
+    again = ask(history)
+    reused = smol.metrics()["tfc_prompt_tokens_reused_total"] - before
+    assert again == first
+    assert reused >= 512, reused  # two requests, a 256-token chunk each
+    assert longer  # (its own answer; its prefix came from the slot too)
 
 
 def test_errors(smol):

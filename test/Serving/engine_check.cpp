@@ -9,7 +9,9 @@
 // token limits, greedy) are generated first one at a time on an engine of
 // one row, then submitted together from four threads to an engine of four
 // rows (requests joining and leaving while others decode), both prefilling
-// prompts in pieces of 4 tokens: every request must get its solo tokens. Then
+// prompts in pieces of 4 tokens: every request must get its solo tokens;
+// prompts that share prefixes get the same tokens with and without prefix
+// reuse. Then
 // what the engine refuses (invalid requests, a full queue), a request cancelled
 // by its callback and one by cancel(), and stopping with requests in flight.
 // Prints a line per check; exit status 1 on a failure.
@@ -147,6 +149,49 @@ int main(int argc, char **argv) {
                 (unsigned long long)st.requests,
                 (unsigned long long)st.generatedTokens, (long long)st.running,
                 (long long)st.waiting, (long long)st.cachedTokens);
+  }
+
+  // Prefix reuse: P, a longer Q sharing all of it, R sharing 9 tokens, P
+  // again, one after the other on an engine of two rows with chunks of 4:
+  // each gets the tokens an engine without reuse gives, and the rows give
+  // 12 (Q: P's three whole chunks), 8 (R) and 8 (P after R) tokens.
+  {
+    std::vector<int64_t> p;
+    for (int i = 0; i < 13; ++i)
+      p.push_back((i * 11 + 3) % vocab);
+    std::vector<int64_t> q = p, r(p.begin(), p.begin() + 9);
+    for (int i = 0; i < 5; ++i)
+      q.push_back((i * 5 + 2) % vocab);
+    for (int i = 0; i < 5; ++i)
+      r.push_back((i * 13 + 7) % vocab);
+    std::vector<std::vector<int64_t>> prompts = {p, q, r, p};
+    std::vector<std::vector<int64_t>> tokens[2];
+    uint64_t reused[2] = {0, 0};
+    for (int cache = 0; cache < 2; ++cache) {
+      EngineOptions o;
+      o.rows = 2;
+      o.context = 64;
+      o.prefillChunk = 4;
+      o.prefixCache = cache == 1;
+      std::unique_ptr<Engine> e = Engine::create(model, argv[3], o, error);
+      if (!e) {
+        std::fprintf(stderr, "engine: %s\n", error.c_str());
+        return 1;
+      }
+      for (const std::vector<int64_t> &prompt : prompts) {
+        Request req;
+        req.prompt = prompt;
+        req.maxTokens = 6;
+        Engine::Submitted st;
+        tokens[cache].push_back(run(*e, std::move(req), &st).get().tokens);
+      }
+      reused[cache] = e->stats().reusedTokens;
+    }
+    bool same = tokens[0] == tokens[1];
+    ok &= same && reused[0] == 0 && reused[1] == 28;
+    std::printf("prefix reuse: %llu tokens reused, answers %s\n",
+                (unsigned long long)reused[1],
+                same ? "same as without" : "DIFFERENT");
   }
 
   // What it refuses, and cancels.

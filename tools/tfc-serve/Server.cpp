@@ -456,8 +456,11 @@ std::string Server::metricsText() {
       double(s.promptTokens));
   add("tfc_generation_tokens_total", "counter", "tokens generated",
       double(s.generatedTokens));
-  add("tfc_kv_cache_tokens", "gauge", "positions held in the KV caches",
-      s.cachedTokens);
+  add("tfc_prompt_tokens_reused_total", "counter",
+      "prompt tokens whose keys and values a free slot held (prefix reuse)",
+      double(s.reusedTokens));
+  add("tfc_kv_cache_tokens", "gauge",
+      "positions the running requests hold in the KV caches", s.cachedTokens);
   add("tfc_kv_cache_capacity_tokens", "gauge",
       "positions the KV caches hold (rows x context)", s.cacheCapacity);
   add("tfc_kv_cache_usage_ratio", "gauge", "KV cache positions in use",

@@ -59,6 +59,9 @@ options:
                            request gets 429 with Retry-After (default 64)
       --prefill-chunk N    prompt tokens per prefill run, so that a long
                            prompt does not stall the others (default 256)
+      --no-prefix-cache    do not reuse the keys and values of a prompt
+                           prefix that a free slot already holds (reuse is
+                           in whole prefill chunks, and exact)
       --max-tokens N       a reply's tokens when a request names none
                            (default: what the context leaves)
       --timeout SECONDS    a request's time limit from its arrival; past it
@@ -96,6 +99,8 @@ int main(int argc, char **argv) {
   cli.add_option("--context", context)->transform(integerAtLeast(2));
   cli.add_option("--queue", queue)->transform(integerAtLeast(0));
   cli.add_option("--prefill-chunk", chunk)->transform(integerAtLeast(1));
+  bool noPrefixCache = false;
+  cli.add_flag("--no-prefix-cache", noPrefixCache);
   cli.add_option("--max-tokens", model.defaultMaxTokens)
       ->transform(integerAtLeast(1));
   cli.add_option("--timeout", timeout)->transform(integerAtLeast(0));
@@ -119,6 +124,7 @@ int main(int argc, char **argv) {
   model.engine.context = context;
   model.engine.maxWaiting = static_cast<size_t>(queue);
   model.engine.prefillChunk = chunk;
+  model.engine.prefixCache = !noPrefixCache;
   server.port = static_cast<int>(port);
   server.timeout = std::chrono::seconds(timeout);
   server.maxBody = static_cast<size_t>(maxBody);

@@ -19,6 +19,12 @@
 //     context, a cancel, or an error, freeing its row at once.
 // A row computes what it would alone (docs/abi.md, "Rows at their own
 // positions"), so a request's greedy tokens do not depend on the others.
+// Prefix reuse: a row keeps the keys and values of the prompt chunks it
+// prefilled after its request ends; a new request takes the free row that
+// shares the longest prefix with its prompt and starts after it. Only whole
+// chunks of `prefillChunk` tokens prefilled at multiples of it count, so
+// that the request cuts the rest of its prompt as it would from scratch and
+// computes every value to the bit as without reuse.
 // Token ids in, token ids out: text, chat templates and stop strings are the
 // caller's (the HTTP layer). Callbacks run on the engine's thread.
 //
@@ -62,6 +68,9 @@ struct EngineOptions {
   size_t maxWaiting = 64;
   /// Prompt tokens per prefill run.
   int64_t prefillChunk = 256;
+  /// Reuse a free row's keys and values for the prompt prefix it shares
+  /// with a new request, in whole prefill chunks (below).
+  bool prefixCache = true;
 };
 
 struct Request {
@@ -81,6 +90,8 @@ struct Request {
 struct EngineStats {
   int64_t running = 0, waiting = 0;
   uint64_t requests = 0, promptTokens = 0, generatedTokens = 0;
+  /// Prompt tokens whose keys and values a request found in its row.
+  uint64_t reusedTokens = 0;
   /// Rows' tokens held in the caches now, of rows x context.
   int64_t cachedTokens = 0, cacheCapacity = 0;
 };
@@ -133,6 +144,14 @@ private:
   void advance(Active &a, const float *logits);
   void end(std::unique_ptr<Active> &slot, Finish why,
            const std::string &message = "");
+  /// Gives `request` the free row that shares the longest reusable prefix
+  /// with its prompt (the lowest such row), starting it after that prefix.
+  void admit(std::vector<std::unique_ptr<Active>> &rows, uint64_t id,
+             Request request);
+
+  /// Per row: the tokens of the whole prefill chunks in its caches, from
+  /// position 0 (the engine thread's).
+  std::vector<std::vector<int64_t>> reusable;
 
   tfc_model *model = nullptr;
   tfc_session *session = nullptr;
