@@ -152,6 +152,14 @@ int main(int argc, char **argv) {
     cli.fail(error);
   std::fprintf(stderr, "tfc-serve: listening on http://%s:%d\n",
                server.host.c_str(), http.port());
+  bool loopback = server.host == "127.0.0.1" || server.host == "localhost" ||
+                  server.host == "::1";
+  if (!loopback && server.apiKey.empty())
+    std::fprintf(stderr,
+                 "tfc-serve: warning: listening on %s without an API key: "
+                 "anyone who reaches this address can use the model (give "
+                 "--api-key or TFC_API_KEY)\n",
+                 server.host.c_str());
   std::fflush(stderr);
   std::thread listener([&] { http.run(); });
   // Accepting before anything may stop it (a stop() before that is lost).
