@@ -228,6 +228,25 @@ def test_concurrent_clients_answer_as_alone(smol):
     assert after['tfc_time_to_first_token_seconds_count'] >= len(PROMPTS)
 
 
+def test_a_client_that_leaves_frees_its_slot(smol):
+    """A client that gives up on a whole (not streamed) answer: the server
+    notices within a second or so and ends the request there."""
+    impatient = openai.OpenAI(base_url=smol.base + "/v1", api_key=KEY, max_retries=0,
+                              timeout=0.5)
+    before = smol.metrics()
+    with pytest.raises(openai.APITimeoutError):
+        impatient.completions.create(model=SMOL, prompt="Once", max_tokens=480, temperature=0,
+                                     extra_body={"ignore_eos": True})
+    deadline = time.monotonic() + 30
+    while smol.metrics()["tfc_requests_running"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    after = smol.metrics()
+    assert after["tfc_requests_running"] == 0
+    assert after["tfc_requests_disconnected_total"] == before["tfc_requests_disconnected_total"] + 1
+    generated = after["tfc_generation_tokens_total"] - before["tfc_generation_tokens_total"]
+    assert generated < 480, generated
+
+
 def test_prefix_reuse_is_exact(smol):
     """A prompt that shares a whole prefill chunk (256 tokens) with what a
     free slot holds starts after it, and answers exactly as from scratch."""

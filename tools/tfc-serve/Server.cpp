@@ -5,13 +5,14 @@
 // See Server.h. cpp-httplib gives each connection a thread of its pool; a
 // completion's thread waits on its Reply, so the pool is sized for the
 // engine's rows and queue (tfc-serve.cpp). Streams are written with chunked
-// transfer encoding; a write that fails means the client is gone, and a
-// stream that has nothing to say for a second writes an SSE comment, so a
-// client that left while its request waited is noticed too.
+// transfer encoding. A client that leaves is noticed by a peek at its
+// socket (Connection.h) each second or token, or by a write that fails; a
+// stream that has nothing to say for a second writes an SSE comment.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Server.h"
+#include "Connection.h"
 #include "Reply.h"
 
 #include <httplib.h>
@@ -314,6 +315,9 @@ void Server::completion(const httplib::Request &req, httplib::Response &res,
       "the request took longer than this server's limit of " +
       std::to_string(opts.timeout.count()) + " s (--timeout)";
 
+  // The connection's socket, to notice a client that leaves.
+  int socket = findConnectionSocket(req.local_addr, req.local_port,
+                                    req.remote_addr, req.remote_port);
   if (!r->stream) {
     std::string text;
     for (;;) {
@@ -321,6 +325,16 @@ void Server::completion(const httplib::Request &req, httplib::Response &res,
           text, std::min(deadline, Clock::now() + std::chrono::seconds(1)));
       if (step == Reply::Step::Done)
         break;
+      if (peerClosed(socket)) {
+        // Nobody to answer: the row is freed at the engine's next step.
+        reply->abandon();
+        {
+          std::lock_guard<std::mutex> lock(stats->mutex);
+          ++stats->cancelled;
+        }
+        res.status = 499; // nginx's "client closed request", for the log
+        return;
+      }
       if (Clock::now() >= deadline) {
         reply->abandon();
         std::lock_guard<std::mutex> lock(stats->mutex);
@@ -349,13 +363,14 @@ void Server::completion(const httplib::Request &req, httplib::Response &res,
   res.set_chunked_content_provider(
       "text/event-stream",
       [=](size_t, httplib::DataSink &sink) {
-        auto send = [&](const std::string &event) {
-          if (sink.write(event.data(), event.size()))
-            return true;
-          reply->abandon(); // the client is gone
+        auto gone = [&] {
+          reply->abandon(); // its row is freed at the engine's next step
           std::lock_guard<std::mutex> lock(stats->mutex);
           ++stats->cancelled;
           return false;
+        };
+        auto send = [&](const std::string &event) {
+          return sink.write(event.data(), event.size()) || gone();
         };
         if (state->ended)
           return false;
@@ -363,6 +378,8 @@ void Server::completion(const httplib::Request &req, httplib::Response &res,
           state->started = true;
           return send(chunkEvent(header, nullptr, nullptr, true, includeUsage));
         }
+        if (peerClosed(socket))
+          return gone();
         std::string text;
         Clock::time_point beat = Clock::now() + std::chrono::seconds(1);
         Reply::Step step = reply->next(text, std::min(deadline, beat));
@@ -484,7 +501,7 @@ std::string Server::metricsText() {
   metrics->lastPrompt = s.promptTokens;
   metrics->lastGenerated = s.generatedTokens;
   add("tfc_requests_disconnected_total", "counter",
-      "streams whose client left before the end", double(metrics->cancelled));
+      "requests whose client left before the end", double(metrics->cancelled));
   add("tfc_requests_timed_out_total", "counter", "requests past --timeout",
       double(metrics->timedOut));
   out += "# HELP tfc_time_to_first_token_seconds from a request's arrival to "
