@@ -25,6 +25,10 @@ void DiagnosticEngine::error(llvm::SMLoc loc, const llvm::Twine &message,
     os << "error: too many errors, stopping\n";
 }
 
+void DiagnosticEngine::warning(llvm::SMLoc loc, const llvm::Twine &message) {
+  sourceMgr.PrintMessage(os, loc, llvm::SourceMgr::DK_Warning, message);
+}
+
 void DiagnosticEngine::note(llvm::SMLoc loc, const llvm::Twine &message) {
   if (!lastDropped)
     sourceMgr.PrintMessage(os, loc, llvm::SourceMgr::DK_Note, message);

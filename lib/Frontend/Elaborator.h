@@ -176,7 +176,8 @@ public:
     /// The padding bias of mask-less cached self-attentions (state
     /// `cache.bias`, written by the runtime), once made per window (0: the
     /// columns of every position), and its state argument.
-    std::map<int64_t, Val> paddingBiases;
+    /// By window and whether every column is read (the rows form's).
+    std::map<std::pair<int64_t, bool>, Val> paddingBiases;
     mlir::Value paddingBiasArg;
     /// The first position a windowed attention's keys start at, per window:
     /// past - min(past, window - 1) (the rolling caches keep the rest).

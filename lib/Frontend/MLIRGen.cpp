@@ -1198,14 +1198,22 @@ void Elaborator::generateEntry(const FuncDecl &func, bool cached, bool rows) {
   }
   std::optional<CacheMode> cacheMode = std::move(cache);
   cache.reset();
+  // Without a rows form the entry still serves: a serving engine runs its
+  // rows one at a time through the cached form (a warning says why).
   if (cacheMode && !cacheMode->states.empty() &&
-      !cacheMode->unsupported.empty())
-    fail(func.name.loc,
-         "entry '" + func.name.name + "' has no " +
-             (rows ? "rows form (--kv-cache-rows: each row at its own "
-                     "position)"
-                   : "cached form (--kv-cache)") +
-             ": it has " + cacheMode->unsupported);
+      !cacheMode->unsupported.empty()) {
+    if (rows)
+      diags.warning(func.name.loc,
+                    "entry '" + func.name.name +
+                        "' has no rows form (--kv-cache-rows: each row at its "
+                        "own position): it has " +
+                        cacheMode->unsupported +
+                        "; a serving engine runs its rows one at a time");
+    else
+      fail(func.name.loc, "entry '" + func.name.name +
+                              "' has no cached form (--kv-cache): it has " +
+                              cacheMode->unsupported);
+  }
   if (diags.getNumErrors() != before ||
       (cacheMode && (cacheMode->states.empty() ||
                      !cacheMode->unsupported.empty()))) {

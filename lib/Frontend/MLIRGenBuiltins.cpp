@@ -1313,7 +1313,11 @@ Val Elaborator::cacheMask(const Val &mask, llvm::SMLoc at) {
 
 Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at,
                                   int64_t window) {
-  auto found = cache->paddingBiases.find(window);
+  // The rows form reads every column (a window has no rows form: it keeps
+  // the cached form's reads, and the entry is dropped with a warning; so
+  // are the layers after a construct the rows form cannot express).
+  bool allColumns = cache->rows && window == 0 && cache->unsupported.empty();
+  auto found = cache->paddingBiases.find({window, allColumns});
   if (found != cache->paddingBiases.end())
     return found->second;
   mlir::Location l = loc(at);
@@ -1336,9 +1340,6 @@ Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at,
     seqLen = mlir::tensor::DimOp::create(builder, l, q.value, 2);
   mlir::OpFoldResult one = builder.getIndexAttr(1);
   mlir::Value batch = mlir::tensor::DimOp::create(builder, l, arg, 0);
-  // The rows form reads every column (a window has no rows form: it keeps
-  // the cached form's reads, and the entry is dropped with a message).
-  bool allColumns = cache->rows && window == 0;
   SymShape readShape = {q.shape[0],
                         SymDim::named(allColumns ? "context" : "kv_len")};
   mlir::Value read = readCachedColumns(
@@ -1351,7 +1352,7 @@ Val Elaborator::cachePaddingBias(const Val &q, llvm::SMLoc at,
       llvm::ArrayRef<mlir::ReassociationIndices>{{0, 1, 2}, {3}},
       llvm::ArrayRef<mlir::OpFoldResult>{batch, one, one, total});
   Val result = Val::ofTensor(bias, biasShape);
-  cache->paddingBiases[window] = result;
+  cache->paddingBiases[{window, allColumns}] = result;
   return result;
 }
 

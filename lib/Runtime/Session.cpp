@@ -665,7 +665,9 @@ tfc_status runRows(tfc_session *s, int64_t first, int64_t n,
                           std::to_string(added) +
                           " new tokens does not fit the session's context of " +
                           std::to_string(s->context));
-  if (s->ring)
+  // One row runs the cached entry, rolling caches and all; several need
+  // the rows form, which has none.
+  if (s->ring && n > 1)
     return setError(TFC_ERR_INVALID_ARGUMENT,
                     "rows at their own positions need caches of every "
                     "position; this model keeps rolling (sliding-window) "

@@ -79,19 +79,15 @@ std::unique_ptr<Engine> Engine::create(tfc_model *model,
     error = "the model has no entry '" + entry + "'";
     return nullptr;
   }
-  if (options.rows > 1) {
-    std::string base = entry;
-    const std::string suffix = "_cached";
-    if (base.size() > suffix.size() &&
-        base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
-      base.resize(base.size() - suffix.size());
-    if (tfc_model_find_entry(model, (base + "_rows").c_str()) < 0) {
-      error = "the model has no entry '" + base +
-              "_rows' to decode several requests together: compile it with "
-              "tfc-compile --kv-cache --kv-cache-rows";
-      return nullptr;
-    }
-  }
+  // The rows form runs decoding rows together; without it (a model it
+  // cannot express, or compiled without --kv-cache-rows) each row runs
+  // alone through the cached entry.
+  std::string base = entry;
+  const std::string suffix = "_cached";
+  if (base.size() > suffix.size() &&
+      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
+    base.resize(base.size() - suffix.size());
+  bool hasRows = tfc_model_find_entry(model, (base + "_rows").c_str()) >= 0;
   if (tfc_entry_num_outputs(model, static_cast<size_t>(index)) != 1) {
     error = "entry '" + entry + "' returns " +
             std::to_string(tfc_entry_num_outputs(model, index)) +
@@ -113,6 +109,9 @@ std::unique_ptr<Engine> Engine::create(tfc_model *model,
   e->opts = options;
   e->vocab = out.dims[2];
   e->lastOnly = out.dims[1] == 1;
+  e->hasRows = hasRows;
+  // Prefix reuse needs every position in the caches: the rows form's.
+  e->opts.prefixCache = options.prefixCache && hasRows;
   if (tfc_session_create(model, entry.c_str(), options.rows, options.context,
                          &e->session) != TFC_OK) {
     error = tfc_last_error();
@@ -315,6 +314,32 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
       hi = static_cast<int64_t>(r);
   if (hi < 0)
     return;
+  if (!hasRows) {
+    // One run per decoding row, through the cached entry.
+    for (size_t r = 0; r <= static_cast<size_t>(hi); ++r) {
+      if (!rows[r] || !rows[r]->decoding)
+        continue;
+      int64_t id = rows[r]->last, one = 1, at = rows[r]->position;
+      std::vector<tfc_tensor> in;
+      in.push_back(tfc_tensor{TFC_I64, 2, {1, 1}, &id, nullptr});
+      for (size_t k = 0; k < extraInputs; ++k)
+        in.push_back(tfc_tensor{TFC_I64, 2, {1, 1}, &one, nullptr});
+      tfc_tensor out{TFC_F32, 3, {1, 1, vocab}, logits.data(), nullptr};
+      if (tfc_session_run_rows(session, static_cast<int64_t>(r), 1, &at,
+                               in.data(), in.size(), &out, 1) != TFC_OK) {
+        end(rows[r], Finish::Error, tfc_last_error());
+        continue;
+      }
+      rows[r]->position += 1;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        counters.cachedTokens += 1;
+      }
+      advance(*rows[r], logits.data());
+      finishIfDone(rows[r]);
+    }
+    return;
+  }
   size_t n = static_cast<size_t>(hi + 1);
   std::vector<int64_t> ids(n, 0), at(n, 0), ones(n, 1);
   for (size_t r = 0; r < n; ++r) {

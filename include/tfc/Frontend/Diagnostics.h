@@ -32,6 +32,8 @@ public:
   /// Reports an error at `loc`, underlining `ranges`.
   void error(llvm::SMLoc loc, const llvm::Twine &message,
              llvm::ArrayRef<llvm::SMRange> ranges = {});
+  /// A warning at `loc`: printed, not counted as an error.
+  void warning(llvm::SMLoc loc, const llvm::Twine &message);
   /// A note attached to the previous error (e.g. "previous definition here").
   void note(llvm::SMLoc loc, const llvm::Twine &message);
   /// An error without a source position (command-line input).

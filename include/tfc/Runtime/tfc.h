@@ -511,8 +511,10 @@ TFC_API tfc_status tfc_session_run_padded(tfc_session *session,
  * scheduler, keeps each row's). The inputs have num_rows rows (input_ids
  * [num_rows, seq]); the outputs are the caller's buffers, as
  * tfc_session_run_into's. Several rows need the rows form of the entry
- * (tfc-compile --kv-cache --kv-cache-rows makes <entry>_rows); one row runs
- * the cached entry itself (a prompt joining: it reads only its own keys).
+ * (tfc-compile --kv-cache --kv-cache-rows makes <entry>_rows where the
+ * model allows: not with sliding windows, learned positions, cached masks or
+ * cross-attention); one row runs the cached entry itself (a prompt joining,
+ * or any row of a model without a rows form: rolling caches included).
  * A row computes what it would alone, whatever the others' positions; the
  * session's own position is neither used nor changed. Each row's tokens
  * must fit: positions[i] + seq <= context (TFC_ERR_INPUT, nothing run). */

@@ -13,7 +13,9 @@
 //     per run, so that a long prompt does not stall the others' decoding;
 //   - decodes every decoding row as one run of rows [0, highest decoding row]
 //     (tfc_session_run_rows; the rows between that are idle or prefilling
-//     ride along, their outputs unread), each at its own position;
+//     ride along, their outputs unread), each at its own position; a model
+//     without a rows form (sliding windows, learned positions: tfc-compile
+//     warns) decodes its rows one run each, through the cached entry;
 //   - samples each row's next token with the request's own sampler and seed,
 //     and ends a request at an end-of-sequence id, its token limit, the row's
 //     context, a cancel, or an error, freeing its row at once.
@@ -69,7 +71,8 @@ struct EngineOptions {
   /// Prompt tokens per prefill run.
   int64_t prefillChunk = 256;
   /// Reuse a free row's keys and values for the prompt prefix it shares
-  /// with a new request, in whole prefill chunks (below).
+  /// with a new request, in whole prefill chunks (below). Only with a rows
+  /// form (whose caches keep every position).
   bool prefixCache = true;
 };
 
@@ -101,8 +104,7 @@ public:
   /// An engine on `entry` (a cached entry, `<name>_cached`) of `model`,
   /// whose weights are loaded; the model must outlive it. Null with `error`
   /// set if the options are out of range, the entry is not a cached entry of
-  /// token ids, the model has no rows form for rows > 1, or the caches cannot
-  /// be allocated.
+  /// token ids, or the caches cannot be allocated.
   static std::unique_ptr<Engine> create(tfc_model *model,
                                         const std::string &entry,
                                         const EngineOptions &options,
@@ -131,6 +133,8 @@ public:
   void cancelAll();
 
   EngineStats stats() const;
+  /// Whether decoding rows run together (the model has a rows form).
+  bool batched() const { return hasRows; }
   int64_t vocabulary() const { return vocab; }
   const EngineOptions &options() const { return opts; }
 
@@ -160,6 +164,8 @@ private:
   int64_t vocab = 0;
   /// The entry returns only the last position's logits (--kv-cache-last).
   bool lastOnly = false;
+  /// The model has `<entry>_rows`: decoding rows run together.
+  bool hasRows = false;
   /// The entry's inputs along the tokens besides the ids (masks of ones).
   size_t extraInputs = 0;
   std::vector<float> logits;

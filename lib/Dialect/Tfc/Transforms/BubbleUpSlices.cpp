@@ -146,7 +146,16 @@ struct BubbleUpSlicesPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<BubbleUpSlice>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // Every rewrite moves a slice above the op it narrows, so the rewriting
+    // ends; but a slice waits at a value until its every use is the same
+    // slice, and a model whose branches meet late (Gemma's norms after
+    // attention and the MLP) needs more than the driver's default of 10
+    // sweeps to get there. A pass that stopped early would leave the IR
+    // correct but fail the compile.
+    GreedyRewriteConfig config;
+    config.setMaxIterations(GreedyRewriteConfig::kNoLimit);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };
