@@ -181,7 +181,11 @@ int main(int argc, char **argv) {
         stderr,
         "tfc-serve: serving '%s'%s%s on %d threads; %lld parallel "
         "requests of up to %lld tokens\n",
-        served->name().c_str(), served->generates() ? " (generation)" : "",
+        served->name().c_str(),
+        !served->generates() ? ""
+        : served->generationEngine()->batched()
+            ? " (generation)"
+            : " (generation, a run per request: the model has no rows form)",
         served->embeds() ? " (embeddings)" : "", tfc_num_threads(),
         static_cast<long long>(parallel),
         static_cast<long long>(
