@@ -285,6 +285,7 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
     int64_t at = a.position;
     if (tfc_session_run_rows(session, static_cast<int64_t>(r), 1, &at,
                              in.data(), in.size(), &out, 1) != TFC_OK) {
+      reusable[r].clear(); // what the failed run wrote is unknown
       end(rows[r], Finish::Error, tfc_last_error());
       continue;
     }
@@ -327,6 +328,7 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
       tfc_tensor out{TFC_F32, 3, {1, 1, vocab}, logits.data(), nullptr};
       if (tfc_session_run_rows(session, static_cast<int64_t>(r), 1, &at,
                                in.data(), in.size(), &out, 1) != TFC_OK) {
+        reusable[r].clear();
         end(rows[r], Finish::Error, tfc_last_error());
         continue;
       }
@@ -362,9 +364,11 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
   if (tfc_session_run_rows(session, 0, batch, at.data(), in.data(), in.size(),
                            &out, 1) != TFC_OK) {
     std::string message = tfc_last_error();
-    for (size_t r = 0; r < n; ++r)
+    for (size_t r = 0; r < n; ++r) {
+      reusable[r].clear();
       if (rows[r] && rows[r]->decoding)
         end(rows[r], Finish::Error, message);
+    }
     return;
   }
   for (size_t r = 0; r < n; ++r) {
