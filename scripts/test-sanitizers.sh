@@ -106,7 +106,7 @@ configure "$tsan_build" thread
   tfc-weights tfc-run tfc-serve tfc-engine-check
 tsan_build_s=$((SECONDS - t0))
 t0=$SECONDS
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan-suppressions.txt
 "$tsan_build/test/unit/TfcRuntimeTests" --gtest_brief=1
 for tool in tfc-compile tfc-opt tfc-interpret; do
   if [[ ! -e $tsan_build/bin/$tool && -x $main_build/bin/$tool ]]; then

@@ -9,6 +9,8 @@
 // the connection's socket among the process's by its two addresses (the
 // pair is unique while the handler runs: the socket is closed only after
 // it returns) and peeks at it: a peer that closed reads as end of file.
+// The scan looks at descriptors other threads may close meanwhile; one
+// closed or reused on the way cannot match (scripts/tsan-suppressions.txt).
 //
 //===----------------------------------------------------------------------===//
 
