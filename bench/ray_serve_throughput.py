@@ -60,7 +60,7 @@ for replicas in (1, 2):
                               max_tokens=4)
 
     def ask(i):
-        r = c.chat.completions.create(model="smollm2", max_tokens=48, messages=[
+        r = c.chat.completions.create(model="smollm2", max_tokens=48, temperature=0, messages=[
             {"role": "user", "content": questions[i % len(questions)]}])
         return r.usage.completion_tokens
 

@@ -155,11 +155,13 @@ def test_chat_and_errors(cluster):
     local = tfc.Model(SMOLLM2, kv_cache=True)
     expected = local.chat(messages, max_new_tokens=20)
     expected_text = expected.text()
-    r = c.chat.completions.create(model="smollm2", messages=messages, max_tokens=20)
+    r = c.chat.completions.create(model="smollm2", messages=messages, max_tokens=20,
+                                  temperature=0)
     assert r.choices[0].message.content == expected_text
     assert r.choices[0].finish_reason == ("stop" if expected.finish_reason == "stop" else "length")
     assert r.usage.completion_tokens == len(expected.tokens)
     stream = c.chat.completions.create(model="smollm2", messages=messages, max_tokens=20,
+                                       temperature=0,
                                        stream=True, stream_options={"include_usage": True})
     pieces, usage, finish = [], None, None
     for chunk in stream:
@@ -170,7 +172,8 @@ def test_chat_and_errors(cluster):
             finish = ch.finish_reason or finish
     assert "".join(pieces) == expected_text
     assert usage.completion_tokens == len(expected.tokens) and finish == r.choices[0].finish_reason
-    done = c.completions.create(model="smollm2", prompt="The capital of France is", max_tokens=8)
+    done = c.completions.create(model="smollm2", prompt="The capital of France is", max_tokens=8,
+                                temperature=0)
     assert done.choices[0].text == local.session().generate(
         "The capital of France is", max_new_tokens=8).text()
     models = c.models.list()

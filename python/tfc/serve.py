@@ -147,7 +147,9 @@ class _Replica:
             raise BadRequest("'seed' must be >= 0", "seed")
         if seed is None:  # as OpenAI: without a seed, sampling differs per request
             seed = secrets.randbits(62)
-        return {"max_new_tokens": max_tokens, "temperature": float(temperature or 0.0),
+        # OpenAI's default temperature is 1 (tfc-serve's too); 0 is greedy.
+        return {"max_new_tokens": max_tokens,
+                "temperature": float(1.0 if temperature is None else temperature),
                 "top_p": float(top_p if top_p is not None else 1.0), "seed": int(seed),
                 "stop": stop or None}
 
