@@ -63,35 +63,33 @@ public:
                 key);
   }
 
-  std::optional<std::string> string(const char *key) {
+  /// The field when present and of the kind `is` tests, else null (a
+  /// wrong kind fails, naming `what` was expected).
+  const Json *typed(const char *key, bool (Json::*is)() const noexcept,
+                    const char *what) {
     const Json *v = get(key);
-    if (!v)
-      return std::nullopt;
-    if (!v->is_string()) {
-      wrongType(key, "a string", *v);
-      return std::nullopt;
+    if (v && !(v->*is)()) {
+      wrongType(key, what, *v);
+      return nullptr;
     }
-    return v->get<std::string>();
+    return v;
+  }
+
+  std::optional<std::string> string(const char *key) {
+    if (const Json *v = typed(key, &Json::is_string, "a string"))
+      return v->get<std::string>();
+    return std::nullopt;
   }
   std::optional<bool> boolean(const char *key) {
-    const Json *v = get(key);
-    if (!v)
-      return std::nullopt;
-    if (!v->is_boolean()) {
-      wrongType(key, "a boolean", *v);
-      return std::nullopt;
-    }
-    return v->get<bool>();
+    if (const Json *v = typed(key, &Json::is_boolean, "a boolean"))
+      return v->get<bool>();
+    return std::nullopt;
   }
   /// An integer in [lo, hi].
   std::optional<int64_t> integer(const char *key, int64_t lo, int64_t hi) {
-    const Json *v = get(key);
+    const Json *v = typed(key, &Json::is_number_integer, "an integer");
     if (!v)
       return std::nullopt;
-    if (!v->is_number_integer()) {
-      wrongType(key, "an integer", *v);
-      return std::nullopt;
-    }
     if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) {
       fail(std::string("'") + key + "' is out of range", key);
       return std::nullopt;
@@ -108,13 +106,9 @@ public:
   /// A number in [lo, hi] (`openLo`: (lo, hi]).
   std::optional<double> number(const char *key, double lo, double hi,
                                bool openLo = false) {
-    const Json *v = get(key);
+    const Json *v = typed(key, &Json::is_number, "a number");
     if (!v)
       return std::nullopt;
-    if (!v->is_number()) {
-      wrongType(key, "a number", *v);
-      return std::nullopt;
-    }
     double x = v->get<double>();
     if (!std::isfinite(x) || x < lo || x > hi || (openLo && x == lo)) {
       char range[96];
