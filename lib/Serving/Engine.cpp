@@ -251,20 +251,21 @@ void Engine::advance(Active &a, const float *rowLogits) {
   a.decoding = true;
 }
 
+void Engine::finishIfDone(std::unique_ptr<Active> &slot) {
+  Active &a = *slot;
+  bool keep = !a.request.onToken || a.request.onToken(a.last);
+  if (!keep)
+    end(slot, Finish::Cancelled);
+  else if (std::find(a.request.eos.begin(), a.request.eos.end(), a.last) !=
+           a.request.eos.end())
+    end(slot, Finish::EndOfSequence);
+  else if (a.generated >= a.request.maxTokens)
+    end(slot, Finish::Length);
+  else if (a.position >= opts.context)
+    end(slot, Finish::Context);
+}
+
 void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
-  auto finishIfDone = [&](std::unique_ptr<Active> &slot) {
-    Active &a = *slot;
-    bool keep = !a.request.onToken || a.request.onToken(a.last);
-    if (!keep)
-      end(slot, Finish::Cancelled);
-    else if (std::find(a.request.eos.begin(), a.request.eos.end(), a.last) !=
-             a.request.eos.end())
-      end(slot, Finish::EndOfSequence);
-    else if (a.generated >= a.request.maxTokens)
-      end(slot, Finish::Length);
-    else if (a.position >= opts.context)
-      end(slot, Finish::Context);
-  };
   // Prefill: one chunk of each joining prompt, one row per run.
   for (size_t r = 0; r < rows.size(); ++r) {
     if (!rows[r] || rows[r]->decoding)
@@ -294,7 +295,8 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
     std::vector<int64_t> &keep = reusable[r];
     if (static_cast<int64_t>(keep.size()) > at)
       keep.resize(static_cast<size_t>(at));
-    if (chunk == opts.prefillChunk && static_cast<int64_t>(keep.size()) == at)
+    if (opts.prefixCache && chunk == opts.prefillChunk &&
+        static_cast<int64_t>(keep.size()) == at)
       keep.insert(keep.end(), ids.begin(), ids.end());
     a.position += chunk;
     a.fed += static_cast<size_t>(chunk);
@@ -315,45 +317,30 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
       hi = static_cast<int64_t>(r);
   if (hi < 0)
     return;
-  if (!hasRows) {
-    // One run per decoding row, through the cached entry.
-    for (size_t r = 0; r <= static_cast<size_t>(hi); ++r) {
-      if (!rows[r] || !rows[r]->decoding)
-        continue;
-      int64_t id = rows[r]->last, one = 1, at = rows[r]->position;
-      std::vector<tfc_tensor> in;
-      in.push_back(tfc_tensor{TFC_I64, 2, {1, 1}, &id, nullptr});
-      for (size_t k = 0; k < extraInputs; ++k)
-        in.push_back(tfc_tensor{TFC_I64, 2, {1, 1}, &one, nullptr});
-      tfc_tensor out{TFC_F32, 3, {1, 1, vocab}, logits.data(), nullptr};
-      if (tfc_session_run_rows(session, static_cast<int64_t>(r), 1, &at,
-                               in.data(), in.size(), &out, 1) != TFC_OK) {
-        reusable[r].clear();
-        end(rows[r], Finish::Error, tfc_last_error());
-        continue;
-      }
-      rows[r]->position += 1;
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        counters.cachedTokens += 1;
-      }
-      advance(*rows[r], logits.data());
-      finishIfDone(rows[r]);
-    }
+  if (hasRows) {
+    decode(rows, 0, static_cast<size_t>(hi) + 1);
     return;
   }
-  size_t n = static_cast<size_t>(hi + 1);
+  // Without a rows form: one run per decoding row, through the cached entry.
+  for (size_t r = 0; r <= static_cast<size_t>(hi); ++r)
+    if (rows[r] && rows[r]->decoding)
+      decode(rows, r, 1);
+}
+
+void Engine::decode(std::vector<std::unique_ptr<Active>> &rows, size_t first,
+                    size_t n) {
   std::vector<int64_t> ids(n, 0), at(n, 0), ones(n, 1);
-  for (size_t r = 0; r < n; ++r) {
+  for (size_t i = 0; i < n; ++i) {
+    size_t r = first + i;
     // A row without a request writes past the prefix it keeps; a
     // prefilling one at its position, which its next chunk overwrites.
     if (!rows[r]) {
-      at[r] = static_cast<int64_t>(reusable[r].size());
+      at[i] = static_cast<int64_t>(reusable[r].size());
       continue;
     }
-    at[r] = rows[r]->position;
+    at[i] = rows[r]->position;
     if (rows[r]->decoding)
-      ids[r] = rows[r]->last;
+      ids[i] = rows[r]->last;
   }
   std::vector<tfc_tensor> in;
   int64_t batch = static_cast<int64_t>(n);
@@ -361,27 +348,29 @@ void Engine::step(std::vector<std::unique_ptr<Active>> &rows) {
   for (size_t k = 0; k < extraInputs; ++k)
     in.push_back(tfc_tensor{TFC_I64, 2, {batch, 1}, ones.data(), nullptr});
   tfc_tensor out{TFC_F32, 3, {batch, 1, vocab}, logits.data(), nullptr};
-  if (tfc_session_run_rows(session, 0, batch, at.data(), in.data(), in.size(),
-                           &out, 1) != TFC_OK) {
+  if (tfc_session_run_rows(session, static_cast<int64_t>(first), batch,
+                           at.data(), in.data(), in.size(), &out,
+                           1) != TFC_OK) {
     std::string message = tfc_last_error();
-    for (size_t r = 0; r < n; ++r) {
-      reusable[r].clear();
+    for (size_t r = first; r < first + n; ++r) {
+      reusable[r].clear(); // what the failed run wrote is unknown
       if (rows[r] && rows[r]->decoding)
         end(rows[r], Finish::Error, message);
     }
     return;
   }
-  for (size_t r = 0; r < n; ++r) {
+  for (size_t i = 0; i < n; ++i) {
+    size_t r = first + i;
     if (!rows[r] || !rows[r]->decoding)
       continue;
-    if (static_cast<int64_t>(reusable[r].size()) > at[r])
-      reusable[r].resize(static_cast<size_t>(at[r]));
+    if (static_cast<int64_t>(reusable[r].size()) > at[i])
+      reusable[r].resize(static_cast<size_t>(at[i]));
     rows[r]->position += 1;
     {
       std::lock_guard<std::mutex> lock(mutex);
       counters.cachedTokens += 1;
     }
-    advance(*rows[r], logits.data() + r * static_cast<size_t>(vocab));
+    advance(*rows[r], logits.data() + i * static_cast<size_t>(vocab));
     finishIfDone(rows[r]);
   }
 }

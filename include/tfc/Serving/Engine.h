@@ -146,6 +146,12 @@ private:
   void step(std::vector<std::unique_ptr<Active>> &rows);
   /// Samples row `a`'s next token from `logits` and ends it if it is done.
   void advance(Active &a, const float *logits);
+  /// Runs the next token of the decoding rows among [first, first + n) as
+  /// one run (the others ride along, their outputs unread).
+  void decode(std::vector<std::unique_ptr<Active>> &rows, size_t first,
+              size_t n);
+  /// Hands row `slot`'s new token to its request and ends it if it is done.
+  void finishIfDone(std::unique_ptr<Active> &slot);
   void end(std::unique_ptr<Active> &slot, Finish why,
            const std::string &message = "");
   /// Gives `request` the free row that shares the longest reusable prefix
