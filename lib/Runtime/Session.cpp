@@ -598,6 +598,23 @@ tfc_status run(tfc_session *s, const tfc_tensor *inputs, size_t numInputs,
 /// rows form reads the whole context). The states are passed as views of
 /// those rows (every state is batch-major), the padding bias of the columns
 /// each row adds is cleared, and the session's position is left alone.
+/// The name of the rows form of the session's entry: `<entry>_rows` beside
+/// `<entry>_cached`.
+std::string rowsEntryName(const tfc_session *s) {
+  std::string base = s->entry->name;
+  const std::string suffix = "_cached";
+  if (base.size() > suffix.size() &&
+      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
+    base.resize(base.size() - suffix.size());
+  return base + "_rows";
+}
+
+/// The rows form of the session's entry, or null when the model has none.
+const EntrySpec *rowsEntry(const tfc_session *s) {
+  int64_t index = s->model->spec.findEntry(rowsEntryName(s));
+  return index < 0 ? nullptr : &s->model->spec.entries[index];
+}
+
 tfc_status runRows(tfc_session *s, int64_t first, int64_t n,
                    const int64_t *positions, const tfc_tensor *inputs,
                    size_t numInputs, tfc_tensor *outputs, size_t numOutputs) {
@@ -613,20 +630,14 @@ tfc_status runRows(tfc_session *s, int64_t first, int64_t n,
                         std::to_string(s->batch));
   const EntrySpec *e = s->entry;
   if (n > 1) {
-    std::string base = s->entry->name;
-    const std::string suffix = "_cached";
-    if (base.size() > suffix.size() &&
-        base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
-      base.resize(base.size() - suffix.size());
-    int64_t index = s->model->spec.findEntry(base + "_rows");
-    if (index < 0)
+    e = rowsEntry(s);
+    if (!e)
       return setError(TFC_ERR_INVALID_ARGUMENT,
                       "model '" + s->model->spec.name + "' has no entry '" +
-                          base +
-                          "_rows' to run rows at their own positions "
+                          rowsEntryName(s) +
+                          "' to run rows at their own positions "
                           "together: compile it with tfc-compile --kv-cache "
                           "--kv-cache-rows");
-    e = &s->model->spec.entries[index];
   }
   // The entry's inputs: the caller's (those of the session, in order),
   // `past`, the states.
@@ -1061,6 +1072,10 @@ tfc_status tfc_session_run_rows(tfc_session *session, int64_t first,
                      outputs, num_outputs);
     });
   });
+}
+
+int tfc_session_can_run_rows(const tfc_session *session) {
+  return session && rowsEntry(session) ? 1 : 0;
 }
 
 int tfc_session_can_pad(const tfc_session *session) {

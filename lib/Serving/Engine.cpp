@@ -79,15 +79,6 @@ std::unique_ptr<Engine> Engine::create(tfc_model *model,
     error = "the model has no entry '" + entry + "'";
     return nullptr;
   }
-  // The rows form runs decoding rows together; without it (a model it
-  // cannot express, or compiled without --kv-cache-rows) each row runs
-  // alone through the cached entry.
-  std::string base = entry;
-  const std::string suffix = "_cached";
-  if (base.size() > suffix.size() &&
-      base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
-    base.resize(base.size() - suffix.size());
-  bool hasRows = tfc_model_find_entry(model, (base + "_rows").c_str()) >= 0;
   if (tfc_entry_num_outputs(model, static_cast<size_t>(index)) != 1) {
     error = "entry '" + entry + "' returns " +
             std::to_string(tfc_entry_num_outputs(model, index)) +
@@ -109,14 +100,18 @@ std::unique_ptr<Engine> Engine::create(tfc_model *model,
   e->opts = options;
   e->vocab = out.dims[2];
   e->lastOnly = out.dims[1] == 1;
-  e->hasRows = hasRows;
-  // Prefix reuse needs every position in the caches: the rows form's.
-  e->opts.prefixCache = options.prefixCache && hasRows;
+
   if (tfc_session_create(model, entry.c_str(), options.rows, options.context,
                          &e->session) != TFC_OK) {
     error = tfc_last_error();
     return nullptr;
   }
+  // The rows form runs decoding rows together; without it (a model it
+  // cannot express, or compiled without --kv-cache-rows) each row runs
+  // alone through the cached entry. Prefix reuse needs every position in
+  // the caches: the rows form's.
+  e->hasRows = tfc_session_can_run_rows(e->session) != 0;
+  e->opts.prefixCache = options.prefixCache && e->hasRows;
   // The session's inputs: the token ids first, then any other [batch, seq]
   // integer input (a mask along the tokens: ones).
   size_t inputs = tfc_session_num_inputs(e->session);

@@ -525,6 +525,11 @@ TFC_API tfc_status tfc_session_run_rows(tfc_session *session, int64_t first,
                                         size_t num_inputs, tfc_tensor *outputs,
                                         size_t num_outputs);
 
+/* 1 if tfc_session_run_rows runs several rows of this session together (its
+ * model has the rows form of the session's entry), else 0: then it runs one
+ * row at a time. */
+TFC_API int tfc_session_can_run_rows(const tfc_session *session);
+
 /* 1 if tfc_session_run_padded accepts padding on this session, else 0. */
 TFC_API int tfc_session_can_pad(const tfc_session *session);
 
