@@ -13,6 +13,8 @@ llama-cpp-python source package (its vendor/llama.cpp holds
 convert_hf_to_gguf.py; its built library the quantiser):
 
     /tmp/ref/bin/pip install llama-cpp-python==0.3.36   # builds llama.cpp
+    (or PYTHONPATH=$TFC_CACHE_DIR/llamacpp-venv/lib/python3.11/site-packages,
+    the one bench/ builds)
     /tmp/ref/bin/pip download --no-deps --no-binary :all: \\
         llama-cpp-python==0.3.36 -d /tmp/lcpp && tar xzf ... -C /tmp/lcpp
     /tmp/ref/bin/python scripts/make-gguf-references.py \\
@@ -65,6 +67,25 @@ MODELS = [
                                         sliding_window=4, query_pre_attn_scalar=256,
                                         rope_theta=1e6, rope_local_base_freq=1e4,
                                         tie_word_embeddings=True), 12),           # Q3_K_M
+    # Gemma 1, in F16 (llama_ftype 1) from weights that f16 holds exactly
+    # (HALF_EXACT): transformers does not load a "gemma" .gguf, so the
+    # reference is the transformers model the file was converted from (the
+    # conversion is then exact: norms stored as 1 + w in f32).
+    ("gemma", "GemmaConfig", dict(num_hidden_layers=2, head_dim=64,
+                                  tie_word_embeddings=True), 1),               # F16
+    # Gemma 2: sliding (window 4) and global layers alternating, post-norms,
+    # soft caps. transformers reads neither query_pre_attn_scalar nor the
+    # caps from a .gguf (it keeps 256, 50 and 30), llama.cpp scales by
+    # 1/sqrt(head_dim): all agree with these values. q_proj and k_proj are
+    # scaled up and the final norm's weight is ~60 (SCALE_UP) so that the
+    # caps bend most scores and logits, as they rarely would on random
+    # weights.
+    ("gemma2", "Gemma2Config", dict(num_hidden_layers=4, head_dim=256,
+                                    num_attention_heads=2, num_key_value_heads=1,
+                                    sliding_window=4, query_pre_attn_scalar=256,
+                                    attn_logit_softcapping=50.0,
+                                    final_logit_softcapping=30.0,
+                                    tie_word_embeddings=True), 8),             # Q5_0
     # Fused attn_qkv and ffn_up (gate and up). Every dimension rotated:
     # transformers ignores rope.dimension_count when it loads a .gguf, so
     # partial rotation is checked on the Hugging Face path
@@ -73,6 +94,12 @@ MODELS = [
                                 original_max_position_embeddings=64,
                                 pad_token_id=0, bos_token_id=1, eos_token_id=2), 17),  # Q5_K_M
 ]
+# Models whose weights are rounded to f16 after the draw.
+HALF_EXACT = {"gemma"}
+# Weights changed after the random draw, per model: name suffix -> (factor,
+# then addend).
+SCALE_UP = {"gemma2": {"q_proj.weight": (4.0, 0.0), "k_proj.weight": (4.0, 0.0),
+                       "model.norm.weight": (1.0, 59.0)}}
 IDS = np.array([[1, 17, 200, 45, 3, 99, 128, 7, 255, 64, 12, 31]], dtype=np.int64)
 
 
@@ -121,6 +148,12 @@ def main():
             for n, p in model.named_parameters():
                 if "norm" in n:
                     p.copy_(torch.randn_like(p) * 0.2 + (0 if "gemma" in name else 1))
+            for n, p in model.named_parameters():
+                for suffix, (factor, addend) in SCALE_UP.get(name, {}).items():
+                    if n.endswith(suffix):
+                        p.mul_(factor).add_(addend)
+                if name in HALF_EXACT:
+                    p.copy_(p.half().float())
         with tempfile.TemporaryDirectory() as tmp:
             model.save_pretrained(tmp)
             # Gemma's converter counts the vocabulary in tokenizer.json.
@@ -131,10 +164,15 @@ def main():
             convert(tmp, model.config.architectures[0], f32)
             gguf_path = os.path.join(out_root, name + ".gguf")
             quantize(f32, gguf_path, ftype)
-        # Phi-3's default pad id (32000) is outside the stub vocabulary.
-        load = {"pad_token_id": 0} if name == "phi3" else {}
-        ref = transformers.AutoModelForCausalLM.from_pretrained(
-            out_root, gguf_file=name + ".gguf", torch_dtype=torch.float32, **load)
+            # Phi-3's default pad id (32000) is outside the stub vocabulary.
+            load = {"pad_token_id": 0} if name == "phi3" else {}
+            if name == "gemma":  # see MODELS: the model it was made from
+                ref = transformers.AutoModelForCausalLM.from_pretrained(
+                    tmp, torch_dtype=torch.float32)
+            else:
+                ref = transformers.AutoModelForCausalLM.from_pretrained(
+                    out_root, gguf_file=name + ".gguf", torch_dtype=torch.float32,
+                    **load)
         ref.eval()
         with torch.no_grad():
             logits = ref(torch.from_numpy(IDS)).logits.float().numpy()

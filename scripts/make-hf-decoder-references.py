@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
-"""Makes the tiny Qwen3, Gemma 3 (text) and Phi-3 checkpoints of
-test/Import/hf-checkpoints.test: random-weight Qwen3ForCausalLM,
-Gemma3ForCausalLM and Phi3ForCausalLM written by transformers' save_pretrained (f32 and bf16),
+"""Makes the tiny Qwen3, Gemma, Gemma 2, Gemma 3 (text) and Phi-3
+checkpoints of test/Import/hf-checkpoints.test: random-weight
+Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM
+and Phi3ForCausalLM written by transformers' save_pretrained (f32 and bf16),
 and the logits transformers computes on them in f32, as
 scripts/make-references.py does for the other families.
 
-    /tmp/ref/bin/python scripts/make-hf-decoder-references.py
+    /tmp/ref/bin/python scripts/make-hf-decoder-references.py [NAME...]
 
-Writes test/Import/Inputs/hf/{qwen3,gemma3_text,phi3}-{f32,bf16}/ and
-Inputs/hf/versions-decoders.json.
+Writes test/Import/Inputs/hf/{qwen3,gemma,gemma2,gemma3_text,phi3}-{f32,bf16}/
+and Inputs/hf/versions-decoders.json (NAME...: remake only these; each
+model draws from its own seeds, so the others do not change).
 """
 import json
 import os
 import shutil
+import sys
+import zlib
 
 import numpy as np
 import torch
@@ -44,6 +48,19 @@ specs = {
                          "full_attention": {"rope_type": "linear", "factor": 2.0,
                                             "rope_theta": 1000000.0}}),
         tr.Gemma3ForCausalLM),
+    # Gemma 1: (1 + w) norms before attention and the MLP only, GELU (tanh)
+    # gate, the embedding times sqrt(d), scores by 1/sqrt(head_dim).
+    "gemma": (tr.GemmaConfig(**common, num_hidden_layers=2, head_dim=16),
+              tr.GemmaForCausalLM),
+    # Gemma 2: sliding (window 4) and global layers alternating, norms after
+    # attention and the MLP too, scores by 1/sqrt(24), and soft caps small
+    # enough to bend most scores and logits of these weights (the real
+    # models' 50 and 30 bend few).
+    "gemma2": (tr.Gemma2Config(**common, num_hidden_layers=4, head_dim=16,
+                               sliding_window=4, query_pre_attn_scalar=24,
+                               attn_logit_softcapping=3.0,
+                               final_logit_softcapping=2.5),
+               tr.Gemma2ForCausalLM),
     # Fused qkv_proj and gate_up_proj, half of each head rotated, a sliding
     # window of 6 over 11 tokens.
     "phi3": (tr.Phi3Config(**common, num_hidden_layers=2, partial_rotary_factor=0.5,
@@ -51,8 +68,16 @@ specs = {
                            eos_token_id=2, tie_word_embeddings=False),
              tr.Phi3ForCausalLM),
 }
-rng = np.random.default_rng(5)
+only = sys.argv[1:]
+# qwen3, gemma3_text and phi3 draw their inputs from one generator, in that
+# order, as they always did; the others from their own.
+shared = np.random.default_rng(5)
 for name, (config, cls) in specs.items():
+    rng = shared if name in ("qwen3", "gemma3_text", "phi3") else \
+        np.random.default_rng(zlib.crc32(name.encode()))
+    if only and name not in only:
+        rng.integers(0, 128, size=(2, 11))  # the draws of the skipped model
+        continue
     torch.manual_seed(0)
     model = cls(config).eval()
     with torch.no_grad():

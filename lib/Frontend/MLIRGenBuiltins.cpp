@@ -471,6 +471,13 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
     if (args.has(10) && !(alibi > 0 && std::isfinite(alibi)))
       return fail(args.locOf(10), "alibi (the maximum bias, 8 for BLOOM and "
                                   "MPT) must be a positive number");
+    double softcap = args.getFloat(11, 0.0);
+    if (!args.ok)
+      return Val::poison();
+    if (args.has(11) && !(softcap > 0 && std::isfinite(softcap)))
+      return fail(args.locOf(11), "softcap (scores become softcap · "
+                                  "tanh(score / softcap), 50 in Gemma 2) must "
+                                  "be a positive number");
     // Rows at their own positions (the <entry>_rows form): each row's keys
     // end at its own past + seq.
     mlir::Value rowPast =
@@ -482,7 +489,8 @@ Val Elaborator::callBuiltin(const BuiltinSpec &spec, const CallExpr &call) {
         causal ? builder.getUnitAttr() : mlir::UnitAttr(),
         args.has(7) ? builder.getF64FloatAttr(scale) : mlir::FloatAttr(),
         args.has(8) ? builder.getI64IntegerAttr(window) : mlir::IntegerAttr(),
-        args.has(10) ? builder.getF64FloatAttr(alibi) : mlir::FloatAttr());
+        args.has(10) ? builder.getF64FloatAttr(alibi) : mlir::FloatAttr(),
+        args.has(11) ? builder.getF64FloatAttr(softcap) : mlir::FloatAttr());
     if (!merged)
       return result(out, r.shape);
     ShapeResult m = shape::mergeHeads(r.shape);

@@ -285,7 +285,8 @@ std::string hfHeader(const HfCheckpoint &c, const std::string &what,
 // `error` naming the file, the key or tensor, and what was expected.
 bool importLlamaLike(HfCheckpoint &c, const std::string &type,
                      ImportedModel &out, std::string &error);
-bool importGemma3Text(HfCheckpoint &c, ImportedModel &out, std::string &error);
+bool importGemmaText(HfCheckpoint &c, const std::string &type,
+                     ImportedModel &out, std::string &error);
 bool importGpt2(HfCheckpoint &c, ImportedModel &out, std::string &error);
 bool importVit(HfCheckpoint &c, ImportedModel &out, std::string &error);
 bool importBloom(HfCheckpoint &c, ImportedModel &out, std::string &error);

@@ -54,6 +54,13 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
       << (s.localRopeBase
               ? "const local_rope_base = " + fmtFloat(s.localRopeBase) + "\n"
               : std::string());
+  if (s.attnSoftcap)
+    o << "# Attention scores become attn_softcap * tanh(score / "
+         "attn_softcap).\n"
+      << "const attn_softcap = " << fmtFloat(s.attnSoftcap) << "\n";
+  if (s.finalSoftcap)
+    o << "# Logits become final_softcap * tanh(logit / final_softcap).\n"
+      << "const final_softcap = " << fmtFloat(s.finalSoftcap) << "\n";
   o << "\ndim batch\ndim seq <= n_ctx\n\n";
   // rms_norm of a weight w: Hugging Face's Gemma scales by (1 + w).
   auto norm = [&](const std::string &x, const char *w) {
@@ -136,6 +143,8 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
   }
   std::string scale =
       s.attnScalar ? ", scale = " + fmtFloat(1 / std::sqrt(s.attnScalar)) : "";
+  if (s.attnSoftcap)
+    scale += ", softcap = attn_softcap";
   auto attend = [&](const std::string &indent, const std::string &args,
                     const std::string &window) {
     o << indent << "q = rope(" << qh << ", " << args << ")\n"
@@ -214,7 +223,11 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
     << "  logits = linear(" << norm("x", "final_norm") << ", "
     << (tied ? "embed_tokens)   # the LM head is tied to the embedding"
              : "lm_head)")
-    << "\n  return logits\n}\n";
+    << "\n"
+    << (s.finalSoftcap
+            ? "  logits = tanh(logits / final_softcap) * final_softcap\n"
+            : "")
+    << "  return logits\n}\n";
   tfm = o.str();
   // Each weight was declared once, above: those are what must match.
   uses = decls.uses();

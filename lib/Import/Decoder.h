@@ -3,7 +3,7 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // Private to lib/Import: what a LLaMA-style decoder is made of (DecoderSpec),
-// filled by the Hugging Face families (Llama.cpp, Gemma3.cpp) and by GGUF
+// filled by the Hugging Face families (Llama.cpp, Gemma.cpp) and by GGUF
 // (Gguf.cpp), and the one writer of its .tfm (Decoder.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +53,9 @@ struct DecoderSpec {
   bool embedScale = false, geluGate = false, normPlusOne = false;
   std::string postAttnNorm, postFfnNorm;
   double attnScalar = 0;
+  /// Gemma 2's soft-capping: scores become c tanh(s / c) with c =
+  /// attnSoftcap, and the logits with c = finalSoftcap (0: none).
+  double attnSoftcap = 0, finalSoftcap = 0;
   // Tensor names; "{l}" is the layer index.
   std::string embed, finalNorm, lmHead;
   // The block-quantised storage format ("q4_1") of a tensor name (with its

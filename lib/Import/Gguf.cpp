@@ -3,7 +3,8 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // .gguf files: the decoders llama.cpp builds (llama, mistral, qwen2, qwen3,
-// gemma3, phi3) and its BERT-derived encoders (bert, nomic-bert).
+// gemma, gemma2, gemma3, phi3) and its BERT-derived encoders (bert,
+// nomic-bert).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +22,8 @@ namespace tfc::importer::detail {
 
 /// The GGUF architectures of LLaMA-style decoders (llama.cpp's names), as
 /// llama.cpp builds them (src/models/*.cpp).
-/// (Gemma and Gemma 2 are not: transformers cannot load the first from a
-/// .gguf to check it against, and every Gemma 2 soft-caps its logits.)
-static const char *const kGgufArchs[] = {"llama", "mistral", "qwen2",
-                                         "qwen3", "gemma3",  "phi3"};
+static const char *const kGgufArchs[] = {"llama", "mistral", "qwen2",  "qwen3",
+                                         "gemma", "gemma2",  "gemma3", "phi3"};
 
 /// GGUF's BERT-derived encoders, as llama.cpp builds them
 /// (src/models/bert.cpp): bert (learned positions, q/k/v with biases, GELU
@@ -282,18 +281,32 @@ bool importGguf(const std::string &path, ImportedModel &out,
           !f->getFloat(kp + "rope.freq_base_swa", s.localRopeBase, error))
         return false;
     }
-    for (const char *key :
-         {"attn_logit_softcapping", "final_logit_softcapping"})
+  }
+  if (arch == "gemma2") {
+    // Soft-capping of the scores and the logits: llama.cpp's defaults (50,
+    // 30) where the file has no key, as Gemma 2 itself.
+    s.attnSoftcap = 50;
+    s.finalSoftcap = 30;
+    for (auto [key, cap] : {std::pair<const char *, double *>{
+                                "attn_logit_softcapping", &s.attnSoftcap},
+                            {"final_logit_softcapping", &s.finalSoftcap}})
       if (has(key)) {
-        double cap = 0;
-        if (!f->getFloat(kp + key, cap, error))
+        if (!f->getFloat(kp + key, *cap, error))
           return false;
-        if (cap != 0) {
+        if (!(*cap > 0) || !std::isfinite(*cap)) {
           error = path + ": " + kp + key +
-                  " is set; logit soft-capping is not supported yet";
+                  " should be a positive number, "
+                  "found " +
+                  fmtFloat(*cap);
           return false;
         }
       }
+    // The file has no query_pre_attn_scalar (llama.cpp's converter drops
+    // it): llama.cpp scales by 1/sqrt(key_length), or by
+    // 1/sqrt(embedding_length / head_count) for a file of 46 layers (Gemma 2
+    // 27B, whose query_pre_attn_scalar is that), so tfc does the same, as
+    // transformers does not (it keeps its default of 256).
+    s.attnScalar = s.layers == 46 ? double(s.dModel / s.heads) : s.headDim;
   }
   if (const tfc::rt::GgufValue *st = f->find(kp + "rope.scaling.type")) {
     std::string type;

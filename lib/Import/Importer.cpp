@@ -26,13 +26,16 @@ namespace {
 
 const char *kSupported =
     "Hugging Face directories of model_type bert (BertModel, with "
-    "sentence-transformers pooling), mpnet (MPNetModel, the same), gpt2 (GPT2LMHeadModel), llama "
+    "sentence-transformers pooling), mpnet (MPNetModel, the same), gpt2 "
+    "(GPT2LMHeadModel), llama "
     "(LlamaForCausalLM), mistral (MistralForCausalLM), qwen2 "
-    "(Qwen2ForCausalLM), qwen3 (Qwen3ForCausalLM), gemma3_text "
-    "(Gemma3ForCausalLM), phi3 (Phi3ForCausalLM), bloom (BloomForCausalLM), marian (MarianMTModel), "
+    "(Qwen2ForCausalLM), qwen3 (Qwen3ForCausalLM), gemma (GemmaForCausalLM), "
+    "gemma2 (Gemma2ForCausalLM), gemma3_text (Gemma3ForCausalLM), phi3 "
+    "(Phi3ForCausalLM), bloom (BloomForCausalLM), marian (MarianMTModel), "
     "t5 (T5ForConditionalGeneration) and vit (ViTModel, "
     "ViTForImageClassification); .gguf files of general.architecture "
-    "llama, mistral, qwen2, qwen3, gemma3, phi3, bert and nomic-bert";
+    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, phi3, bert and "
+    "nomic-bert";
 
 bool importHuggingFace(const std::string &dir, ImportedModel &out,
                        std::string &error) {
@@ -52,13 +55,14 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
     error = r.message();
     return false;
   }
-  if (type != "bert" && type != "mpnet" && type != "gpt2" &&
-      type != "llama" && type != "mistral" && type != "qwen2" &&
-      type != "qwen3" && type != "gemma3_text" && type != "phi3" &&
-      type != "marian" &&
-      type != "vit" && type != "bloom" && type != "t5") {
+  if (type != "bert" && type != "mpnet" && type != "gpt2" && type != "llama" &&
+      type != "mistral" && type != "qwen2" && type != "qwen3" &&
+      type != "gemma" && type != "gemma2" && type != "gemma3_text" &&
+      type != "phi3" && type != "marian" && type != "vit" && type != "bloom" &&
+      type != "t5") {
     error = c.configPath + ": model_type '" + type +
-            "' is not supported (supported: bert, bloom, gemma3_text, gpt2, "
+            "' is not supported (supported: bert, bloom, gemma, gemma2, "
+            "gemma3_text, gpt2, "
             "llama, marian, mistral, mpnet, phi3, qwen2, qwen3, t5, vit)";
     return false;
   }
@@ -81,8 +85,8 @@ bool importHuggingFace(const std::string &dir, ImportedModel &out,
     return importBloom(c, out, error);
   if (type == "t5")
     return importT5(c, out, error);
-  if (type == "gemma3_text")
-    return importGemma3Text(c, out, error);
+  if (type == "gemma" || type == "gemma2" || type == "gemma3_text")
+    return importGemmaText(c, type, out, error);
   return importLlamaLike(c, type, out, error);
 }
 

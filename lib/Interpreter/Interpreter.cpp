@@ -489,6 +489,8 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
                  << shapeStr(rel->shape) << " does not fit " << H
                  << " heads at run time";
         double alibi = at.getAlibi() ? at.getAlibi()->convertToDouble() : 0.0;
+        double softcap =
+            at.getSoftcap() ? at.getSoftcap()->convertToDouble() : 0.0;
         double scale = at.getEffectiveScale();
         int64_t group = H / Hkv;
         const Tensor *lengths =
@@ -525,6 +527,8 @@ LogicalResult Evaluator::evalTfc(Operation *op) {
                 for (int64_t d = 0; d < D; ++d)
                   s += qi[d] * kb[j * D + d];
                 s *= scale;
+                if (softcap > 0.0)
+                  s = softcap * std::tanh(s / softcap);
                 if (mask)
                   s += mask->data[b * ms[0] + h * ms[1] + i * ms[2] +
                                   j * ms[3]];

@@ -38,7 +38,7 @@ namespace {
 using ScoringFn = void (*)(const float *, const float *, const float *,
                            const float *, const float *, const float *,
                            const int64_t *, float *, const int64_t *, float,
-                           int64_t);
+                           float, int64_t);
 using SizeFn = int64_t (*)(const int64_t *);
 using CombineFn = void (*)(const float *, float *, const int64_t *, int64_t);
 using TransposeFn = void (*)(const float *, float *, const int64_t *, int64_t);
@@ -47,11 +47,11 @@ using TransposeFn = void (*)(const float *, float *, const int64_t *, int64_t);
 using ScoringF16Fn = void (*)(const float *, const uint16_t *, const uint16_t *,
                               const float *, const float *, const float *,
                               const int64_t *, float *, const int64_t *, float,
-                              int64_t);
+                              float, int64_t);
 using PrefillF16Fn = void (*)(const float *, const float *, const uint16_t *,
                               const float *, const float *, const float *,
                               const int64_t *, float *, const int64_t *, float,
-                              int64_t);
+                              float, int64_t);
 using TransposeF16Fn = void (*)(const uint16_t *, float *, const int64_t *,
                                 int64_t);
 
@@ -136,6 +136,8 @@ struct Problem {
   int64_t relative = 0, relativeRows = 0;
   bool alibi = false;
   float scale = 0.25f;
+  /// Gemma 2's soft cap of the scaled scores (0: none).
+  float softcap = 0;
   /// Keys and values as IEEE halves (kh, vh; k and v hold their values).
   bool half = false;
   /// Each batch row's position: it sees keys [0, rowPast[b] + tq) (empty:
@@ -234,6 +236,8 @@ struct Problem {
               x += double(q[((b * heads + h) * tq + i) * d + c]) *
                    k[((b * kvHeads + kvh) * tk + j) * d + c];
             x *= scale;
+            if (softcap > 0)
+              x = softcap * std::tanh(x / softcap);
             if (mask)
               x += maskData[(b * tq + i) * tk + j];
             if (relative > 0) {
@@ -281,11 +285,11 @@ struct Problem {
       if (half)
         uk.splitF16(q.data(), kh.data(), vh.data(), maskOrNull(), biasOrNull(),
                     slopesOrNull(), lengthsOrNull(), partial.data(), s.data(),
-                    scale, t);
+                    scale, softcap, t);
       else
         uk.split(q.data(), k.data(), v.data(), maskOrNull(), biasOrNull(),
                  slopesOrNull(), lengthsOrNull(), partial.data(), s.data(),
-                 scale, t);
+                 scale, softcap, t);
     for (int64_t t = 0; t < batch * runHeads(); ++t)
       uk.combine(partial.data(), out.data(), s.data(), t);
     return out;
@@ -307,11 +311,11 @@ struct Problem {
       if (half)
         uk.prefillF16(q.data(), kt.data(), vh.data(), maskOrNull(),
                       biasOrNull(), slopesOrNull(), lengthsOrNull(), out.data(),
-                      s.data(), scale, t);
+                      s.data(), scale, softcap, t);
       else
         uk.prefill(q.data(), kt.data(), v.data(), maskOrNull(), biasOrNull(),
                    slopesOrNull(), lengthsOrNull(), out.data(), s.data(), scale,
-                   t);
+                   softcap, t);
     return out;
   }
 };
@@ -494,6 +498,30 @@ TEST(MicroKernelAttention, RowsAreBatchInvariant) {
       }
     }
   }
+}
+
+// Gemma 2's soft cap: scores c tanh(s / c) before the mask. Scores of
+// every size: tiny (tanh's series), around the cap (its exponential form),
+// far past it (saturated), negative and positive, with a mask and a window,
+// on whole vectors and their tails (tk not a multiple of the lanes).
+TEST(MicroKernelAttention, SoftCappedScores) {
+  Problem p;
+  p.batch = 2, p.heads = 4, p.kvHeads = 2, p.d = 64, p.dv = 32;
+  p.mask = true;
+  for (auto [scale, cap] : {std::pair<float, float>{0.125f, 50.0f},
+                            {4.0f, 5.0f},
+                            {1e-4f, 1.0f},
+                            {30.0f, 0.5f}}) {
+    p.scale = scale, p.softcap = cap;
+    p.tq = 13, p.tk = 77;
+    check(p, static_cast<unsigned>(cap * 10));
+    p.tq = 1, p.tk = 301;
+    check(p);
+  }
+  p.mask = false, p.causal = true, p.window = 7, p.scale = 2.0f,
+  p.softcap = 3.0f;
+  p.tq = 20, p.tk = 20;
+  check(p);
 }
 
 TEST(MicroKernelAttention, WideHeads) {

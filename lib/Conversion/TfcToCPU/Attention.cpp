@@ -76,11 +76,11 @@ struct AttentionSizes {
 };
 
 /// What the C micro-kernels of lib/Target/CPU/MicroKernels/Attention.c take
-/// besides the operands: the shape array (MicroKernels.h), the scale and
-/// the ALiBi slopes (or null). Prepared once before the choice of kernel;
-/// each path stores its split count (setSplits).
+/// besides the operands: the shape array (MicroKernels.h), the scale, the
+/// soft cap (0 for none) and the ALiBi slopes (or null). Prepared once before
+/// the choice of kernel; each path stores its split count (setSplits).
 struct MicroKernelArgs {
-  Value shape, scale, slopes;
+  Value shape, scale, softcap, slopes;
 
   /// The shape array's `splits` slot.
   static constexpr int64_t kSplitsSlot = 7;
@@ -158,6 +158,8 @@ MicroKernelArgs prepareMicroKernelArgs(OpBuilder &b, Location loc,
   MicroKernelArgs args;
   args.shape = shape;
   args.scale = f32Const(b, loc, op.getScale().convertToDouble());
+  args.softcap = f32Const(
+      b, loc, op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0);
   // ALiBi: the slope of every head, computed once per call.
   if (std::optional<APFloat> alibi = op.getAlibi()) {
     Value heads = sizes.heads;
@@ -210,14 +212,15 @@ Value pointerOrNull(OpBuilder &b, Location loc, Value m) {
 /// The micro-kernels that score keys (tfc_uk_attention_split and
 /// tfc_uk_attention_prefill) share a signature (MicroKernels.h): q, the keys
 /// (k, or its transpose), v, mask, relBias, slopes, rowPast, the
-/// destination, the shape array, the scale and the task.
+/// destination, the shape array, the scale, the soft cap (0: none) and the
+/// task.
 LLVM::LLVMFuncOp declareScoringKernel(OpBuilder &b, Operation *op,
                                       StringRef name) {
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   return declareMicroKernel(b, op, name,
                             LLVM::LLVMVoidType::get(b.getContext()),
                             {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
-                             b.getF32Type(), b.getI64Type()});
+                             b.getF32Type(), b.getF32Type(), b.getI64Type()});
 }
 
 /// The name of micro-kernel `name` for keys and values of `key`'s element
@@ -232,11 +235,17 @@ SmallVector<Value> scoringOperands(OpBuilder &b, Location l, Value query,
                                    Value keys, Value value, Value mask,
                                    Value relBias, Value rowPast,
                                    const MicroKernelArgs &args, Value dest) {
-  return {pointerTo(b, l, query),       pointerTo(b, l, keys),
-          pointerTo(b, l, value),       pointerOrNull(b, l, mask),
-          pointerOrNull(b, l, relBias), pointerOrNull(b, l, args.slopes),
-          pointerOrNull(b, l, rowPast), pointerTo(b, l, dest),
-          pointerTo(b, l, args.shape),  args.scale};
+  return {pointerTo(b, l, query),
+          pointerTo(b, l, keys),
+          pointerTo(b, l, value),
+          pointerOrNull(b, l, mask),
+          pointerOrNull(b, l, relBias),
+          pointerOrNull(b, l, args.slopes),
+          pointerOrNull(b, l, rowPast),
+          pointerTo(b, l, dest),
+          pointerTo(b, l, args.shape),
+          args.scale,
+          args.softcap};
 }
 
 /// Few query rows (decoding): the C micro-kernels' flash-decoding (tasks of

@@ -121,6 +121,7 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
   int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
   int64_t relative = op.getRelativeDistance();
   double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;
+  double softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
   auto qType = cast<MemRefType>(query.getType());
   auto vType = cast<MemRefType>(value.getType());
   int64_t headDim = qType.getDimSize(3), valueDim = vType.getDimSize(3);
@@ -295,6 +296,14 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
               for (int64_t r = 0; r < kRowsPerWarp; ++r) {
                 Value i = rowIdx[r];
                 Value s = scores[r];
+                if (softcap > 0.0) // Gemma 2: softcap · tanh(s / softcap)
+                  s = arith::MulFOp::create(
+                      b, l,
+                      math::TanhOp::create(
+                          b, l,
+                          arith::MulFOp::create(b, l, s,
+                                                f32Const(b, l, 1.0 / softcap))),
+                      f32Const(b, l, softcap));
                 if (mask) {
                   SmallVector<Value> full = {bi, h, minIndex(b, l, i, tqLast),
                                              minIndex(b, l, kj, tkLast)};

@@ -95,7 +95,7 @@ struct AttentionToKernel : OpRewritePattern<AttentionOp> {
         op, op.getType(), op.getQuery(), op.getKey(), op.getValue(),
         op.getMask(), op.getRelativeBias(), op.getRowPast(), init,
         op.getCausalAttr(), rewriter.getF64FloatAttr(op.getEffectiveScale()),
-        op.getWindowAttr(), op.getAlibiAttr());
+        op.getWindowAttr(), op.getAlibiAttr(), op.getSoftcapAttr());
     return success();
   }
 };

@@ -185,6 +185,14 @@ func.func @attention_alibi_positive(%q: tensor<1x4x16x8xf32>) {
 
 // -----
 
+func.func @attention_softcap_positive(%q: tensor<1x4x16x8xf32>) {
+  // expected-error @+1 {{'tfc.attention' op softcap must be finite and > 0, got 0}}
+  %0 = tfc.attention %q, %q, %q {causal, softcap = 0.0 : f64} : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32>
+  return
+}
+
+// -----
+
 func.func @attention_relative_bias_heads(%q: tensor<1x4x16x8xf32>, %b: tensor<3x9xf32>) {
   // expected-error @+1 {{'tfc.attention' op relative_bias must be [heads, 2R + 1] with heads = 4 and a static odd width of at most 1073741825, both static; got [3, 9]}}
   %0 = tfc.attention %q, %q, %q relative_bias(%b) : (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<3x9xf32>) -> tensor<1x4x16x8xf32>

@@ -98,6 +98,9 @@ func.func @position_biases(%q: tensor<2x8x7x64xf32>, %table: tensor<32x8xf32>) {
   // ALiBi with the maximum bias 8.
   // CHECK: tfc.attention %{{.*}}, %{{.*}}, %{{.*}} {alibi = 8.000000e+00 : f64, causal} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>) -> tensor<2x8x7x64xf32>
   %1 = tfc.attention %q, %q, %q {causal, alibi = 8.0 : f64} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>) -> tensor<2x8x7x64xf32>
+  // Gemma 2's soft cap of the scores.
+  // CHECK: tfc.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, softcap = 5.000000e+01 : f64} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>) -> tensor<2x8x7x64xf32>
+  %2 = tfc.attention %q, %q, %q {causal, softcap = 50.0 : f64} : (tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>, tensor<2x8x7x64xf32>) -> tensor<2x8x7x64xf32>
   return
 }
 

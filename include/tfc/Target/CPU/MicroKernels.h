@@ -101,8 +101,8 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
                        float *out);
 
 /* Attention for a few query rows over many keys (decoding; Attention.c):
- * softmax(q . k * scale + mask) . v for q [B, H, Tq, D], k [B, Hkv, Tk, D],
- * v [B, Hkv, Tk, Dv], mask an additive bias broadcasting to [B, H, Tq, Tk]
+ * softmax(cap(q . k * scale) + mask) . v for q [B, H, Tq, D], k [B, Hkv, Tk,
+ * D], v [B, Hkv, Tk, Dv], mask an additive bias broadcasting to [B, H, Tq, Tk]
  * (or null), in tasks of (batch, key/value head, split of the keys), then a
  * combine per (batch, head). Query head h reads key/value head
  * min(h / max(H / Hkv, 1), Hkv - 1) (GQA; any run-time head counts, none
@@ -117,6 +117,8 @@ void tfc_uk_dequantize(int32_t format, const void *w, int64_t blocks,
  * tq) from query i to key j (tfc.attention): relBias (or null) is a dense
  * [rows, 2R + 1] and adds relBias[min(h, rows - 1), clamp(r, -R, R) + R];
  * slopes (or null) holds one ALiBi slope per head and adds slopes[h] * r.
+ * softcap > 0 soft-caps each scaled score before those terms, cap(s) =
+ * softcap tanh(s / softcap) (Gemma 2); 0: cap(s) = s.
  * rowPast (or null: tk for every row) puts each batch row at its own
  * position: row b attends to keys [0, rowPast[b] + tq) (clamped to [0, tk]),
  * its causal diagonal and window counted from there (r = j - (i +
@@ -136,7 +138,7 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
                             const float *mask, const float *relBias,
                             const float *slopes, const int64_t *rowPast,
                             float *partial, const int64_t *shape, float scale,
-                            int64_t task);
+                            float softcap, int64_t task);
 /* The same with k and v of IEEE half precision (a KV cache of f16), widened
  * to f32 as they are read. */
 void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
@@ -144,7 +146,7 @@ void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
                                 const float *relBias, const float *slopes,
                                 const int64_t *rowPast, float *partial,
                                 const int64_t *shape, float scale,
-                                int64_t task);
+                                float softcap, int64_t task);
 /* Task in [0, batch * heads): writes out[b, h, :, :] (a dense
  * [B, H, Tq, Dv] buffer). */
 void tfc_uk_attention_combine(const float *partial, float *out,
@@ -172,14 +174,14 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
                               const float *mask, const float *relBias,
                               const float *slopes, const int64_t *rowPast,
                               float *out, const int64_t *shape, float scale,
-                              int64_t task);
+                              float softcap, int64_t task);
 /* The same with v of f16 (kt is f32: tfc_uk_attention_transpose_k_f16). */
 void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
                                   const uint16_t *v, const float *mask,
                                   const float *relBias, const float *slopes,
                                   const int64_t *rowPast, float *out,
                                   const int64_t *shape, float scale,
-                                  int64_t task);
+                                  float softcap, int64_t task);
 
 #ifdef __cplusplus
 }

@@ -620,6 +620,12 @@ LogicalResult AttentionOp::verify() {
                               "> 0, got "
                            << numberString(m);
   }
+  if (std::optional<APFloat> cap = getSoftcap()) {
+    double c = cap->convertToDouble();
+    if (!(c > 0.0) || !std::isfinite(c))
+      return emitOpError() << "softcap must be finite and > 0, got "
+                           << numberString(c);
+  }
   if (Value bias = getRelativeBias()) {
     auto bt = cast<RankedTensorType>(bias.getType());
     if (bt.getElementType() != getQuery().getType().getElementType())

@@ -537,10 +537,52 @@ INLINE row_t row_of(const shape_t *s, int64_t tk, const float *q,
   return r;
 }
 
-/* Adds the row's mask and position terms to its scores sr[0, n) of keys
- * t0.. and sets those of keys it may not see to -inf. */
+/* tanh x from exp_neg: x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 below
+ * |x| = 0.1 (the next term is under 1e-13), else sign(x) (1 - e) / (1 + e)
+ * with e = e^(-2|x|) (at most a few ulp of 1 off). NaN stays NaN. */
+INLINE float tanh_of(float x) {
+  float a = x < 0 ? -x : x;
+  if (a < 0.1f) {
+    float x2 = x * x;
+    return x + x * x2 *
+                   (-1.0f / 3 +
+                    x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * 62.0f / 2835)));
+  }
+  float e = exp_neg(-2 * a);
+  float t = (1 - e) / (1 + e);
+  return x < 0 ? -t : t;
+}
+INLINE vf tanh_v(vf x) {
+  vi neg = x < 0;
+  vf a = (vf)((vi)x & ~(vi)splat(-0.0f)); /* |x| */
+  vf x2 = x * x;
+  vf poly =
+      x + x * x2 *
+              (-1.0f / 3 +
+               x2 * (2.0f / 15 + x2 * (-17.0f / 315 + x2 * 62.0f / 2835)));
+  vf e = exp_neg_v(-2 * a);
+  vf t = (1 - e) / (1 + e);
+  t = (vf)(((vi)t & ~neg) | ((vi)(-t) & neg));
+  vi small = a < 0.1f;
+  return (vf)(((vi)poly & small) | ((vi)t & ~small));
+}
+
+/* Gemma 2's soft-capping of the scores sr[0, n): c tanh(s / c). */
+INLINE void softcap_scores(float *sr, int64_t n, float c) {
+  float inv = 1.0f / c;
+  int64_t jj = 0;
+  for (; jj + VL <= n; jj += VL)
+    vstore(sr + jj, tanh_v(vload(sr + jj) * inv) * c);
+  for (; jj < n; ++jj)
+    sr[jj] = tanh_of(sr[jj] * inv) * c;
+}
+
+/* Soft-caps the row's scores sr[0, n) of keys t0.. (softcap > 0), adds its
+ * mask and position terms and sets those of keys it may not see to -inf. */
 INLINE void finish_scores(const shape_t *s, const row_t *r, int has_slopes,
-                          float *sr, int64_t t0, int64_t n) {
+                          float softcap, float *sr, int64_t t0, int64_t n) {
+  if (softcap > 0)
+    softcap_scores(sr, n, softcap);
   if (r->mask)
     for (int64_t jj = 0; jj < n; ++jj)
       sr[jj] += r->mask[(t0 + jj) * s->ms[3]];
@@ -642,7 +684,7 @@ int64_t tfc_uk_attention_partial_floats(const int64_t *shape) {
 INLINE void split(const float *q, const void *k, const void *v,
                   const float *mask, const float *relBias, const float *slopes,
                   const int64_t *rowPast, float *partial, const int64_t *shape,
-                  float scale, int64_t task, int half) {
+                  float scale, float softcap, int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t split = task % s.splits, rest = task / s.splits;
   int64_t kvh = rest % s.kvHeads, b = rest / s.kvHeads;
@@ -729,7 +771,7 @@ INLINE void split(const float *q, const void *k, const void *v,
       /* Mask, causality, online softmax. */
       for (int64_t r = 0; r < rows; ++r) {
         float *sr = sc[r];
-        finish_scores(&s, &row[r], slopes != 0, sr, t0, n);
+        finish_scores(&s, &row[r], slopes != 0, softcap, sr, t0, n);
         float alpha = online_softmax_step(sr, n, &m[r], &l[r]);
         if (alpha != 1.0f)
           for (int64_t c = 0; c < s.dv; ++c)
@@ -750,9 +792,9 @@ void tfc_uk_attention_split(const float *q, const float *k, const float *v,
                             const float *mask, const float *relBias,
                             const float *slopes, const int64_t *rowPast,
                             float *partial, const int64_t *shape, float scale,
-                            int64_t task) {
-  split(q, k, v, mask, relBias, slopes, rowPast, partial, shape, scale, task,
-        0);
+                            float softcap, int64_t task) {
+  split(q, k, v, mask, relBias, slopes, rowPast, partial, shape, scale, softcap,
+        task, 0);
 }
 
 void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
@@ -760,9 +802,9 @@ void tfc_uk_attention_split_f16(const float *q, const uint16_t *k,
                                 const float *relBias, const float *slopes,
                                 const int64_t *rowPast, float *partial,
                                 const int64_t *shape, float scale,
-                                int64_t task) {
-  split(q, k, v, mask, relBias, slopes, rowPast, partial, shape, scale, task,
-        1);
+                                float softcap, int64_t task) {
+  split(q, k, v, mask, relBias, slopes, rowPast, partial, shape, scale, softcap,
+        task, 1);
 }
 
 void tfc_uk_attention_combine(const float *partial, float *out,
@@ -895,7 +937,8 @@ int64_t tfc_uk_attention_prefill_tasks(const int64_t *shape) {
 INLINE void prefill(const float *q, const float *kt, const void *v,
                     const float *mask, const float *relBias,
                     const float *slopes, const int64_t *rowPast, float *out,
-                    const int64_t *shape, float scale, int64_t task, int half) {
+                    const int64_t *shape, float scale, float softcap,
+                    int64_t task, int half) {
   shape_t s = read_shape(shape);
   int64_t blocks = (s.tq + PREFILL_ROWS - 1) / PREFILL_ROWS;
   int64_t blk = task % blocks, bh = task / blocks;
@@ -970,7 +1013,7 @@ INLINE void prefill(const float *q, const float *kt, const void *v,
         int64_t valid = tk - c0 < width ? tk - c0 : width;
         if (valid < 0)
           valid = 0;
-        finish_scores(&s, &row[r0 + r], slopes != 0, sr, c0, valid);
+        finish_scores(&s, &row[r0 + r], slopes != 0, softcap, sr, c0, valid);
         for (int64_t jj = valid; jj < width; ++jj)
           sr[jj] = -__builtin_inff();
         alpha[r] = online_softmax_step(sr, width, &m[r], &l[r]);
@@ -1021,8 +1064,9 @@ void tfc_uk_attention_prefill(const float *q, const float *kt, const float *v,
                               const float *mask, const float *relBias,
                               const float *slopes, const int64_t *rowPast,
                               float *out, const int64_t *shape, float scale,
-                              int64_t task) {
-  prefill(q, kt, v, mask, relBias, slopes, rowPast, out, shape, scale, task, 0);
+                              float softcap, int64_t task) {
+  prefill(q, kt, v, mask, relBias, slopes, rowPast, out, shape, scale, softcap,
+          task, 0);
 }
 
 void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
@@ -1030,6 +1074,7 @@ void tfc_uk_attention_prefill_f16(const float *q, const float *kt,
                                   const float *relBias, const float *slopes,
                                   const int64_t *rowPast, float *out,
                                   const int64_t *shape, float scale,
-                                  int64_t task) {
-  prefill(q, kt, v, mask, relBias, slopes, rowPast, out, shape, scale, task, 1);
+                                  float softcap, int64_t task) {
+  prefill(q, kt, v, mask, relBias, slopes, rowPast, out, shape, scale, softcap,
+          task, 1);
 }

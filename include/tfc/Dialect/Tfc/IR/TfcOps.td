@@ -246,7 +246,7 @@ def Tfc_SoftmaxOp : Tfc_Op<"softmax", [SameOperandsAndResultType]> {
 def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention, heads as a batch dimension";
   let description = [{
-    `softmax(Q·Kᵀ · scale + mask + position bias) · V` with
+    `softmax(softcap(Q·Kᵀ · scale) + mask + position bias) · V` with
 
     * `query` [B, H, Tq, D], `key` [B, Hkv, Tk, D], `value` [B, Hkv, Tk, Dv];
       H must be a multiple of Hkv (grouped-query attention: query head h reads
@@ -260,7 +260,10 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
     * `scale`: defaults to 1/sqrt(D);
     * `window` (with `causal`): query i also sees only the last `window` keys
       up to its diagonal, j > i + (Tk - Tq) - window (Mistral's
-      sliding_window); the kernels skip the keys before the window.
+      sliding_window); the kernels skip the keys before the window;
+    * `softcap` (Gemma 2's attn_logit_softcapping): each scaled score s
+      becomes softcap · tanh(s / softcap) before the mask and biases are
+      added; none without it.
 
     Position biases that depend only on the distance r = j - (i + Tk - Tq)
     between key j and query i (the query's position counted like the causal
@@ -299,7 +302,8 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
                        UnitAttr:$causal,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<I64Attr>:$window,
-                       OptionalAttr<F64Attr>:$alibi);
+                       OptionalAttr<F64Attr>:$alibi,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs Tfc_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
@@ -324,7 +328,8 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
                    CArg<"::mlir::IntegerAttr", "{}">:$window,
                    CArg<"::mlir::Value", "{}">:$relative_bias,
                    CArg<"::mlir::FloatAttr", "{}">:$alibi,
-                   CArg<"::mlir::Value", "{}">:$row_past), [{
+                   CArg<"::mlir::Value", "{}">:$row_past,
+                   CArg<"::mlir::FloatAttr", "{}">:$softcap), [{
       build($_builder, $_state,
             ::mlir::tfc::infer::resultOrPlaceholder(
                 ::mlir::tfc::infer::attention(query.getType(), key.getType(),
@@ -332,7 +337,7 @@ def Tfc_AttentionOp : Tfc_InferOp<"attention", [AttrSizedOperandSegments]> {
                                         mask ? mask.getType() : ::mlir::Type(),
                                         {}), query),
             query, key, value, mask, relative_bias, row_past, causal,
-            scale, window, alibi);
+            scale, window, alibi, softcap);
     }]>
   ];
 }

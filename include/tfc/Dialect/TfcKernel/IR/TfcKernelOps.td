@@ -81,7 +81,7 @@ def TfcKernel_AttentionOp : TfcKernel_Op<"attention",
     query [B, H, Tq, D], key [B, Hkv, Tk, D], value [B, Hkv, Tk, Dv], an
     optional additive `mask` broadcasting to [B, H, Tq, Tk], an optional T5
     `relative_bias` [H, 2R + 1], optional `row_past` (i64 [B]); `causal`,
-    `window` and `alibi` as there.
+    `window`, `alibi` and `softcap` as there.
     `init` is [B, H, Tq, Dv].
   }];
   let arguments = (ins Tfc_KernelOperand:$query, Tfc_KernelOperand:$key,
@@ -93,7 +93,8 @@ def TfcKernel_AttentionOp : TfcKernel_Op<"attention",
                        UnitAttr:$causal,
                        F64Attr:$scale,
                        OptionalAttr<I64Attr>:$window,
-                       OptionalAttr<F64Attr>:$alibi);
+                       OptionalAttr<F64Attr>:$alibi,
+                       OptionalAttr<F64Attr>:$softcap);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
     (`relative_bias` `(` $relative_bias^ `)`)?

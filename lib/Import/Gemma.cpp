@@ -1,8 +1,9 @@
-//===- Gemma3.cpp - Gemma 3 text decoders ---------------------------------===//
+//===- Gemma.cpp - Gemma, Gemma 2 and Gemma 3 text decoders ---------------===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// gemma3_text directories (Gemma3ForCausalLM) as a DecoderSpec.
+// gemma (GemmaForCausalLM), gemma2 (Gemma2ForCausalLM) and gemma3_text
+// (Gemma3ForCausalLM) directories as a DecoderSpec.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,27 +16,44 @@
 
 namespace tfc::importer::detail {
 
-/// gemma3_text (Gemma3ForCausalLM): Gemma's (1 + w) RMSNorms before and
-/// after attention and the MLP, per-head q/k norms, the embedding times
-/// sqrt(d), GELU (tanh) gate, 1/sqrt(query_pre_attn_scalar), and sliding
-/// layers interleaved with global ones, each kind with its own RoPE.
-bool importGemma3Text(HfCheckpoint &c, ImportedModel &out, std::string &error) {
+/// Every Gemma: Gemma's (1 + w) RMSNorms, the embedding times sqrt(d),
+/// GELU (tanh) gate, scores scaled by 1/sqrt(query_pre_attn_scalar) (Gemma
+/// 1: 1/sqrt(head_dim)). Gemma 2 and 3 add norms after attention and the MLP
+/// and sliding layers interleaved with global ones; Gemma 2 soft-caps the
+/// scores and the logits (attn_logit_softcapping, final_logit_softcapping);
+/// Gemma 3 normalises q and k per head, and its two kinds of layers have
+/// their own RoPE.
+bool importGemmaText(HfCheckpoint &c, const std::string &type,
+                     ImportedModel &out, std::string &error) {
+  bool gemma1 = type == "gemma", gemma2 = type == "gemma2";
   ConfigReader r(c.configPath, c.config);
   DecoderSpec s;
   readDecoderSizes(r, s, /*defaultHeadDim=*/256);
-  s.attnScalar = r.positiveNumberOr("query_pre_attn_scalar", 256);
+  if (!gemma1)
+    s.attnScalar = r.positiveNumberOr("query_pre_attn_scalar", 256);
+  // Gemma 1's configs name it hidden_act; transformers runs GELU (tanh)
+  // whatever they say, as llama.cpp does.
   std::string act = r.stringOr("hidden_activation", "gelu_pytorch_tanh");
   bool tied = r.boolOr("tie_word_embeddings", true);
-  int64_t window = r.has("sliding_window") ? r.positive("sliding_window") : 0;
+  int64_t window =
+      !gemma1 && r.has("sliding_window") ? r.positive("sliding_window") : 0;
   if (r.ok() && r.boolOr("attention_bias", false))
     r.fail("attention_bias = true is not supported");
   if (r.ok() && r.boolOr("use_bidirectional_attention", false))
     r.fail("use_bidirectional_attention = true is not supported (a "
            "decoder is causal)");
-  for (const char *cap : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (r.ok() && r.has(cap))
-      r.fail(std::string("key '") + cap +
-             "' is set; logit soft-capping is not supported yet");
+  // Soft-capping: Gemma 2's (null turns it off); Gemma 3 has none.
+  auto softcap = [&](const char *key, double &dst) {
+    if (!r.ok() || !r.has(key))
+      return;
+    if (!gemma2)
+      r.fail(std::string("key '") + key + "' is set; " + type +
+             " models do not soft-cap");
+    else
+      dst = r.positiveNumberOr(key, 0);
+  };
+  softcap("attn_logit_softcapping", s.attnSoftcap);
+  softcap("final_logit_softcapping", s.finalSoftcap);
   if (!r.ok()) {
     error = r.message();
     return false;
@@ -68,7 +86,8 @@ bool importGemma3Text(HfCheckpoint &c, ImportedModel &out, std::string &error) {
       global[l] = t == "full_attention";
     }
   } else {
-    int64_t every = r.positiveOr("sliding_window_pattern", 6);
+    // Gemma 2 alternates, sliding first (transformers 4 hard-codes it).
+    int64_t every = gemma2 ? 2 : r.positiveOr("sliding_window_pattern", 6);
     if (!r.ok()) {
       error = r.message();
       return false;
@@ -88,7 +107,8 @@ bool importGemma3Text(HfCheckpoint &c, ImportedModel &out, std::string &error) {
       std::all_of(global.begin(), global.end(), [](bool g) { return g; });
   if (window && window < s.ctx && !allGlobal && !regular) {
     error = c.configPath + ": layer_types: the global layers must be every "
-                           "N-th layer (layers N-1, 2N-1, ...), as in Gemma 3";
+                           "N-th layer (layers N-1, 2N-1, ...), as in Gemma 2 "
+                           "and 3";
     return false;
   }
   // RoPE: rope_parameters per layer kind (transformers 5) or rope_theta +
@@ -125,18 +145,23 @@ bool importGemma3Text(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   if (window && window < s.ctx && !allGlobal) {
     s.window = window;
     s.globalEvery = every > 0 ? every : s.layers + 1;
-    s.localRopeBase = localBase;
+    // Gemma 2's sliding layers rotate as its global ones.
+    s.localRopeBase = gemma2 ? 0 : localBase;
   }
   s.rotaryDim = s.headDim;
   s.embedScale = s.geluGate = s.normPlusOne = true;
   s.name = identifier(baseName(c.dir));
   s.header =
-      hfHeader(c, "Gemma3ForCausalLM",
+      hfHeader(c,
+               gemma1   ? "GemmaForCausalLM"
+               : gemma2 ? "Gemma2ForCausalLM"
+                        : "Gemma3ForCausalLM",
                {"model_type", "vocab_size", "hidden_size", "num_hidden_layers",
                 "num_attention_heads", "num_key_value_heads", "head_dim",
                 "intermediate_size", "max_position_embeddings", "rms_norm_eps",
                 "query_pre_attn_scalar", "sliding_window", "rope_parameters",
                 "rope_theta", "rope_local_base_freq", "rope_scaling",
+                "attn_logit_softcapping", "final_logit_softcapping",
                 "tie_word_embeddings"});
   std::string pre = c.hasTensor("model.language_model.embed_tokens.weight")
                         ? "model.language_model."
@@ -154,15 +179,21 @@ bool importGemma3Text(HfCheckpoint &c, ImportedModel &out, std::string &error) {
   s.k = p + ".self_attn.k_proj";
   s.v = p + ".self_attn.v_proj";
   s.o = p + ".self_attn.o_proj";
-  s.qNorm = p + ".self_attn.q_norm";
-  s.kNorm = p + ".self_attn.k_norm";
+  if (!gemma1 && !gemma2) {
+    s.qNorm = p + ".self_attn.q_norm";
+    s.kNorm = p + ".self_attn.k_norm";
+  }
   s.gate = p + ".mlp.gate_proj";
   s.up = p + ".mlp.up_proj";
   s.down = p + ".mlp.down_proj";
   s.attnNorm = p + ".input_layernorm";
-  s.postAttnNorm = p + ".post_attention_layernorm";
-  s.ffnNorm = p + ".pre_feedforward_layernorm";
-  s.postFfnNorm = p + ".post_feedforward_layernorm";
+  if (gemma1) { // LLaMA's names: post_attention_layernorm is the MLP's
+    s.ffnNorm = p + ".post_attention_layernorm";
+  } else {
+    s.postAttnNorm = p + ".post_attention_layernorm";
+    s.ffnNorm = p + ".pre_feedforward_layernorm";
+    s.postFfnNorm = p + ".post_feedforward_layernorm";
+  }
   if (!checkDecoder(s, c.configPath, error))
     return false;
   std::vector<Use> uses;
