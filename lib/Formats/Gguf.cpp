@@ -555,6 +555,18 @@ uint32_t fileTypeOf(DType d) {
   case DType::Q5_0: return 8;
   case DType::Q5_1: return 9;
   case DType::Q8_0: return 7;
+  // llama.cpp's names for files of one K-quant: Q2_K, Q3_K_S, Q4_K_S,
+  // Q5_K_S, Q6_K.
+  case DType::Q2_K:
+    return 10;
+  case DType::Q3_K:
+    return 11;
+  case DType::Q4_K:
+    return 14;
+  case DType::Q5_K:
+    return 16;
+  case DType::Q6_K:
+    return 18;
   default: return 0; // ALL_F32
   }
 }
@@ -614,7 +626,13 @@ bool tfc::rt::writeRequantizedGguf(const GgufFile &src,
   uint64_t dataBytes = 0;
   for (const TensorView *v : src.allTensors()) {
     uint64_t rowLength = v->shape.empty() ? 1 : v->shape.back();
-    bool matrix = v->shape.size() >= 2 && rowLength % blockElems == 0;
+    // What llama-quantize keeps in F32 of the families tfc reads: norms,
+    // position embeddings and BERT's token types.
+    bool exempt = v->name == "position_embd.weight" ||
+                  v->name == "token_types.weight" ||
+                  v->name.find("_norm.weight") != std::string::npos;
+    bool matrix =
+        v->shape.size() >= 2 && rowLength % blockElems == 0 && !exempt;
     DType d = matrix ? target : DType::F32;
     uint64_t bytes;
     if (!dtypeBytes(d, v->numElements(), bytes)) {

@@ -234,8 +234,8 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
 }
 
 /// The language's name of a block-quantised file dtype that tfc runs as
-/// stored (on its int8 kernels), or "": the others (Q2_K, Q3_K) are
-/// declared f32 and dequantised when bound.
+/// stored (on its int8 kernels: every block format tfc reads), or "" for
+/// float types.
 std::string quantStorage(tfc::rt::DType d) {
   switch (d) {
   case tfc::rt::DType::Q8_0:
@@ -243,6 +243,8 @@ std::string quantStorage(tfc::rt::DType d) {
   case tfc::rt::DType::Q4_1:
   case tfc::rt::DType::Q5_0:
   case tfc::rt::DType::Q5_1:
+  case tfc::rt::DType::Q2_K:
+  case tfc::rt::DType::Q3_K:
   case tfc::rt::DType::Q4_K:
   case tfc::rt::DType::Q5_K:
   case tfc::rt::DType::Q6_K:

@@ -95,8 +95,8 @@ void writeDecoder(const DecoderSpec &s, std::string &tfm,
                   std::vector<Use> &uses);
 
 /// The language's name of a block-quantised file dtype that tfc runs as
-/// stored (on its int8 kernels), or "": the others (Q2_K, Q3_K) are
-/// declared f32 and dequantised when bound.
+/// stored (on its int8 kernels: every block format tfc reads), or "" for
+/// float types.
 std::string quantStorage(tfc::rt::DType d);
 
 /// What the writer cannot express (fused QKV with biases, heads not a

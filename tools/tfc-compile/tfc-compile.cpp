@@ -159,7 +159,8 @@ cl::opt<std::string> quantize(
     "quantize",
     cl::desc(
         "Store linear weights block-quantised (q8_0, q4_0, q4_1, "
-        "q5_0, q5_1: GGUF's formats, int8 kernels on the CPU) or not at all "
+        "q5_0, q5_1, q2_k ... q6_k: GGUF's formats, int8 kernels on the CPU; "
+        "the K-quants where K is a multiple of 256) or not at all "
         "(none: dequantised at load). Default: as the model says (a "
         ".gguf's quantised tensors stay quantised)"),
     cl::value_desc("format"), cl::cat(options));

@@ -211,11 +211,12 @@ constexpr size_t dtypeSize(DType dtype) {
 }
 constexpr bool isQuantized(DType dtype) { return traitsOf(dtype).quantized; }
 /// Whether tfc has a quantiser for the block format `dtype` (BlockQuants.cpp:
-/// ggml's reference ones): the 32-element formats; not yet the K-quants,
-/// which tfc reads (and runs) but does not write.
+/// ggml's reference ones): every block format tfc reads.
 constexpr bool canQuantize(DType dtype) {
-  return dtype == DType::Q8_0 || dtype == DType::Q4_0 ||
-         dtype == DType::Q4_1 || dtype == DType::Q5_0 || dtype == DType::Q5_1;
+  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || dtype == DType::Q4_1 ||
+         dtype == DType::Q5_0 || dtype == DType::Q5_1 || dtype == DType::Q2_K ||
+         dtype == DType::Q3_K || dtype == DType::Q4_K || dtype == DType::Q5_K ||
+         dtype == DType::Q6_K;
 }
 
 /// The bytes of `elements` elements of `dtype`; false when `elements` is not

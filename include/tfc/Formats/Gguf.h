@@ -140,13 +140,14 @@ struct GgufWriteStats {
 };
 
 /// Writes a copy of `src` to `path` (whole or not at all) whose matrices are
-/// in `target` (F32, Q8_0, Q4_0 or Q4_1), as llama.cpp's `llama-quantize
-/// --pure` lays out the llama files tfc reads (which hold no tensors it
-/// exempts, such as position embeddings): every tensor of two or more dims whose rows are
-/// whole blocks of the target is converted (through its f32 values,
+/// in `target` (F32 or a format canQuantize accepts), as llama.cpp's
+/// `llama-quantize --pure` does: every tensor of two or more dims whose rows
+/// are whole blocks of the target is converted (through its f32 values,
 /// quantised with GGUF's reference quantisers: tfc's and llama.cpp's files
-/// are interchangeable), every other tensor is written in F32. The metadata
-/// is copied as stored except `general.file_type`, which names the target.
+/// are interchangeable) but for those llama-quantize keeps (norms, position
+/// embeddings, BERT's token types); every other tensor is written in F32.
+/// The metadata is copied as stored except `general.file_type`, which names
+/// the target.
 bool writeRequantizedGguf(const GgufFile &src, const std::string &path,
                           DType target, GgufWriteStats &stats,
                           std::string &error);

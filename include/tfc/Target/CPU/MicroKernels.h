@@ -35,14 +35,20 @@ extern "C" {
 
 /* Weight formats, as the kernels' `format` argument: their ggml type
  * numbers (include/tfc/Schemas/BlockFormats.h). tfc_uk_dequantize takes
- * every format BlockFormats.h decodes; qpack and qgemm the three below
- * (tfc_uk_has_qgemm). */
+ * every format BlockFormats.h decodes; qpack and qgemm those below (those
+ * tfc_uk_group_block_bytes knows). q3_k is packed as q6_k (the same
+ * sub-blocks of 16 and signed 6-bit scales; its 3-bit quants q become
+ * q + 32 of q6_k's 6 bits, exactly) and multiplied by q6_k's kernels; q2_k
+ * keeps its 2-bit quants in 4-bit nibbles (q4_k's sub layout) with a scale
+ * and a minimum per 16 elements. */
 enum {
   TFC_UK_Q8_0 = 8,
   TFC_UK_Q4_0 = 2,
   TFC_UK_Q4_1 = 3,
   TFC_UK_Q5_0 = 6,
   TFC_UK_Q5_1 = 7,
+  TFC_UK_Q2_K = 10,
+  TFC_UK_Q3_K = 11,
   TFC_UK_Q4_K = 12,
   TFC_UK_Q5_K = 13,
   TFC_UK_Q6_K = 14,
@@ -63,9 +69,10 @@ void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
  * slice of every row of the group (QuantGemm.c has the byte order). A
  * packed [n, k] weight is ceil(n / 8) x (k / block elements) group-blocks of
  * tfc_uk_group_block_bytes(format) bytes: 8 times the block for the
- * 32-element formats (272 for q8_0, ...) and q6_k (1680); 1184 for q4_k and
- * 1440 for q5_k, whose 6-bit scales and minima are unpacked to bytes (2.8 %
- * and 2.3 % more); rows past n are zero. 0 for a format without kernels. */
+ * 32-element formats (272 for q8_0, ...) and q6_k and q3_k (1680); 1184 for
+ * q4_k and 1440 for q5_k, whose 6-bit scales and minima are unpacked to bytes
+ * (2.8 % and 2.3 % more); 1312 for q2_k (its quants in nibbles: twice its
+ * size); rows past n are zero. 0 for a format without kernels. */
 #define TFC_UK_GROUP_ROWS 8
 static inline int64_t tfc_uk_group_block_bytes(int32_t format) {
   switch (format) {
@@ -76,7 +83,11 @@ static inline int64_t tfc_uk_group_block_bytes(int32_t format) {
   case TFC_UK_Q5_1: return 192;
   case TFC_UK_Q4_K: return 1184;
   case TFC_UK_Q5_K: return 1440;
-  case TFC_UK_Q6_K: return 1680;
+  case TFC_UK_Q2_K:
+    return 1312;
+  case TFC_UK_Q6_K:
+  case TFC_UK_Q3_K:
+    return 1680;
   default: return 0;
   }
 }

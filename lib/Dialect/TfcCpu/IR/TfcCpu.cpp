@@ -139,8 +139,7 @@ LogicalResult QPackOp::verify() {
   if (!format)
     return failure();
   if (!hasQGemmKernel(getFormat()))
-    return emitOpError("no int8 kernel for ") << getFormat()
-           << " (q2_k and q3_k have none yet)";
+    return emitOpError("no int8 kernel for ") << getFormat();
   if (in.getRank() != 3)
     return emitOpError("input must be [N, K / 32, block bytes], got ") << in;
   int64_t groups = (in.getDimSize(0) + kQuantGroupRows - 1) / kQuantGroupRows;
@@ -171,8 +170,7 @@ LogicalResult QGemmOp::verify() {
            << getFormat() << "' (expected " << ::tfc::rt::quantFormatList()
            << ")";
   if (!hasQGemmKernel(getFormat()))
-    return emitOpError("no int8 kernel for ") << getFormat()
-           << " (q2_k and q3_k have none yet)";
+    return emitOpError("no int8 kernel for ") << getFormat();
   if (w.getRank() != 3 || !w.hasStaticShape() ||
       w.getDimSize(2) != quantGroupBlockBytes(*format))
     return emitOpError("weight must be packed [groups, K / 32, ")

@@ -157,6 +157,8 @@ INLINE int64_t quant_offset(int32_t format) {
  *   q4_k  d[8] f16 | dmin[8] f16 | sc[8][8] u8 | mn[8][8] u8 | 8 x sub  1184
  *   q5_k  the same, with 5-bit subs                              1440
  *   q6_k  d[8] f16 | sc[16][8] i8 | 8 x sub                      1680
+ *   q2_k  d[8] f16 | dmin[8] f16 | sc[16][8] u8 | mn[16][8] u8 | 8 x sub
+ *         (its 2-bit quants as 4-bit ones)                        1312
  *
  * (sc[j][r], mn[j][r]: sub-block j's scale and minimum of row r; q6_k has
  * two scales per 32 elements, of the halves), each `sub` the quants of 32
@@ -175,11 +177,13 @@ INLINE int64_t quant_offset(int32_t format) {
  * so that one shift and one mask put them in place (hbits below). */
 INLINE int has_sub_blocks(int32_t format) {
   return format == TFC_UK_Q4_K || format == TFC_UK_Q5_K ||
-         format == TFC_UK_Q6_K;
+         format == TFC_UK_Q6_K || format == TFC_UK_Q2_K;
 }
 
 INLINE int quant_bits(int32_t format) {
-  return format == TFC_UK_Q4_K ? 4 : format == TFC_UK_Q6_K ? 6 : 5;
+  return format == TFC_UK_Q4_K || format == TFC_UK_Q2_K ? 4
+         : format == TFC_UK_Q6_K                        ? 6
+                                                        : 5;
 }
 
 /* Bytes of one packed sub (32 elements of 8 rows). */
@@ -193,12 +197,15 @@ INLINE int64_t subs_offset(int32_t format) {
   case TFC_UK_Q5_0: return 16;
   case TFC_UK_Q5_1: return 32;
   case TFC_UK_Q6_K: return 144;
+  case TFC_UK_Q2_K:
+    return 288;
   default: return 160; /* q4_k, q5_k */
   }
 }
 
 /* The 32 unsigned quants of sub-block `s` of one stored block, and its
- * scale/minimum integers (K-quants: sc[0..1], mn; q6_k two scales). */
+ * scale/minimum integers (q4_k, q5_k: sc[0], mn[0]; q6_k, q3_k: sc[0..1]
+ * of its halves; q2_k: sc[0..1] and mn[0..1] of its halves). */
 static void unpack_sub(int32_t format, const uint8_t *blk, int s, uint8_t *q,
                        int *sc, int *mn) {
   switch (format) {
@@ -217,12 +224,38 @@ static void unpack_sub(int32_t format, const uint8_t *blk, int s, uint8_t *q,
   case TFC_UK_Q5_K: {
     int five = format == TFC_UK_Q5_K;
     const uint8_t *qh = blk + 16, *qs = blk + (five ? 48 : 16);
-    tfc_block_scale_min_k4(blk + 4, s, &sc[0], mn);
+    tfc_block_scale_min_k4(blk + 4, s, &sc[0], &mn[0]);
     for (int l = 0; l < 32; ++l) {
       int v = (qs[(s / 2) * 32 + l] >> (4 * (s % 2))) & 0xF;
       if (five)
         v |= ((qh[l] >> s) & 1) << 4;
       q[l] = (uint8_t)v;
+    }
+    return;
+  }
+  case TFC_UK_Q2_K: {
+    const uint8_t *scales = blk, *qs = blk + 16;
+    for (int h = 0; h < 2; ++h) {
+      sc[h] = scales[2 * s + h] & 0xF;
+      mn[h] = scales[2 * s + h] >> 4;
+    }
+    for (int l = 0; l < 32; ++l) {
+      int e = 32 * s + l;
+      int h = e / 128, t = (e % 128) / 32, ll = e % 32;
+      q[l] = (uint8_t)((qs[h * 32 + ll] >> (2 * t)) & 3);
+    }
+    return;
+  }
+  case TFC_UK_Q3_K: { /* as q6_k: q + 32 and sc - 32 of each 16 */
+    const uint8_t *hmask = blk, *qs = blk + 32, *scales = blk + 96;
+    sc[0] = tfc_block_scale_q3k(scales, 2 * s);
+    sc[1] = tfc_block_scale_q3k(scales, 2 * s + 1);
+    for (int l = 0; l < 32; ++l) {
+      int e = 32 * s + l;
+      int h = e / 128, t = (e % 128) / 32, ll = e % 32;
+      int low = (qs[h * 32 + ll] >> (2 * t)) & 3;
+      int high = (hmask[ll] >> (e / 32)) & 1;
+      q[l] = (uint8_t)(low - ((high ^ 1) << 2) + 32);
     }
     return;
   }
@@ -265,9 +298,18 @@ static void pack_sub(int32_t format, uint8_t *sub, int r, const uint8_t *q) {
     }
 }
 
-static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
+/* The format whose packed layout and kernels `format` uses: q3_k q6_k's
+ * (MicroKernels.h), the others their own. */
+INLINE int32_t kernel_format(int32_t format) {
+  return format == TFC_UK_Q3_K ? TFC_UK_Q6_K : format;
+}
+
+/* `src` blocks of `format` (as stored); the packed layout is
+ * kernel_format(format)'s. */
+static void qpack_wide(int32_t src_format, const uint8_t *src, int64_t n,
                        int64_t kBlocks, uint8_t *dst) {
-  int64_t bb = kBlockBytes[format], gb = tfc_uk_group_block_bytes(format);
+  int32_t format = kernel_format(src_format);
+  int64_t bb = kBlockBytes[src_format], gb = tfc_uk_group_block_bytes(format);
   int subs = has_sub_blocks(format) ? 8 : 1;
   int64_t groups = (n + TFC_UK_GROUP_ROWS - 1) / TFC_UK_GROUP_ROWS;
   for (int64_t g = 0; g < groups; ++g)
@@ -279,7 +321,12 @@ static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
         if (row >= n)
           continue; /* padding rows: scales 0, quants 0 */
         const uint8_t *blk = src + (row * kBlocks + b) * bb;
-        if (format == TFC_UK_Q6_K) {
+        if (src_format == TFC_UK_Q3_K) {
+          memcpy(p + 2 * r, blk + 108, 2);
+        } else if (format == TFC_UK_Q2_K) {
+          memcpy(p + 2 * r, blk + 80, 2);
+          memcpy(p + 16 + 2 * r, blk + 82, 2);
+        } else if (format == TFC_UK_Q6_K) {
           memcpy(p + 2 * r, blk + 208, 2);
         } else {
           memcpy(p + 2 * r, blk, 2);
@@ -288,14 +335,19 @@ static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
         }
         for (int s = 0; s < subs; ++s) {
           uint8_t q[32];
-          int sc[2] = {0, 0}, mn = 0;
-          unpack_sub(format, blk, s, q, sc, &mn);
-          if (format == TFC_UK_Q6_K) {
+          int sc[2] = {0, 0}, mn[2] = {0, 0};
+          unpack_sub(src_format, blk, s, q, sc, mn);
+          if (format == TFC_UK_Q2_K) {
+            for (int h = 0; h < 2; ++h) {
+              p[32 + (2 * s + h) * 8 + r] = (uint8_t)sc[h];
+              p[160 + (2 * s + h) * 8 + r] = (uint8_t)mn[h];
+            }
+          } else if (format == TFC_UK_Q6_K) {
             p[16 + (2 * s) * 8 + r] = (uint8_t)(int8_t)sc[0];
             p[16 + (2 * s + 1) * 8 + r] = (uint8_t)(int8_t)sc[1];
           } else if (subs > 1) {
             p[32 + s * 8 + r] = (uint8_t)sc[0];
-            p[96 + s * 8 + r] = (uint8_t)mn;
+            p[96 + s * 8 + r] = (uint8_t)mn[0];
           }
           pack_sub(format, p + subs_offset(format) + s * sub_bytes(format), r,
                    q);
@@ -303,7 +355,6 @@ static void qpack_wide(int32_t format, const uint8_t *src, int64_t n,
       }
     }
 }
-
 
 static void qpack_narrow(int32_t format, const void *w, int64_t n,
                          int64_t kBlocks, void *out);
@@ -613,7 +664,7 @@ INLINE void group_tile_wide(int32_t format, int mr, const act_block *a,
         for (int i = 0; i < mr; ++i) {
           const int8_t *x = a[i * ka + b * subs + s].q;
           sa[i] = dot_u8s8(sa[i], lo, broadcast_dword(x + 4 * u));
-          if (format == TFC_UK_Q6_K)
+          if (format == TFC_UK_Q6_K || format == TFC_UK_Q2_K)
             sb[i] = dot_u8s8(sb[i], hi, broadcast_dword(x + 16 + 4 * u));
           else
             sa[i] = dot_u8s8(sa[i], hi, broadcast_dword(x + 16 + 4 * u));
@@ -632,6 +683,24 @@ INLINE void group_tile_wide(int32_t format, int mr, const act_block *a,
               _mm256_set1_ps(32.0f * (float)(x->sum - x->sum_lo)));
           acc[i] = _mm256_fmadd_ps(vlo, _mm256_mul_ps(scl, da), acc[i]);
           acc[i] = _mm256_fmadd_ps(vhi, _mm256_mul_ps(sch, da), acc[i]);
+        }
+      } else if (format == TFC_UK_Q2_K) {
+        /* Per half h: sum_h (d sc_h) da - (dmin mn_h) da a_h. */
+        __m256 scl = _mm256_mul_ps(d, bytes_to_ps(p + 32 + 16 * s, 0));
+        __m256 sch = _mm256_mul_ps(d, bytes_to_ps(p + 40 + 16 * s, 0));
+        __m256 mnl = _mm256_mul_ps(d2, bytes_to_ps(p + 160 + 16 * s, 0));
+        __m256 mnh = _mm256_mul_ps(d2, bytes_to_ps(p + 168 + 16 * s, 0));
+        for (int i = 0; i < mr; ++i) {
+          const act_block *x = a + i * ka + b * subs + s;
+          __m256 da = _mm256_set1_ps(x->d);
+          __m256 alo = _mm256_set1_ps(x->d * (float)x->sum_lo);
+          __m256 ahi = _mm256_set1_ps(x->d * (float)(x->sum - x->sum_lo));
+          acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa[i]),
+                                   _mm256_mul_ps(scl, da), acc[i]);
+          acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb[i]),
+                                   _mm256_mul_ps(sch, da), acc[i]);
+          acc[i] = _mm256_fnmadd_ps(mnl, alo, acc[i]);
+          acc[i] = _mm256_fnmadd_ps(mnh, ahi, acc[i]);
         }
       } else {
         __m256 scale = d, zero;
@@ -783,7 +852,8 @@ INLINE void qgemm_wide(int32_t format, const act_block *a, int64_t m,
   const int64_t ka = kb * (has_sub_blocks(format) ? 8 : 1);
   int64_t g = g0;
 #if defined(TFC_UK_VNNI)
-  for (; g + 1 < g1; g += 2) {
+  /* (q2_k has no 512-bit tile: its 256-bit one takes every group.) */
+  for (; format != TFC_UK_Q2_K && g + 1 < g1; g += 2) {
     const uint8_t *group = packed + g * kb * gb;
     int64_t n0 = g * TFC_UK_GROUP_ROWS;
     int64_t rest = n - n0 - TFC_UK_GROUP_ROWS;
@@ -865,7 +935,7 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
                   const float *bias, float *c, int64_t ldc) {
   const act_block *ab = (const act_block *)a;
   const uint8_t *wb = (const uint8_t *)w;
-  switch (format) {
+  switch (kernel_format(format)) {
   case TFC_UK_Q8_0:
     qgemm(TFC_UK_Q8_0, ab, m, wb, g0, g1, n, kBlocks, bias, c, ldc);
     break;
@@ -889,6 +959,9 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
     break;
   case TFC_UK_Q6_K:
     qgemm_wide(TFC_UK_Q6_K, ab, m, wb, g0, g1, n, kBlocks, bias, c, ldc);
+    break;
+  case TFC_UK_Q2_K:
+    qgemm_wide(TFC_UK_Q2_K, ab, m, wb, g0, g1, n, kBlocks, bias, c, ldc);
     break;
   default:
     break;
@@ -946,6 +1019,18 @@ static void qgemm_wide(int32_t format, const act_block *ab, int64_t m,
                      (sch * x->d);
               continue;
             }
+            if (format == TFC_UK_Q2_K) {
+              float dmin = tfc_block_half(p + 16 + 2 * r);
+              for (int h = 0; h < 2; ++h) {
+                int j = 2 * s + h;
+                int32_t a = h ? x->sum - x->sum_lo : x->sum_lo;
+                float scale = d * (float)p[32 + 8 * j + r];
+                float mn = dmin * (float)p[160 + 8 * j + r];
+                sum += (float)(h ? hi : lo) * (scale * x->d);
+                sum -= mn * (x->d * (float)a);
+              }
+              continue;
+            }
             float scale = d, zero;
             if (subs > 1) {
               scale = d * (float)p[32 + 8 * s + r];
@@ -966,6 +1051,7 @@ void tfc_uk_qgemm(int32_t format, const void *a, int64_t m, const void *w,
                   int64_t g0, int64_t g1, int64_t n, int64_t kBlocks,
                   const float *bias, float *c, int64_t ldc) {
   const act_block *ab = (const act_block *)a;
+  format = kernel_format(format);
   if (format != TFC_UK_Q8_0 && format != TFC_UK_Q4_0 &&
       format != TFC_UK_Q4_1) {
     qgemm_wide(format, ab, m, (const uint8_t *)w, g0, g1, n, kBlocks, bias, c,

@@ -13,7 +13,7 @@ b = x.reshape(-1, 32)
 d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
 inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
 xq = (np.round(b * inv) * d).reshape(x.shape).astype(np.float64)
-for name in ["q5_0", "q5_1", "q4_k", "q5_k", "q6_k"]:
+for name in ["q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "q3_k", "q2_k"]:
     ref = xq @ w[name].astype(np.float64).T
     if name == "q5_1":
         ref = ref + w["b_q5_1"]

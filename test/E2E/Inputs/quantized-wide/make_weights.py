@@ -10,7 +10,7 @@ from gguf.quants import quantize, dequantize
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
-SCALES = {T.Q4_K: (0, 2), T.Q5_K: (0, 2), T.Q6_K: (208,)}
+SCALES = {T.Q2_K: (80, 82), T.Q3_K: (108,), T.Q4_K: (0, 2), T.Q5_K: (0, 2), T.Q6_K: (208,)}
 writer = GGUFWriter(out + "/weights.gguf", "tfc-test")
 dequantised = {}
 emb = rng.standard_normal((300, 512)).astype(np.float32)
@@ -23,7 +23,8 @@ writer.add_tensor("b_q5_1", bias)
 dequantised["b_q5_1"] = bias
 for name, rows, qt in [("q5_0", 78, T.Q5_0), ("q5_1", 96, T.Q5_1),
                        ("q4_k", 78, T.Q4_K), ("q5_k", 96, T.Q5_K),
-                       ("q6_k", 78, T.Q6_K)]:
+                       ("q6_k", 78, T.Q6_K), ("q3_k", 78, T.Q3_K),
+                       ("q2_k", 96, T.Q2_K)]:
     if qt in SCALES:
         block, size = GGML_QUANT_SIZES[qt]
         q = rng.integers(0, 256, (rows, 512 // block, size), dtype=np.uint8)

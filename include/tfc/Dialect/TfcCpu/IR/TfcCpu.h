@@ -32,9 +32,9 @@ namespace mlir::tfc::cpu {
 constexpr int64_t kQuantGroupRows = 8;
 int64_t quantGroupBlockBytes(const QuantFormat &format);
 /// Whether the int8 micro-kernels (tfc_cpu.qpack, tfc_cpu.qgemm) take
-/// `format`: all block formats but q2_k and q3_k, whose weights are
-/// dequantised once at load (tfc_cpu.dequantize) and go through the f32
-/// GEMM.
+/// `format`: every block format tfc reads (q3_k on q6_k's kernels). A
+/// format without them would be dequantised once at load
+/// (tfc_cpu.dequantize) and go through the f32 GEMM.
 bool hasQGemmKernel(StringRef format);
 
 } // namespace mlir::tfc::cpu
