@@ -35,25 +35,31 @@ bool importGemmaText(HfCheckpoint &c, const std::string &type,
   // whatever they say, as llama.cpp does.
   std::string act = r.stringOr("hidden_activation", "gelu_pytorch_tanh");
   bool tied = r.boolOr("tie_word_embeddings", true);
-  int64_t window =
-      !gemma1 && r.has("sliding_window") ? r.positive("sliding_window") : 0;
+  // transformers' default window (4096) where the key is absent; null: none.
+  int64_t window = gemma1                                 ? 0
+                   : !c.config.contains("sliding_window") ? 4096
+                   : r.has("sliding_window") ? r.positive("sliding_window")
+                                             : 0;
   if (r.ok() && r.boolOr("attention_bias", false))
     r.fail("attention_bias = true is not supported");
   if (r.ok() && r.boolOr("use_bidirectional_attention", false))
     r.fail("use_bidirectional_attention = true is not supported (a "
            "decoder is causal)");
-  // Soft-capping: Gemma 2's (null turns it off); Gemma 3 has none.
-  auto softcap = [&](const char *key, double &dst) {
-    if (!r.ok() || !r.has(key))
+  // Soft-capping: Gemma 2's, transformers' defaults (50, 30) where a key is
+  // absent, null turning it off; Gemma and Gemma 3 have none.
+  auto softcap = [&](const char *key, double dflt, double &dst) {
+    if (!r.ok())
       return;
-    if (!gemma2)
-      r.fail(std::string("key '") + key + "' is set; " + type +
-             " models do not soft-cap");
-    else
-      dst = r.positiveNumberOr(key, 0);
+    if (!gemma2) {
+      if (r.has(key))
+        r.fail(std::string("key '") + key + "' is set; " + type +
+               " models do not soft-cap");
+      return;
+    }
+    dst = !c.config.contains(key) ? dflt : r.positiveNumberOr(key, 0);
   };
-  softcap("attn_logit_softcapping", s.attnSoftcap);
-  softcap("final_logit_softcapping", s.finalSoftcap);
+  softcap("attn_logit_softcapping", 50, s.attnSoftcap);
+  softcap("final_logit_softcapping", 30, s.finalSoftcap);
   if (!r.ok()) {
     error = r.message();
     return false;

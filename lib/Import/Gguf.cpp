@@ -267,9 +267,11 @@ bool importGguf(const std::string &path, ImportedModel &out,
   if (has("attention.sliding_window") && arch != "phi3") {
     if (!need("attention.sliding_window", s.window))
       return false;
-    if (s.window >= s.ctx)
-      s.window = 0;
+  } else if (arch == "gemma2") {
+    s.window = 4096; // llama.cpp's default for Gemma 2
   }
+  if (s.window >= s.ctx)
+    s.window = 0;
   if (arch == "gemma2" || arch == "gemma3") {
     // llama.cpp: every layer of Gemma 2 alternates (sliding first), Gemma 3
     // has one global layer in six; Gemma 3's sliding layers rotate with
@@ -280,6 +282,19 @@ bool importGguf(const std::string &path, ImportedModel &out,
       if (has("rope.freq_base_swa") &&
           !f->getFloat(kp + "rope.freq_base_swa", s.localRopeBase, error))
         return false;
+    }
+  }
+  if (arch == "gemma3" && has("final_logit_softcapping")) {
+    // As llama.cpp: Gemma 3's logits are capped where the file sets it (0:
+    // not); its scores never are (an attention cap key is ignored there).
+    if (!f->getFloat(kp + "final_logit_softcapping", s.finalSoftcap, error))
+      return false;
+    if (s.finalSoftcap < 0 || !std::isfinite(s.finalSoftcap)) {
+      error = path + ": " + kp +
+              "final_logit_softcapping should be 0 or a positive number, "
+              "found " +
+              fmtFloat(s.finalSoftcap);
+      return false;
     }
   }
   if (arch == "gemma2") {

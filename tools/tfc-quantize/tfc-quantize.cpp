@@ -1,10 +1,9 @@
-//===- tfc-quantize.cpp - A .gguf with its matrices in another format
-//------===//
+//===- tfc-quantize.cpp - A .gguf with its matrices in another format -----===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
 //   tfc-quantize IN.gguf OUT.gguf TYPE   (TYPE: q8_0, q4_0, q4_1, q5_0, q5_1,
-//                                         q4_k, q5_k, q6_k, f32)
+//                                         q2_k, q3_k, q4_k, q5_k, q6_k, f32)
 //
 // Writes a copy of a .gguf whose matrices are in TYPE, as llama.cpp's
 // `llama-quantize --pure IN OUT TYPE` does: every tensor of two or more

@@ -14,7 +14,7 @@
  * Block-quantised weights: GGUF's formats (include/tfc/Schemas/
  * BlockFormats.h has their layouts), blocks of 32 values along a row of K
  * (q8_0, q4_0, q4_1, q5_0, q5_1) or super-blocks of 256 in sub-blocks of 32
- * or 16 (q4_k, q5_k, q6_k).
+ * or 16 (q2_k, q3_k, q4_k, q5_k, q6_k).
  *
  * Activations are quantised per block of 32 on the fly into
  *   struct { float d; float s; int32_t sum, sum_lo; int8_t q[32]; }  48 bytes

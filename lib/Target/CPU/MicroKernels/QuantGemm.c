@@ -149,8 +149,9 @@ INLINE int64_t quant_offset(int32_t format) {
   return format == TFC_UK_Q4_1 ? 32 : 16;
 }
 
-/* The formats with more than 4 bits or with super-blocks (q5_0, q5_1, q4_k,
- * q5_k, q6_k) are packed per group of 8 rows and block (super-block) as
+/* The formats with more than 4 bits or with super-blocks (q5_0, q5_1, q2_k,
+ * q4_k, q5_k, q6_k; q3_k as q6_k) are packed per group of 8 rows and block
+ * (super-block) as
  *
  *   q5_0  d[8] f16 | 1 x sub                                      176 bytes
  *   q5_1  d[8] f16 | m[8] f16 | 1 x sub                           192
@@ -596,14 +597,15 @@ INLINE void group_pair_tile(int32_t format, int mr, const act_block *a,
 }
 #endif
 
-/* The wide formats (q5_0, q5_1, q4_k, q5_k, q6_k). Per 32 elements: the
- * low-nibble and high-nibble halves of each load, with their high bits
+/* The wide formats (q5_0, q5_1, q2_k, q4_k, q5_k, q6_k). Per 32 elements:
+ * the low-nibble and high-nibble halves of each load, with their high bits
  * moved in (hbits), are dotted with the activations' first and second 16
- * elements into int32 lanes (one sum; q6_k keeps the halves apart for its
- * two scales), then scaled in f32:
+ * elements into int32 lanes (one sum; q6_k and q2_k keep the halves apart
+ * for their two scales), then scaled in f32:
  *   q5_0  sum d da - 16 d s              q5_1  sum d da + m s
  *   q4_k, q5_k (sub-block j)  sum (d sc_j) da - (dmin mn_j) s
  *   q6_k  (sum_lo - 32 a_lo) (d sc_2j) da + (sum_hi - 32 a_hi) (d sc_2j+1) da
+ *   q2_k  sum_lo (d sc_2j) da - (dmin mn_2j) da a_lo + the same for hi
  * (a_lo, a_hi: the integer sums of the activation halves). */
 
 /* The high bits of load u's low (hi = 0) or high (hi = 1) elements, at bit

@@ -24,7 +24,7 @@ dequantised["b_q5_1"] = bias
 for name, rows, qt in [("q5_0", 78, T.Q5_0), ("q5_1", 96, T.Q5_1),
                        ("q4_k", 78, T.Q4_K), ("q5_k", 96, T.Q5_K),
                        ("q6_k", 78, T.Q6_K), ("q3_k", 78, T.Q3_K),
-                       ("q2_k", 96, T.Q2_K)]:
+                       ("q2_k", 78, T.Q2_K)]:
     if qt in SCALES:
         block, size = GGML_QUANT_SIZES[qt]
         q = rng.integers(0, 256, (rows, 512 // block, size), dtype=np.uint8)
