@@ -159,13 +159,8 @@ float fitScaleMin(int n, int nmax, const float *x, const float *w, uint8_t *L,
 /// candidate's quants plus nmax (what a sub-block whose final scale rounds
 /// to 0 keeps).
 float fitScaleSymmetric(int n, int nmax, const float *x, uint8_t *L) {
-  float amax = 0, max = 0;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  if (amax < 1e-15f) {
+  float max = signedMax(x, n);
+  if (std::fabs(max) < 1e-15f) {
     std::memset(L, 0, static_cast<size_t>(n));
     return 0;
   }
@@ -294,14 +289,11 @@ void quantizeK45(int bits, const float *x, uint8_t *p) {
 void quantizeQ6K(const float *x, uint8_t *p) {
   float scales[16];
   uint8_t L[256];
-  float maxScale = 0, maxAbs = 0;
-  for (int j = 0; j < 16; ++j) {
+  float maxScale, maxAbs;
+  for (int j = 0; j < 16; ++j)
     scales[j] = fitScaleSymmetric(16, 32, x + 16 * j, L + 16 * j);
-    if (std::fabs(scales[j]) > maxAbs) {
-      maxAbs = std::fabs(scales[j]);
-      maxScale = scales[j];
-    }
-  }
+  maxScale = signedMax(scales, 16);
+  maxAbs = std::fabs(maxScale);
   std::memset(p, 0, 210);
   if (maxAbs < 1e-15f)
     return; // d = +0
@@ -387,13 +379,8 @@ void quantizeQ2K(const float *x, uint8_t *p) {
 /// then up to 5 rounds of moving single quants where that improves the
 /// x^2-weighted least-squares fit. Returns the scale; L gets quants + nmax.
 float fitScaleQ3(int n, int nmax, const float *x, int8_t *L) {
-  float amax = 0, max = 0;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  if (amax < 1e-15f) {
+  float max = signedMax(x, n);
+  if (std::fabs(max) < 1e-15f) {
     std::memset(L, 0, static_cast<size_t>(n));
     return 0;
   }
@@ -459,14 +446,10 @@ float fitScaleQ3(int n, int nmax, const float *x, int8_t *L) {
 void quantizeQ3K(const float *x, uint8_t *p) {
   float scales[16];
   int8_t L[256];
-  float maxScale = 0, amax = 0;
-  for (int j = 0; j < 16; ++j) {
+  float maxScale;
+  for (int j = 0; j < 16; ++j)
     scales[j] = fitScaleQ3(16, 4, x + 16 * j, L + 16 * j);
-    if (std::fabs(scales[j]) > amax) {
-      amax = std::fabs(scales[j]);
-      maxScale = scales[j];
-    }
-  }
+  maxScale = signedMax(scales, 16);
   std::memset(p, 0, 110);
   uint8_t *hmask = p, *qs = p + 32, *packed = p + 96;
   if (maxScale != 0) {
