@@ -30,14 +30,15 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/BuryPointer.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -492,11 +493,15 @@ int main(int argc, char **argv) {
   // Copied: lld, linking in this process, resets every cl::opt to its
   // default (cl::ResetAllOptionOccurrences).
   std::string output = outputFilename;
-  tfc::compiler::Session session(options);
-  if (mlir::failed(session.load(inputFilename, stage == Stage::Ast)) ||
-      mlir::failed(session.emit(stage, output)))
-    return fail(session.error());
+  auto session = std::make_unique<tfc::compiler::Session>(options);
+  if (mlir::failed(session->load(inputFilename, stage == Stage::Ast)) ||
+      mlir::failed(session->emit(stage, output)))
+    return fail(session->error());
   if (options.progress)
     options.progress("wrote " + output);
+  // The output is written and closed: the process ends without taking the
+  // module and its context apart op by op (0.2 s of SmolLM2-135M's 2.3 s
+  // when measured), as clang does (-disable-free).
+  llvm::BuryPointer(std::move(session));
   return 0;
 }

@@ -47,7 +47,7 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Every layer's ops alike for tfc-outline-blocks (after bufferisation).
+  // Every layer's ops alike for tfc-outline-blocks (first in the lowering).
   pm.addPass(createHoistBlockInvariants());
 }
 

@@ -3,7 +3,9 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // Tensor-level half of the model library ABI (include/tfc/Schemas/ModelABI.h):
-//  * every distinct tfc.weight becomes slot i of the runtime's table;
+//  * every distinct tfc.weight becomes slot i of the runtime's table, read
+//    by `tfc.table_slot` (one op; tfc-expand-table-slots builds its memref
+//    descriptor in the LLVM lowering);
 //  * computations that depend on weights only (packed GEMM panels, weight
 //    transposes, merged QKV projections) move into `tfc_model_init`, which
 //    writes them into derived-constant slots after the weights, so that
@@ -119,6 +121,12 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
     b.setInsertionPointToEnd(module.getBody());
     auto init = func::FuncOp::create(b, module.getLoc(), kInitSymbol,
                                      b.getFunctionType({ptrType}, {}));
+    // Init runs once, at load: its own code (reads of the table, the
+    // calls of the packing tasks, which are functions of their own and
+    // optimised as usual) is not worth LLVM's optimisation, which grew with
+    // the number of layers.
+    init->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline"),
+                                                 b.getStringAttr("optnone")}));
     Block *initBlock = init.addEntryBlock();
     b.setInsertionPointToEnd(initBlock);
     func::ReturnOp::create(b, module.getLoc());
@@ -350,15 +358,13 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
         if (tied && tied->get().getDefiningOp<tensor::EmptyOp>() &&
             tied->get().getType() == type) {
           b.setInsertionPoint(dps);
-          dst = memrefFromPointer(
-              b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
+          dst = TableSlotOp::create(b, loc, memrefType, initTable, slot);
           tied->set(bufferization::ToTensorOp::create(
               b, loc, type, dst, /*restrict=*/true, /*writable=*/true));
         }
         b.setInsertionPointAfterValue(value);
         if (!dst)
-          dst = memrefFromPointer(
-              b, loc, loadPointer(b, loc, initTable, slot), memrefType, {});
+          dst = TableSlotOp::create(b, loc, memrefType, initTable, slot);
         bufferization::MaterializeInDestinationOp::create(
             b, loc, TypeRange{}, value, dst, /*restrict=*/true,
             /*writable=*/true);
@@ -366,8 +372,7 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
       // entry: read the slot.
       OpBuilder eb(root.getContext());
       eb.setInsertionPointAfterValue(root);
-      Value src = memrefFromPointer(eb, loc, loadPointer(eb, loc, table, slot),
-                                    memrefType, {});
+      Value src = TableSlotOp::create(eb, loc, memrefType, table, slot);
       Value loaded = bufferization::ToTensorOp::create(
           eb, loc, type, src, /*restrict=*/true, /*writable=*/false);
       root.replaceAllUsesExcept(loaded, loaded.getDefiningOp());
@@ -502,9 +507,7 @@ struct LowerModelABIPass : tfc::impl::LowerModelABIBase<LowerModelABIPass> {
         auto memrefType =
             MemRefType::get(type.getShape(), type.getElementType());
         unsigned slot = weightIndex.lookup(w.getName());
-        Value m = memrefFromPointer(b, w.getLoc(),
-                                    loadPointer(b, w.getLoc(), table, slot),
-                                    memrefType, {});
+        Value m = TableSlotOp::create(b, w.getLoc(), memrefType, table, slot);
         v = bufferization::ToTensorOp::create(b, w.getLoc(), type, m,
                                               /*restrict=*/true,
                                               /*writable=*/false);

@@ -3,12 +3,13 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // The frontend inlines every block call, so that fusion sees whole graphs,
-// and brackets each call's ops with tfc.block_begin/tfc.block_end. Here,
-// on buffers (the kernels lowered, every deallocation in place), the calls
-// that compute the same thing become calls of one function: a model's
-// layers differ only in the buffers they read (their weights, the hidden
-// state, their caches), so 30 layers are lowered, optimised and compiled as
-// one.
+// and brackets each call's ops with tfc.block_begin/tfc.block_end. Here, on
+// tensors (fused, the CPU kernels chosen, what depends on weights alone
+// hoisted out of the calls by tfc-hoist-block-invariants), the calls that
+// compute the same thing become calls of one function: a model's layers
+// differ only in the values they read (their weights, the hidden state,
+// their caches), so 30 layers are bufferised, lowered, optimised and
+// compiled as one, and no pass after this one grows with depth.
 //
 // A call's candidate function is made by cloning its ops: the values they
 // read from before the call are its arguments, in the order of first use
@@ -23,13 +24,14 @@
 // change: a call runs the ops that were between its markers, where they
 // were.
 //
-// Deallocation was decided on the whole entry, where every buffer's owner is
-// known statically (across calls the deallocation pipeline would have to
-// check aliasing at run time): a buffer made inside a call and read after it
-// is a result, freed by whichever op freed it before; the hidden state a
-// layer reads is freed inside the next call, where its last use is. An
-// allocation that fails inside the function is reported to its caller by
-// tfc-check-allocations.
+// Bufferisation then crosses the calls (function boundaries bufferised);
+// tfc-block-out-params makes a layer's results buffers its caller
+// allocates (or, for a cache written in place, the caller's own), so that
+// the deallocation pipeline frees every buffer of an entry statically, as
+// when the layers were inline. The pass also runs on buffers (tfc-opt
+// tests): sizes and views that CSE shared between calls are made again in
+// each (rematerialize) either way. An allocation that fails inside a
+// function is reported to its caller by tfc-check-allocations.
 //
 //===----------------------------------------------------------------------===//
 

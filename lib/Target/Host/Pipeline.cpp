@@ -36,6 +36,14 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
                                           bool copiesAsLoops,
                                           bool outlineBlocks,
                                           std::unique_ptr<Pass> onBuffers) {
+  // The layers compiled once: block calls that compute the same thing
+  // become calls of one function, on tensors, before anything else of the
+  // lowering runs, so that bufferisation, the kernels' lowering, the
+  // deallocation pipeline and everything after them see one layer instead
+  // of all of them (without `outlineBlocks` the markers only go).
+  OutlineBlocksOptions outline;
+  outline.inlineOnly = !outlineBlocks;
+  pm.addPass(createOutlineBlocks(outline));
   LowerModelABIOptions abi;
   abi.cpu = host.cpu;
   abi.features = host.features;
@@ -47,6 +55,8 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(kernel::createKernelOwnDestinations());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // The layers' results the callers' own buffers (before deallocation).
+  pm.addPass(createBlockOutParams());
   if (onBuffers)
     pm.addPass(std::move(onBuffers));
   pm.addPass(std::move(lowerKernels));
@@ -58,12 +68,6 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
   copies.all = copiesAsLoops;
   pm.addPass(createLowerStridedCopies(copies));
   pm.addPass(createEarlyDealloc());
-  // Once every buffer's deallocation is in place (statically owned, as in
-  // one function): what follows, LLVM's optimisation and code generation
-  // above all, sees one layer instead of all of them.
-  OutlineBlocksOptions outline;
-  outline.inlineOnly = !outlineBlocks;
-  pm.addPass(createOutlineBlocks(outline));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -84,6 +88,10 @@ void tfc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  // The table's slots as descriptors only now: the conversions above left
+  // a cast from each slot's memref to its descriptor, which this pass's
+  // descriptor replaces (one op per slot read through all of them).
+  pm.addPass(createExpandTableSlots());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCheckAllocations());
   pm.addPass(createCanonicalizerPass());

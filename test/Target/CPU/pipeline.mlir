@@ -27,7 +27,7 @@
 // CHECK-NEXT: llvm.cond_br %[[FAILED]] weights([1, 1048576]), ^[[FAIL:bb[0-9]+]], ^
 // CHECK: ^[[FAIL]]:
 // CHECK-NEXT: llvm.return %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
-// CHECK: llvm.func @tfc_model_init(%{{.*}}: !llvm.ptr) {
+// CHECK: llvm.func @tfc_model_init(%{{.*}}: !llvm.ptr) attributes {passthrough = ["noinline", "optnone"]} {
 // CHECK: llvm.func @tfc_entry_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) {
 // CHECK: llvm.call @__tfc_impl_forward(
 // CHECK: llvm.func internal @_mlir_memref_to_llvm_alloc(

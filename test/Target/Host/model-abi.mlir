@@ -1,6 +1,6 @@
 // --tfc-model-abi (ModelABI.cpp): every distinct tfc.weight becomes a
-// slot of the runtime's table (llvm.getelementptr + llvm.load of the pointer,
-// a memref descriptor over it, bufferization.to_tensor restrict); what depends
+// slot of the runtime's table (tfc.table_slot, a memref of the slot's
+// buffer, then bufferization.to_tensor restrict); what depends
 // on weights only moves into func @tfc_model_init, which writes it into a
 // derived-constant slot after the weights (bufferization.materialize_in_
 // destination), and the entry reads that slot instead. Each public function E
@@ -27,31 +27,11 @@
 // The entry: renamed, private, the table first; argument attributes gone.
 // CHECK-LABEL: func.func private @__tfc_impl_forward
 // CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %{{.*}}: tensor<?xi64>, %[[X:.*]]: tensor<?x64xf32>) -> tensor<?x40xf32> {
-// The bias: slot 1, a [40] descriptor.
-// CHECK: %[[G1:.*]] = llvm.getelementptr %[[T]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: %[[P1:.*]] = llvm.load %[[G1]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: llvm.mlir.undef : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
-// CHECK-NEXT: llvm.insertvalue %[[P1]], %{{.*}}[0]
-// CHECK-NEXT: llvm.insertvalue %[[P1]], %{{.*}}[1]
-// CHECK: %[[BM:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<40xf32>
+// The bias: slot 1, a [40] buffer.
+// CHECK: %[[BM:.*]] = tfc.table_slot %[[T]][1] : !llvm.ptr -> memref<40xf32>
 // CHECK-NEXT: %[[BIAS:.*]] = bufferization.to_tensor %[[BM]] restrict : memref<40xf32> to tensor<40xf32>
-// The packed weight: constant slot 2, [2, 64, 32] with strides 2048, 32, 1.
-// CHECK: %[[G2:.*]] = llvm.getelementptr %[[T]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: %[[P2:.*]] = llvm.load %[[G2]] : !llvm.ptr -> !llvm.ptr
-// CHECK: llvm.insertvalue %[[P2]], %{{.*}}[1]
-// CHECK: %[[S0:.*]] = llvm.mlir.constant(2 : i64) : i64
-// CHECK-NEXT: %[[S1:.*]] = llvm.mlir.constant(64 : i64) : i64
-// CHECK-NEXT: %[[S2:.*]] = llvm.mlir.constant(32 : i64) : i64
-// CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
-// CHECK-NEXT: llvm.insertvalue %[[S2]], %{{.*}}[3, 2]
-// CHECK-NEXT: llvm.insertvalue %[[ONE]], %{{.*}}[4, 2]
-// CHECK-NEXT: %[[ST1:.*]] = llvm.mul %[[ONE]], %[[S2]] : i64
-// CHECK-NEXT: llvm.insertvalue %[[S1]], %{{.*}}[3, 1]
-// CHECK-NEXT: llvm.insertvalue %[[ST1]], %{{.*}}[4, 1]
-// CHECK-NEXT: %[[ST0:.*]] = llvm.mul %[[ST1]], %[[S1]] : i64
-// CHECK-NEXT: llvm.insertvalue %[[S0]], %{{.*}}[3, 0]
-// CHECK-NEXT: llvm.insertvalue %[[ST0]], %{{.*}}[4, 0]
-// CHECK-NEXT: %[[PM:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)> to memref<2x64x32xf32>
+// The packed weight: constant slot 2, [2, 64, 32].
+// CHECK: %[[PM:.*]] = tfc.table_slot %[[T]][2] : !llvm.ptr -> memref<2x64x32xf32>
 // CHECK-NEXT: %[[PACKED:.*]] = bufferization.to_tensor %[[PM]] restrict : memref<2x64x32xf32> to tensor<2x64x32xf32>
 // CHECK: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[PACKED]], %[[BIAS]]
 // CHECK-NEXT: return %[[Y]]
@@ -64,12 +44,10 @@
 // weight's 10,240 bytes to the release hook (EntryPoints.cpp defines
 // @tfc_rt_release; the runtime drops their pages if they are mapped).
 // CHECK-LABEL: func.func @tfc_model_init
-// CHECK-SAME: (%[[IT:.*]]: !llvm.ptr) {
-// CHECK: llvm.getelementptr %[[IT]][0]
-// CHECK: %[[WM:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<40x64xf32>
+// CHECK-SAME: (%[[IT:.*]]: !llvm.ptr) attributes {passthrough = ["noinline", "optnone"]} {
+// CHECK: %[[WM:.*]] = tfc.table_slot %[[IT]][0] : !llvm.ptr -> memref<40x64xf32>
 // CHECK-NEXT: %[[W:.*]] = bufferization.to_tensor %[[WM]] restrict : memref<40x64xf32> to tensor<40x64xf32>
-// CHECK: llvm.getelementptr %[[IT]][2]
-// CHECK: %[[DST:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<2x64x32xf32>
+// CHECK: %[[DST:.*]] = tfc.table_slot %[[IT]][2] : !llvm.ptr -> memref<2x64x32xf32>
 // CHECK-NEXT: %[[OUT:.*]] = bufferization.to_tensor %[[DST]] restrict writable : memref<2x64x32xf32> to tensor<2x64x32xf32>
 // CHECK-NEXT: %[[P:.*]] = tfc_cpu.pack %[[W]] outs(%[[OUT]]) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
 // CHECK-NEXT: bufferization.materialize_in_destination %[[P]] in restrict writable %[[DST]] : (tensor<2x64x32xf32>, memref<2x64x32xf32>) -> ()
@@ -112,15 +90,15 @@ module attributes {tfc.model = "tiny", tfc.dim_bounds = {seq = 128 : i64}} {
 // CHECK-SAME: (%[[T:.*]]: !llvm.ptr, %[[X:.*]]: tensor<?x64xf32>) -> (tensor<?x40xf32>, tensor<40x64xf32>)
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: tfc_cpu.pack
-// CHECK: llvm.getelementptr %[[T]][1]
+// CHECK: tfc.table_slot %[[T]][1]
 // CHECK: %[[P:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<2x64x32xf32> to tensor<2x64x32xf32>
 // CHECK: %[[Y:.*]] = tfc_cpu.gemm %[[X]], %[[P]]
-// CHECK: llvm.getelementptr %[[T]][2]
+// CHECK: tfc.table_slot %[[T]][2]
 // CHECK: %[[WT:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<40x64xf32> to tensor<40x64xf32>
 // CHECK-NEXT: return %[[Y]], %[[WT]]
 // CHECK-LABEL: func.func @tfc_model_init
 // CHECK: %[[W:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<64x40xf32> to tensor<64x40xf32>
-// CHECK-NOT: llvm.getelementptr
+// CHECK-NOT: tfc.table_slot
 // Each constant is stored right after it is computed (its temporary dies
 // before the next one is computed).
 // CHECK: %[[T1:.*]] = linalg.transpose ins(%[[W]] : tensor<64x40xf32>)
@@ -239,12 +217,12 @@ module attributes {tfc.model = "stateful"} {
 // a different computation on the same weight gets its own.
 // CHECK: \22constants\22:[{\22align\22:64,\22bytes\22:16384},{\22align\22:64,\22bytes\22:10240}]
 // CHECK-LABEL: func.func private @__tfc_impl_a
-// CHECK: llvm.getelementptr %{{.*}}[1]
+// CHECK: tfc.table_slot %{{.*}}[1]
 // CHECK: tfc_cpu.gemm
 // CHECK-LABEL: func.func private @__tfc_impl_b
-// CHECK: llvm.getelementptr %{{.*}}[1]
+// CHECK: tfc.table_slot %{{.*}}[1]
 // CHECK: tfc_cpu.gemm
-// CHECK: llvm.getelementptr %{{.*}}[2]
+// CHECK: tfc.table_slot %{{.*}}[2]
 // CHECK-LABEL: func.func @tfc_model_init
 // CHECK-COUNT-1: tfc_cpu.pack %{{.*}} outs(%{{.*}}) : (tensor<40x64xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
 // CHECK: tfc.transpose

@@ -113,16 +113,16 @@ std::optional<bool> cpuHasFeatures(const CpuTargetOptions &options,
 /// pipelines need (a target adds its own).
 void registerHostTargetDialects(DialectRegistry &registry);
 
-/// The model ABI (weights table, init, entries) for `host`, one-shot
-/// bufferisation, `onBuffers` (if any: the target's rewrites of kernel ops
-/// on buffers, before deallocation exists), `lowerKernels` (the target's
+/// The layers compiled once (with `outlineBlocks`: tfc-outline-blocks, on
+/// tensors, the block calls that compute the same thing become calls of one
+/// function; else the frontend's block markers are only erased), the model
+/// ABI (weights table, init, entries) for `host`, one-shot bufferisation
+/// (the layer functions' results then made the callers' buffers,
+/// tfc-block-out-params), `onBuffers` (if any: the target's rewrites of kernel
+/// ops on buffers, before deallocation exists), `lowerKernels` (the target's
 /// tfc-<target>-lower-kernels: kernel ops on buffers become its kernels),
 /// ownership deallocation moved to last uses, and linalg as parallel loops.
 /// With `copiesAsLoops` every memref.copy becomes a loop (device buffers).
-/// With `outlineBlocks` the block calls that compute the same thing (a
-/// model's layers) become calls of one function once the kernels are lowered
-/// and every deallocation is in place (tfc-outline-blocks); else the
-/// frontend's block markers are only erased.
 void buildModelBufferizationPipeline(OpPassManager &pm,
                                      const CpuTargetOptions &host,
                                      std::unique_ptr<Pass> lowerKernels,

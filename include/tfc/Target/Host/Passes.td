@@ -126,11 +126,41 @@ def HoistBlockInvariants
   }];
 }
 
+def ExpandTableSlots : Pass<"tfc-expand-table-slots", "mlir::ModuleOp"> {
+  let summary = "Builds the memref descriptor of each tfc.table_slot";
+  let description = [{
+    First in the host's LLVM lowering: each `tfc.table_slot %table[i]` (a
+    weight or derived constant read by `tfc-model-abi`) becomes a load of
+    the table's pointer i and a descriptor of the op's static shape over it
+    (row-major, offset 0), which the memref lowering then consumes.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def BlockOutParams : Pass<"tfc-block-out-params", "mlir::ModuleOp"> {
+  let summary = "Makes the results of a model's layer functions the caller's buffers";
+  let description = [{
+    Runs right after bufferisation on the functions `tfc-outline-blocks`
+    made (`tfc.block_function`), before the deallocation pipeline. A result
+    that is one of the function's arguments (a cache written in place) is
+    dropped and each call reads its operand instead; a result the function
+    allocates with sizes that are arguments becomes an out-parameter the
+    caller allocates before the call, with the call's operands as sizes and
+    the alignment it had. Every buffer of
+    the caller is then its own allocation, freed statically after its last
+    use; nothing is cloned or kept to the end of the entry.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def OutlineBlocks : Pass<"tfc-outline-blocks", "mlir::ModuleOp"> {
   let summary = "Compiles the block calls that compute the same thing once";
   let description = [{
-    Runs on buffers, once the kernels are lowered and every deallocation is
-    in place (`tfc-early-dealloc`), before linalg becomes loops. Each pair of `tfc.block_begin`/`tfc.block_end` markers (one call of a
+    Runs on tensors, first in the lowering (after
+    `tfc-hoist-block-invariants`, before `tfc-model-abi` and
+    bufferisation; it also works on buffers). Each pair of
+    `tfc.block_begin`/`tfc.block_end` markers (one call of a
     description's block, inlined by the frontend) is a candidate: the ops
     between them, the values they read from before (arguments; constants are
     defined again inside) and those the rest reads (results). Calls whose
@@ -138,9 +168,10 @@ def OutlineBlocks : Pass<"tfc-outline-blocks", "mlir::ModuleOp"> {
     in their weights) become calls of one private function, made from the
     first; outer calls are tried before inner ones, and a call that is the
     only one of its kind stays inline (its inner calls are tried). Each
-    function is `noinline`, so that the lowering, LLVM's optimisation and
-    code generation see one layer instead of all of them: compile time no
-    longer grows with depth. Every marker is erased. With `inline-only`
+    function is `noinline`, so that bufferisation, the lowering, LLVM's
+    optimisation and code generation see one layer instead of all of them:
+    compile time no longer grows with depth (`tfc-block-out-params` then
+    keeps the deallocation of the callers static). Every marker is erased. With `inline-only`
     nothing is outlined (the markers are only erased).
   }];
   let options = [

@@ -805,6 +805,28 @@ def Tfc_ReshapeOp : Tfc_Op<"reshape",
 
 // The markers order against one another and nothing else: their effect is on
 // a resource of their own, so no analysis of buffers or values sees them.
+def Tfc_TableSlotOp : Tfc_Op<"table_slot", [Pure]> {
+  let summary = "the buffer one slot of the runtime's table points to";
+  let description = [{
+    `tfc-model-abi` reads each weight and each derived constant through the
+    runtime's table (an `!llvm.ptr` to an array of pointers,
+    include/tfc/Schemas/ModelABI.h): slot `index` points to a dense buffer
+    of the result's static shape. One op per read, so that the passes
+    between the ABI and the LLVM lowering see one op where the descriptor
+    takes twenty; `tfc-expand-table-slots` (first in the host's LLVM
+    lowering) builds the memref descriptor from the loaded pointer. Reading
+    the table's pointer is all it does (the table does not change while a
+    function of the model runs): pure.
+
+    ```mlir
+    %w = tfc.table_slot %table[12] : memref<576x48x20xi8>
+    ```
+  }];
+  let arguments = (ins AnyType:$table, I64Attr:$index);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$table `[` $index `]` attr-dict `:` type($table) `->` type($result)";
+}
+
 def Tfc_BlockBoundary : Resource<"::mlir::tfc::BlockBoundaryResource">;
 
 class Tfc_BlockMarkerOp<string mnemonic>
