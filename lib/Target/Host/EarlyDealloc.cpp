@@ -4,10 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Target/Host/Descriptors.h"
 #include "tfc/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_EARLYDEALLOC
@@ -28,6 +30,71 @@ struct EarlyDeallocPass : tfc::impl::EarlyDeallocBase<EarlyDeallocPass> {
            llvm::make_early_inc_range(block.getOps<memref::DeallocOp>()))
         hoist(block, dealloc);
     });
+    consumeArguments(getOperation());
+  }
+
+  /// A layer function (tfc-outline-blocks) reads the hidden state its
+  /// caller allocated, and the caller frees it right after the call: the
+  /// buffer then lives through the whole layer although the layer is done
+  /// with it early (after its residual add). When every call of the
+  /// function frees its operand k right after it, the function frees its
+  /// argument k itself, after its last use there, and the callers do not:
+  /// the layer's peak no longer holds its input as well as its output.
+  static void consumeArguments(ModuleOp module) {
+    SymbolTable symbols(module);
+    llvm::DenseMap<Operation *, SmallVector<func::CallOp>> calls;
+    module.walk([&](func::CallOp call) {
+      if (auto f = symbols.lookup<func::FuncOp>(call.getCallee()))
+        calls[f].push_back(call);
+    });
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (f.isDeclaration() || !f->hasAttr(tfc::cpu::kBlockFunctionAttr) ||
+          !f.getBody().hasOneBlock())
+        continue;
+      SmallVector<func::CallOp> sites = calls.lookup(f);
+      if (sites.empty())
+        continue;
+      Block &body = f.front();
+      for (BlockArgument arg : body.getArguments()) {
+        if (!isa<MemRefType>(arg.getType()) ||
+            llvm::any_of(arg.getUsers(), [](Operation *user) {
+              return isa<CallOpInterface, memref::DeallocOp>(user);
+            }))
+          continue;
+        SmallVector<memref::DeallocOp> freed;
+        for (func::CallOp call : sites) {
+          memref::DeallocOp d = freedRightAfter(call, arg.getArgNumber());
+          if (!d)
+            break;
+          freed.push_back(d);
+        }
+        if (freed.size() != sites.size())
+          continue;
+        for (memref::DeallocOp d : freed)
+          d->erase();
+        OpBuilder b(body.getTerminator());
+        auto own = memref::DeallocOp::create(b, f.getLoc(), arg);
+        hoist(body, own);
+      }
+    }
+  }
+
+  /// The dealloc of `call`'s operand `index` among the deallocs right after
+  /// it, when that operand is a buffer of the caller that the call reads
+  /// once (not also as another operand); else null.
+  static memref::DeallocOp freedRightAfter(func::CallOp call, unsigned index) {
+    Value v = call.getOperand(index);
+    if (!v.getDefiningOp<memref::AllocOp>() ||
+        llvm::count(call.getOperands(), v) != 1)
+      return nullptr;
+    for (Operation *op = call->getNextNode(); op; op = op->getNextNode()) {
+      auto d = dyn_cast<memref::DeallocOp>(op);
+      if (!d)
+        return nullptr;
+      if (d.getMemref() == v)
+        return d;
+    }
+    return nullptr;
   }
 
   /// The last op of `block` that uses `buffer`, a memref made from it (a

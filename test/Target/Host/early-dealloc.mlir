@@ -72,3 +72,59 @@ func.func @address_and_regions(%c: i1, %other: memref<8xf32>) {
   memref.dealloc %a : memref<8xf32>
   return
 }
+
+// -----
+
+// A layer function whose every call frees the buffer it reads right after
+// the call frees it itself, after its last use inside; the callers do not.
+// An operand a call site keeps (used later) keeps the argument the
+// caller's.
+// CHECK-LABEL: func @layers
+// CHECK: memref.copy %{{.*}}, %[[X:.*]] :
+// CHECK-NEXT: %[[H1:.*]] = memref.alloc
+// CHECK-NEXT: call @__tfc_block_layer(%[[X]], %[[H1]])
+// CHECK-NEXT: %[[H2:.*]] = memref.alloc
+// CHECK-NEXT: call @__tfc_block_layer(%[[H1]], %[[H2]])
+// CHECK-NEXT: return %[[H2]]
+// CHECK-LABEL: func private @__tfc_block_layer
+// CHECK-SAME: (%[[IN:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK: memref.copy %[[IN]], %[[OUT]]
+// CHECK-NEXT: memref.dealloc %[[IN]]
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: return
+// CHECK-LABEL: func @kept
+// CHECK: call @__tfc_block_other(%[[K:.*]], %{{.*}})
+// CHECK-NEXT: memref.copy %[[K]]
+// CHECK-NEXT: memref.dealloc %[[K]]
+// CHECK-LABEL: func private @__tfc_block_other
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @layers(%x0: memref<8xf32>) -> memref<8xf32> {
+  %x = memref.alloc() : memref<8xf32>
+  memref.copy %x0, %x : memref<8xf32> to memref<8xf32>
+  %h1 = memref.alloc() : memref<8xf32>
+  call @__tfc_block_layer(%x, %h1) : (memref<8xf32>, memref<8xf32>) -> ()
+  memref.dealloc %x : memref<8xf32>
+  %h2 = memref.alloc() : memref<8xf32>
+  call @__tfc_block_layer(%h1, %h2) : (memref<8xf32>, memref<8xf32>) -> ()
+  memref.dealloc %h1 : memref<8xf32>
+  return %h2 : memref<8xf32>
+}
+func.func private @__tfc_block_layer(%in: memref<8xf32>, %out: memref<8xf32>) attributes {tfc.block_function} {
+  %zero = arith.constant 0.0 : f32
+  memref.copy %in, %out : memref<8xf32> to memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<8xf32>)
+  return
+}
+func.func @kept(%x0: memref<8xf32>, %y: memref<8xf32>) {
+  %k = memref.alloc() : memref<8xf32>
+  memref.copy %x0, %k : memref<8xf32> to memref<8xf32>
+  call @__tfc_block_other(%k, %y) : (memref<8xf32>, memref<8xf32>) -> ()
+  memref.copy %k, %y : memref<8xf32> to memref<8xf32>
+  memref.dealloc %k : memref<8xf32>
+  return
+}
+func.func private @__tfc_block_other(%in: memref<8xf32>, %out: memref<8xf32>) attributes {tfc.block_function} {
+  memref.copy %in, %out : memref<8xf32> to memref<8xf32>
+  return
+}

@@ -105,7 +105,10 @@ def EarlyDealloc : Pass<"tfc-early-dealloc", "mlir::ModuleOp"> {
     `memref.dealloc` in a function's body up to just after the last op of
     that block that uses the buffer or one of its views (subview, reshape,
     cast, ...), nested uses counting at their ancestor in the block. The
-    runtime's memory planner then reuses the freed memory.
+    runtime's memory planner then reuses the freed memory. A layer function
+    (`tfc.block_function`) whose every call frees a buffer operand right
+    after the call (the hidden state the layer reads) frees that argument
+    itself after its last use inside, and the callers no longer do.
   }];
 }
 
