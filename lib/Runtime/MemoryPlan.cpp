@@ -66,6 +66,34 @@ void *tfc::rt::alignedAllocLarge(uint64_t size, uint64_t align) {
 
 void tfc::rt::alignedFree(void *ptr) { std::free(ptr); }
 
+void *tfc::rt::allocZeroedLarge(uint64_t size, uint64_t align) {
+  if (size == 0 || size > (UINT64_C(1) << 62) || align > kHugePageBytes)
+    return nullptr;
+  uint64_t rounded = alignUp(size, kHugePageBytes);
+  // Over-allocated by a huge page, then trimmed to a boundary.
+  uint64_t span = rounded + kHugePageBytes;
+  void *raw = mmap(nullptr, span, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
+    return nullptr;
+  uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t aligned = alignUp(begin, kHugePageBytes);
+  if (aligned > begin)
+    munmap(raw, aligned - begin);
+  uintptr_t end = begin + span, used = aligned + rounded;
+  if (end > used)
+    munmap(reinterpret_cast<void *>(used), end - used);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(reinterpret_cast<void *>(aligned), rounded, MADV_HUGEPAGE);
+#endif
+  return reinterpret_cast<void *>(aligned);
+}
+
+void tfc::rt::freeZeroedLarge(void *ptr, uint64_t size) {
+  if (ptr)
+    munmap(ptr, alignUp(size, kHugePageBytes));
+}
+
 //===----------------------------------------------------------------------===//
 // Planning
 //===----------------------------------------------------------------------===//

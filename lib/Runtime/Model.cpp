@@ -549,14 +549,17 @@ tfc_status tfc_model::bind(std::unique_ptr<WeightSource> file,
   }
   // A CUDA model's constants live on the device (initCudaModel allocates
   // them): no host copy.
-  AlignedBuffer newPool;
+  // Zero from the kernel, not written here: each constant's pages become
+  // resident as init writes it, while the weights it has packed are
+  // released, rather than all of them before init reads the first weight
+  // (SmolLM2-135M f32: the first run peaked at 1.24x its weights).
+  ZeroedBuffer newPool(nullptr, ZeroedDeleter{poolBytes});
   if (poolBytes && !cuda) {
-    newPool.reset(alignedAllocLarge(poolBytes, poolAlign));
+    newPool.reset(allocZeroedLarge(poolBytes, poolAlign));
     if (!newPool)
       return setError(TFC_ERR_OUT_OF_MEMORY,
                       "out of memory allocating the derived constants (" +
                           std::to_string(poolBytes) + " bytes)");
-    std::memset(newPool.get(), 0, poolBytes);
   }
   for (size_t i = 0; i < spec.constants.size(); ++i) {
     newTable.push_back(cuda ? nullptr

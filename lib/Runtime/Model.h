@@ -58,6 +58,12 @@ struct AlignedDeleter {
   void operator()(void *p) const { alignedFree(p); }
 };
 using AlignedBuffer = std::unique_ptr<void, AlignedDeleter>;
+/// Memory from allocZeroedLarge, released on destruction.
+struct ZeroedDeleter {
+  uint64_t bytes = 0;
+  void operator()(void *p) const { freeZeroedLarge(p, bytes); }
+};
+using ZeroedBuffer = std::unique_ptr<void, ZeroedDeleter>;
 
 } // namespace tfc::rt
 
@@ -104,7 +110,7 @@ struct tfc_model {
   /// The derived constants' memory: one allocation for all of them, so
   /// that they lie on whole huge pages with one partly used page in all
   /// (alignedAllocLarge).
-  tfc::rt::AlignedBuffer constantPool;
+  tfc::rt::ZeroedBuffer constantPool;
   std::vector<void *> table;
   bool ready = false;
   std::string notes;

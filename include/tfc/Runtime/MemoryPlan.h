@@ -61,6 +61,16 @@ void alignedFree(void *ptr);
 /// Released with alignedFree.
 void *alignedAllocLarge(uint64_t size, uint64_t align);
 inline constexpr uint64_t kHugePageBytes = UINT64_C(2) << 20;
+/// Zeroed memory of `size` bytes for a buffer written once and then read
+/// (the derived constants), straight from the kernel: on whole huge pages
+/// (advised as alignedAllocLarge advises), aligned to `align` (at most
+/// kHugePageBytes), and zero without being written, so that its pages
+/// become resident as they are first written rather than all at once
+/// (tfc_model_init writes the constants one after another, releasing each
+/// weight it has consumed). Null when the kernel refuses. Released with
+/// freeZeroedLarge(p, size).
+void *allocZeroedLarge(uint64_t size, uint64_t align);
+void freeZeroedLarge(void *ptr, uint64_t size);
 /// `v` rounded up to a multiple of `a` (a power of two).
 inline constexpr uint64_t alignUp(uint64_t v, uint64_t a) {
   return (v + a - 1) & ~(a - 1);
