@@ -171,7 +171,8 @@ bool tfc::rt::isPackedWeightsFile(const std::string &path) {
 bool tfc::rt::writePackedWeights(
     const std::string &path, uint64_t key,
     const std::vector<std::pair<const void *, uint64_t>> &slots,
-    std::string &error) {
+    std::string &error,
+    const std::function<void(const void *, uint64_t)> &written) {
   // The layout first: offsets after the slot table, each aligned.
   uint64_t offset =
       alignUp(kPackedWeightsHeaderBytes + slots.size() * 16, 4096);
@@ -204,21 +205,29 @@ bool tfc::rt::writePackedWeights(
       [&](int fd) {
         if (!writeAll(fd, header.data(), header.size()))
           return false;
-        uint64_t written = header.size();
+        uint64_t position = header.size();
         static const char zeros[4096] = {};
         for (size_t i = 0; i < slots.size(); ++i) {
           if (table[i].bytes == 0)
             continue;
-          while (written < table[i].offset) {
-            uint64_t n = std::min<uint64_t>(table[i].offset - written,
-                                            sizeof(zeros));
+          while (position < table[i].offset) {
+            uint64_t n =
+                std::min<uint64_t>(table[i].offset - position, sizeof(zeros));
             if (!writeAll(fd, zeros, n))
               return false;
-            written += n;
+            position += n;
           }
-          if (!writeAll(fd, slots[i].first, table[i].bytes))
-            return false;
-          written += table[i].bytes;
+          const auto *data = static_cast<const char *>(slots[i].first);
+          for (uint64_t done = 0; done < table[i].bytes;) {
+            uint64_t n =
+                std::min<uint64_t>(table[i].bytes - done, kPackedWriteChunk);
+            if (!writeAll(fd, data + done, n))
+              return false;
+            if (written)
+              written(data + done, n);
+            done += n;
+          }
+          position += table[i].bytes;
         }
         return true;
       },

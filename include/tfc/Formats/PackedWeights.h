@@ -37,6 +37,7 @@
 #include "tfc/Formats/Files.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -92,11 +93,17 @@ bool isPackedWeightsFile(const std::string &path);
 
 /// Writes a packed file of `slots` (data and size each; null data or size 0
 /// for an absent slot) with `key`, whole or not at all (a temporary file in
-/// the same directory, renamed). False with `error` set on failure.
-bool writePackedWeights(const std::string &path, uint64_t key,
-                        const std::vector<std::pair<const void *, uint64_t>>
-                            &slots,
-                        std::string &error);
+/// the same directory, renamed). False with `error` set on failure. Each
+/// slot goes out in pieces of at most kPackedWriteChunk bytes, and
+/// `written` (if any) is called with each piece once it is written: a
+/// caller whose slots are pages of a file mapping drops them there, so that
+/// writing never holds more than a piece of them resident.
+inline constexpr uint64_t kPackedWriteChunk = uint64_t(8) << 20;
+bool writePackedWeights(
+    const std::string &path, uint64_t key,
+    const std::vector<std::pair<const void *, uint64_t>> &slots,
+    std::string &error,
+    const std::function<void(const void *, uint64_t)> &written = {});
 
 /// The key of a model library: FNV-1a (64-bit) of the file's bytes.
 bool hashLibraryFile(const std::string &path, uint64_t &key,
