@@ -61,21 +61,20 @@ struct BlockOutParamsPass : tfc::impl::BlockOutParamsBase<BlockOutParamsPass> {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     llvm::DenseMap<Operation *, SmallVector<func::CallOp>> calls;
-    module.walk([&](func::CallOp call) {
-      if (auto f = symbols.lookup<func::FuncOp>(call.getCallee()))
-        if (isBlockFunction(f))
-          calls[f].push_back(call);
-    });
+    auto collectCalls = [&] {
+      calls.clear();
+      module.walk([&](func::CallOp call) {
+        if (auto f = symbols.lookup<func::FuncOp>(call.getCallee()))
+          if (isBlockFunction(f))
+            calls[f].push_back(call);
+      });
+    };
+    collectCalls();
     for (auto f : module.getOps<func::FuncOp>())
       if (isBlockFunction(f))
         dropArgumentResults(f, calls[f]);
     // The calls again: those of functions with dropped results are new.
-    calls.clear();
-    module.walk([&](func::CallOp call) {
-      if (auto f = symbols.lookup<func::FuncOp>(call.getCallee()))
-        if (isBlockFunction(f))
-          calls[f].push_back(call);
-    });
+    collectCalls();
     for (auto f : module.getOps<func::FuncOp>())
       if (isBlockFunction(f) && resultsAreOwnAllocations(f))
         allocationsToOutParams(f, calls[f]);
