@@ -7,7 +7,9 @@
 # BERT-base (examples/bert-base.tfm with tfc-weights' weights): the peak
 # resident memory of one forward pass of 128 tokens against
 # 1.15 x weights + arena, and the cold and warm load times
-# (bench/memory_bench.py). With TFC_LLAMACPP_PYTHON (a Python with
+# (bench/memory_bench.py); then a user's first run of each checkpoint with
+# tfc-run and an empty cache (compile, bind, write the packed weights into
+# the cache) and the second run (the cache's packed weights mapped). With TFC_LLAMACPP_PYTHON (a Python with
 # llama-cpp-python, built from its PyPI source package), llama.cpp's peak for
 # the same F32 and Q4_1 .gguf files. Then the speed of prefill and decode with SmolLM2 bound
 # from the F32 .gguf and from its packed file, in the same run
@@ -19,6 +21,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 threads=${1:-2}
 out=${2:-}
 build=${TFC_BUILD_DIR:-$root/build}
+source "$root/bench/common.sh"
 cache=$("$root/scripts/setup-test-data.sh")
 q41=$cache/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 f32=${q41%.Q4_1.gguf}.F32.gguf
@@ -45,12 +48,12 @@ report() { if [[ -n $out ]]; then tee -a "$out"; else cat; fi; }
 py=python3
 {
   echo "# tfc resident memory and load time, $(date -u +%Y-%m-%d), tfc $(git -C "$root" rev-parse --short HEAD), $threads threads"
-  echo "# host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-  $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct f32 (F32 .gguf)" "$work/smollm2.so" "$f32" "$work/smollm2.tfcw" 128
+  echo "# host: $(host_cpu), $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB; ISA: $(grep -o -w -E 'avx512f|avx512_vnni|avx2|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct f32 (F32 .gguf)" "$work/smollm2.so" "$f32" "$work/smollm2.tfcw" 128 "$f32"
   $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct (Q4_1 .gguf dequantised at bind)" "$work/smollm2.so" "$q41" "$work/smollm2.tfcw" 128
-  $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct Q4_1 (its .gguf's blocks, int8 kernels)" "$work/smollm2-q41.so" "$q41" "$work/smollm2-q41.tfcw" 128
-  $py "$root/bench/memory_bench.py" "$build" "all-MiniLM-L6-v2" "$work/minilm.so" "$minilm" "$work/minilm.tfcw" 128
-  $py "$root/bench/memory_bench.py" "$build" "BERT-base" "$work/bert.so" "$work/bert.safetensors" "$work/bert.tfcw" 128
+  $py "$root/bench/memory_bench.py" "$build" "SmolLM2-135M-Instruct Q4_1 (its .gguf's blocks, int8 kernels)" "$work/smollm2-q41.so" "$q41" "$work/smollm2-q41.tfcw" 128 "$q41"
+  $py "$root/bench/memory_bench.py" "$build" "all-MiniLM-L6-v2" "$work/minilm.so" "$minilm" "$work/minilm.tfcw" 128 "$minilm"
+  $py "$root/bench/memory_bench.py" "$build" "BERT-base" "$work/bert.so" "$work/bert.safetensors" "$work/bert.tfcw" 128 "$root/examples/bert-base.tfm"
   if [[ -n ${TFC_LLAMACPP_PYTHON:-} ]]; then
     echo "### peer: llama.cpp, the same F32 .gguf"
     "$TFC_LLAMACPP_PYTHON" "$root/bench/memory_llamacpp.py" "$f32" 128 "$threads" 2>/dev/null

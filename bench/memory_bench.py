@@ -2,7 +2,15 @@
 """Resident memory and load time of compiled models, bound from their
 checkpoint and from a packed weights file (tfc-pack), for bench/memory.sh.
 
-    memory_bench.py BUILD_DIR NAME MODEL.so CHECKPOINT PACKED.tfcw SEQ
+    memory_bench.py BUILD_DIR NAME MODEL.so CHECKPOINT PACKED.tfcw SEQ [SOURCE]
+
+SOURCE, when given, is the checkpoint as a user hands it to tfc-run (a
+.gguf, a Hugging Face directory, a .tfm whose weights are CHECKPOINT): its
+first run, with an empty cache (TFC_CACHE_DIR in a new directory), compiles
+it (tfc-compile, a child process), binds CHECKPOINT and writes the packed
+weights into the cache; the second run maps them. For each: tfc-run's own
+peak (--stats) and the largest peak of any process of the run (the
+compiler's included: getrusage of the children).
 
 For each way of binding, in a fresh process each:
   * a forward pass of `forward` (batch 1, SEQ tokens; three runs, so the
@@ -17,12 +25,15 @@ The rule of the memory issue: peak <= 1.15 x weight bytes + arena.
 import ctypes
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 build, name, model, checkpoint, packed, seq = sys.argv[1:7]
+source = sys.argv[7] if len(sys.argv) > 7 else None
 tfc_run = os.path.join(build, "bin", "tfc-run")
 libtfcrt = os.path.join(build, "lib", "libtfcrt.so")
 
@@ -87,11 +98,12 @@ def forward_inputs():
     return flags
 
 
-def forward(weights):
+def forward(weights, model_arg=None, env=None):
     out = subprocess.run(
-        [tfc_run, model, "--weights", weights, "-e", "forward"] +
+        [tfc_run, model_arg or model] +
+        (["--weights", weights] if weights else []) + ["-e", "forward"] +
         forward_inputs() + ["--time", "2", "--stats"],
-        capture_output=True, text=True, check=True).stdout
+        capture_output=True, text=True, check=True, env=env).stdout
     line = next(l for l in out.splitlines() if l.startswith("resident:"))
     arena = re.search(r"arena ([0-9.]+ [KMG]?i?B)", line).group(1)
     peak = re.search(r"process peak ([0-9.]+ [KMG]?i?B)", line).group(1)
@@ -113,3 +125,42 @@ for label, path in (("checkpoint", checkpoint), ("packed", packed)):
     warm = statistics.median(load_seconds(path) for _ in range(3))
     print(f"{label:10s} load: cold {cold * 1e3:.0f} ms, warm {warm * 1e3:.0f} "
           f"ms")
+
+if source:
+    # One run in a fresh interpreter that prints tfc-run's output, then the
+    # largest peak of any process it waited for (tfc-run's children too).
+    wrapper = ("import resource, subprocess, sys\n"
+               "sys.stdout.write(subprocess.run(sys.argv[1:], check=True, "
+               "capture_output=True, text=True).stdout)\n"
+               "print('children peak', resource.getrusage("
+               "resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)\n")
+    weights = [] if os.path.realpath(source) == os.path.realpath(
+        checkpoint) else ["--weights", checkpoint]
+    args = [tfc_run, source] + weights + ["-e", "forward"] + \
+        forward_inputs() + ["--time", "2", "--stats"]
+    cache = tempfile.mkdtemp(prefix="tfc-memory-cache-")
+    try:
+        env = dict(os.environ, TFC_CACHE_DIR=cache)
+        for label, state in (("first run", "empty"), ("second run", "filled")):
+            t0 = time.perf_counter()
+            out = subprocess.run([sys.executable, "-c", wrapper] + args,
+                                 capture_output=True, text=True, check=True,
+                                 env=env).stdout
+            seconds = time.perf_counter() - t0
+            line = next(l for l in out.splitlines()
+                        if l.startswith("resident:"))
+            arena = mib(re.search(r"arena ([0-9.]+ [KMG]?i?B)", line).group(1))
+            peak = mib(re.search(r"process peak ([0-9.]+ [KMG]?i?B)",
+                                 line).group(1))
+            children = float(out.rsplit("children peak ", 1)[1])
+            bound = 1.15 * weights_total + arena
+            print(f"{label:10s} (tfc-run {os.path.basename(source)}, cache "
+                  f"{state}, {seconds:.1f} s) {line}")
+            print(f"{label:10s} peak {peak:.1f} MiB = "
+                  f"{peak / weights_total:.2f} x weights; rule 1.15 x "
+                  f"weights + arena = {bound:.1f} MiB: "
+                  f"{'holds' if peak <= bound else 'EXCEEDED'}; largest "
+                  f"process of the run (tfc-compile included): "
+                  f"{children:.1f} MiB")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
