@@ -25,7 +25,8 @@ from tokenizer_conformance import generate  # noqa: E402
 cache = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(
     "TFC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "tfc"))
 FILES = [("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
-         ("gemma3-270m", "gemma3-270m/gemma-3-270m-q4_k_m.gguf")]
+         ("gemma3-270m", "gemma3-270m/gemma-3-270m-q4_k_m.gguf"),
+         ("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")]
 texts = generate(2500)
 for name, rel in FILES:
     llm = Llama(model_path=os.path.join(cache, "models", rel), vocab_only=True,

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Makes the references of the full-size tier (test/Import/large-models.test)
 for the Q4_K_M downloads of scripts/setup-test-data.sh --large:
-Qwen2.5-Coder-0.5B-Instruct and Gemma 3 270M.
+Qwen2.5-Coder-0.5B-Instruct and Gemma 3 270M; and of the larger decoder
+(test/Import/larger-model.test, setup-test-data.sh --larger):
+Qwen2.5-Coder-1.5B-Instruct.
 
 For each, three prompts tokenised by llama.cpp's own tokenizer of the file
 (llama-cpp-python, vocab only; a chat turn with the file's template markers
@@ -12,10 +14,11 @@ greedy generate() of 64 new tokens (stopping at the file's end of turn).
 And llama.cpp's perplexity of the Qwen file over the Genesis text
 (bench/perplexity_llamacpp.py's protocol).
 
-    /tmp/ref/bin/python scripts/make-large-references.py [TFC_CACHE_DIR]
+    /tmp/ref/bin/python scripts/make-large-references.py [--only NAME,...] [TFC_CACHE_DIR]
 
 (the venv of scripts/make-references.py plus llama-cpp-python 0.3.36).
-Writes test/Import/Inputs/large/<model>/ and versions.json.
+Writes test/Import/Inputs/large/<model>/ and versions.json; with --only, the
+named models' folders, each with its own versions.json.
 """
 import json
 import os
@@ -32,7 +35,12 @@ import llama_cpp  # noqa: E402
 import llamacpp_compat  # noqa: E402,F401
 from llama_cpp import Llama  # noqa: E402
 
-cache = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(
+args = sys.argv[1:]
+only = None
+if args[:1] == ["--only"]:
+    only = set(args[1].split(","))
+    args = args[2:]
+cache = args[0] if args else os.environ.get(
     "TFC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "tfc"))
 out_root = os.path.join(root, "test", "Import", "Inputs", "large")
 
@@ -53,7 +61,16 @@ MODELS = [
      QWEN_PROMPTS, [151645, 151643]),
     ("gemma3-270m", "gemma3-270m/gemma-3-270m-q4_k_m.gguf", lambda p: p,
      GEMMA_PROMPTS, [1, 106]),
+    ("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+     lambda p: f"<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+               f"<|im_start|>user\n{p}<|im_end|>\n<|im_start|>assistant\n",
+     QWEN_PROMPTS, [151645, 151643]),
 ]
+if only:
+    unknown = only - {m[0] for m in MODELS}
+    if unknown:
+        sys.exit(f"make-large-references: no model {sorted(unknown)}")
+    MODELS = [m for m in MODELS if m[0] in only]
 
 
 def save(d, name, a):
@@ -108,11 +125,14 @@ def main():
         with open(os.path.join(out_root, name, "perplexity-llamacpp.json"), "w") as f:
             f.write(ppl)
         print(name, "llama.cpp perplexity", ppl.strip())
-    with open(os.path.join(out_root, "versions.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "transformers": transformers.__version__,
-                   "llama-cpp-python": llama_cpp.__version__,
-                   "llama.cpp extra buffer types off (AMX host)":
-                       llamacpp_compat.EXTRA_BUFTS_OFF}, f, indent=1)
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__,
+                "llama-cpp-python": llama_cpp.__version__,
+                "llama.cpp extra buffer types off (AMX host)":
+                    llamacpp_compat.EXTRA_BUFTS_OFF}
+    for d in ([os.path.join(out_root, m[0]) for m in MODELS] if only
+              else [out_root]):
+        with open(os.path.join(d, "versions.json"), "w") as f:
+            json.dump(versions, f, indent=1)
 
 
 main()

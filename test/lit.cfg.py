@@ -192,3 +192,10 @@ if "real-models" in config.available_features and os.path.exists(_nomic) \
     config.available_features.add("large-embedders")
     config.substitutions.append(("%nomic_gguf", _nomic))
     config.substitutions.append(("%mpnet_dir", _mpnet))
+# The larger decoder (scripts/setup-test-data.sh --larger): the
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M download, 28 layers of 1536.
+_qwen15 = os.path.join(tfc_cache, "models", "qwen2.5-coder-1.5b",
+                       "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+if "real-models" in config.available_features and os.path.exists(_qwen15):
+    config.available_features.add("larger-models")
+    config.substitutions.append(("%qwen15_gguf", _qwen15))
