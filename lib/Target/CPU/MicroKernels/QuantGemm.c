@@ -854,8 +854,9 @@ INLINE void qgemm_wide(int32_t format, const act_block *a, int64_t m,
   const int64_t ka = kb * (has_sub_blocks(format) ? 8 : 1);
   int64_t g = g0;
 #if defined(TFC_UK_VNNI)
-  /* (q2_k has no 512-bit tile: its 256-bit one takes every group.) */
-  for (; format != TFC_UK_Q2_K && g + 1 < g1; g += 2) {
+  /* (q2_k has no 512-bit tile: its 256-bit one takes every group; nor has
+   * a decode step's single row: see qgemm.) */
+  for (; format != TFC_UK_Q2_K && m > 1 && g + 1 < g1; g += 2) {
     const uint8_t *group = packed + g * kb * gb;
     int64_t n0 = g * TFC_UK_GROUP_ROWS;
     int64_t rest = n - n0 - TFC_UK_GROUP_ROWS;
@@ -896,8 +897,14 @@ INLINE void qgemm(int32_t format, const act_block *a, int64_t m,
   int64_t gb = tfc_uk_group_block_bytes(format);
   int64_t g = g0;
 #if defined(TFC_UK_VNNI)
-  /* Groups two at a time (16 rows per zmm), the last one alone if odd. */
-  for (; g + 1 < g1; g += 2) {
+  /* Groups two at a time (16 rows per zmm), the last one alone if odd;
+   * but one at a time for a single activation row (a decode step's GEMV),
+   * where the pair's two streams of weights measured slower: on a 2-core
+   * Zen 5, 2 threads, a [8960, 1536] GEMV over weights far larger than the
+   * caches ran at 24-31 GB/s with pairs and 42-48 GB/s with single groups
+   * (q4_k, q6_k; q8_0 and q5_0 1.3-1.6x), and Qwen2.5-Coder-1.5B Q4_K_M
+   * decoded at 0.76x llama.cpp's tokens/s with pairs. */
+  for (; m > 1 && g + 1 < g1; g += 2) {
     const uint8_t *group = packed + g * kb * gb;
     int64_t n0 = g * TFC_UK_GROUP_ROWS;
     int64_t rest = n - n0 - TFC_UK_GROUP_ROWS;
