@@ -27,7 +27,8 @@
  * rows (AVX2: 2, 16 ymm registers); decoding (one row) runs 1 x 8 tiles.
  * With AVX-512 VNNI a zmm holds two groups (group_pair_tile: 16 weight rows
  * per dot instruction, tiles of 8 activation rows), a task's odd last group
- * a 4 x 8 ymm tile.
+ * a 4 x 8 ymm tile; a single activation row (decoding) keeps the 1 x 8 ymm
+ * tiles (qgemm has the figures).
  *
  *===----------------------------------------------------------------------===*/
 
