@@ -94,6 +94,22 @@ void tfc::rt::freeZeroedLarge(void *ptr, uint64_t size) {
     munmap(ptr, alignUp(size, kHugePageBytes));
 }
 
+void *tfc::rt::allocZeroed(uint64_t size, uint64_t align) {
+  if (size >= kHugePageBytes)
+    return allocZeroedLarge(size, align);
+  void *p = alignedAlloc(size, align);
+  if (p)
+    std::memset(p, 0, size);
+  return p;
+}
+
+void tfc::rt::freeZeroed(void *ptr, uint64_t size) {
+  if (size >= kHugePageBytes)
+    freeZeroedLarge(ptr, size);
+  else
+    alignedFree(ptr);
+}
+
 //===----------------------------------------------------------------------===//
 // Planning
 //===----------------------------------------------------------------------===//

@@ -64,6 +64,12 @@ struct ZeroedDeleter {
   void operator()(void *p) const { freeZeroedLarge(p, bytes); }
 };
 using ZeroedBuffer = std::unique_ptr<void, ZeroedDeleter>;
+/// Memory from allocZeroed, released on destruction.
+struct ZeroedHostDeleter {
+  uint64_t bytes = 0;
+  void operator()(void *p) const { freeZeroed(p, bytes); }
+};
+using ZeroedHostBuffer = std::unique_ptr<void, ZeroedHostDeleter>;
 
 } // namespace tfc::rt
 

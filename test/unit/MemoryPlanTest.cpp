@@ -19,6 +19,9 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
 
 using namespace tfc::rt;
 
@@ -490,6 +493,45 @@ TEST(MemoryPlanner, LargeBuffersAreAdvisedToTheirLastByte) {
   // (Where rounding up would waste more than an eighth, the tail stays on
   // 4 KiB pages; a buffer that small may come from heap memory an earlier
   // buffer advised, so that case is not checked here.)
+}
+
+TEST(AllocZeroed, SmallBuffersComeFromTheHeapCleared) {
+  auto *p = static_cast<unsigned char *>(allocZeroed(100, 64));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(p[i], 0) << i;
+  std::memset(p, 0xAB, 100);
+  freeZeroed(p, 100);
+}
+
+TEST(AllocZeroed, LargeBuffersAreZeroWithoutBeingResident) {
+  // A session's KV cache: its pages must not all be resident (nor written)
+  // when the session is created, only once positions are written.
+  uint64_t size = 4 * kHugePageBytes + 4096 + 12;
+  auto *p = static_cast<unsigned char *>(allocZeroed(size, 64));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t pages = (size + page - 1) / page;
+  auto resident = [&] {
+    std::vector<unsigned char> in(pages);
+    EXPECT_EQ(mincore(p, pages * page, in.data()), 0);
+    uint64_t n = 0;
+    for (unsigned char c : in)
+      n += c & 1;
+    return n;
+  };
+  EXPECT_EQ(resident(), 0u);
+  p[0] = 1;
+  uint64_t afterOne = resident();
+  EXPECT_GE(afterOne, 1u);
+  EXPECT_LT(afterOne, pages); // one (huge) page, not the buffer
+  for (uint64_t i = 1; i < size; i += 4093)
+    ASSERT_EQ(p[i], 0) << i;
+  EXPECT_EQ(p[size - 1], 0);
+  p[size - 1] = 2; // writable to its last byte
+  freeZeroed(p, size);
 }
 
 TEST(MemoryPlanner, AMisalignedDestinationIsServedWithAKeptBlock) {

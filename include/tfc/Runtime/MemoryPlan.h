@@ -71,6 +71,11 @@ inline constexpr uint64_t kHugePageBytes = UINT64_C(2) << 20;
 /// freeZeroedLarge(p, size).
 void *allocZeroedLarge(uint64_t size, uint64_t align);
 void freeZeroedLarge(void *ptr, uint64_t size);
+/// Zeroed memory of any size (`align` at most 4096): allocZeroedLarge from
+/// kHugePageBytes up, else the heap, cleared. Released with
+/// freeZeroed(p, size).
+void *allocZeroed(uint64_t size, uint64_t align);
+void freeZeroed(void *ptr, uint64_t size);
 /// `v` rounded up to a multiple of `a` (a power of two).
 inline constexpr uint64_t alignUp(uint64_t v, uint64_t a) {
   return (v + a - 1) & ~(a - 1);
