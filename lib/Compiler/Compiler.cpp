@@ -67,6 +67,17 @@ void addQuantizePass(mlir::PassManager &pm, const CompileOptions &options) {
   pm.addPass(mlir::tfc::createTfcQuantizeWeights(quantize));
 }
 
+/// --activation-block=256: the module attribute that
+/// convert-tfc-linear-to-cpu-gemm reads (KernelConfig.h,
+/// kActivationBlockAttr).
+void setActivationBlock(mlir::ModuleOp module, const CompileOptions &options) {
+  if (options.activationBlock != 32)
+    module->setAttr(
+        "tfc.activation_block",
+        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
+                               options.activationBlock));
+}
+
 } // namespace
 
 Stage tfc::compiler::stageForOutput(StringRef path) {
@@ -234,6 +245,7 @@ mlir::LogicalResult Session::lower(Stage stage) {
   fusion.remarks = options_.remarks;
   mlir::tfc::buildFusionPipeline(pm, fusion);
   addQuantizePass(pm, options_);
+  setActivationBlock(*module_, options_);
   target_->prepare(*module_);
   if (stage != Stage::Fused)
     target_->buildTensorPipeline(pm);
@@ -372,6 +384,7 @@ mlir::LogicalResult Session::emitVariants(StringRef path) {
     if (is_contained(suffixes, suffix))
       return fail("--cpu-variants names '" + target.cpu + "' twice");
     mlir::OwningOpRef<mlir::ModuleOp> variant = module_->clone();
+    setActivationBlock(*variant, options_);
     progress("lowering for " + target.cpu);
     mlir::PassManager pm(context_.get());
     if (options_.passManagerCLOptions && mlir::failed(applyCommandLine(pm)))

@@ -166,6 +166,14 @@ cl::opt<std::string> quantize(
         ".gguf's quantised tensors stay quantised)"),
     cl::value_desc("format"), cl::cat(options));
 
+cl::opt<unsigned> activationBlock(
+    "activation-block",
+    cl::desc("Elements per int8 scale of the activations that multiply "
+             "K-quant weights on the CPU: 32 (the default: the closer to f32 "
+             "arithmetic) or 256 (llama.cpp's Q8_K: its numerics, its "
+             "perplexity); other formats always use 32"),
+    cl::value_desc("32|256"), cl::init(32), cl::cat(options));
+
 cl::opt<bool> kvCache(
     "kv-cache",
     cl::desc("Also generate <entry>_cached for generation: the tokens at "
@@ -422,6 +430,17 @@ int main(int argc, char **argv) {
   }
   options.kvCacheHalf = kvCacheType == "f16";
   options.quantize = quantize;
+  if (activationBlock != 32 && activationBlock != 256) {
+    errs() << "tfc-compile: error: --activation-block=" << activationBlock
+           << ": expected 32 or 256\n";
+    return 1;
+  }
+  if (activationBlock != 32 && target == Target::Cuda) {
+    errs() << "tfc-compile: error: --activation-block is an option of the "
+              "CPU's int8 kernels\n";
+    return 1;
+  }
+  options.activationBlock = activationBlock;
   options.remarks = remarks;
   options.inlineBlocks = inlineBlocks;
   options.codegenThreads = codegenThreads;

@@ -104,6 +104,10 @@ struct CompileOptions {
   /// Linear weights stored block-quantised (q8_0, q4_0, q4_1) or not at all
   /// (none); empty: as the model says.
   std::string quantize;
+  /// CPU: elements per int8 scale of the activations that multiply K-quant
+  /// weights: 32 (the closer to f32) or 256 (llama.cpp's Q8_K, its
+  /// numerics).
+  int64_t activationBlock = 32;
   /// Fusion remarks on the model's locations.
   bool remarks = false;
   /// CPU: keep every block call inline instead of compiling the calls that

@@ -99,6 +99,10 @@ constexpr GemmConfig kGemmAvx2{8, 4, 24, 1, 64, 6, 256, false, 2, false};
 /// "avx2"), set by convert-tfc-linear-to-cpu-gemm from the target; modules
 /// without it get the AVX-512 kernels.
 constexpr const char *kCpuIsaAttr = "tfc.cpu_isa";
+/// The module's elements per int8 scale of the activations that multiply
+/// K-quant weights (tfc_cpu.qgemm's activation_block): 32 when absent, or
+/// 256 (llama.cpp's Q8_K; tfc-compile --activation-block).
+constexpr const char *kActivationBlockAttr = "tfc.activation_block";
 /// The module attribute holding a measured tuning of the GEMM (the textual
 /// form of include/tfc/Tuning/GemmTuning.h, canonical), set by
 /// convert-tfc-linear-to-cpu-gemm from its gemm-tuning option: its fields

@@ -60,7 +60,7 @@ WeightOp quantizedWeight(Value v) {
 /// other use reads
 /// tfc_cpu.dequantize(raw), which depends on weights only and so is computed
 /// once at load (the model ABI's derived constants).
-void lowerQuantizedWeights(ModuleOp module) {
+void lowerQuantizedWeights(ModuleOp module, int64_t activationBlock) {
   SmallVector<WeightOp> quantized;
   module.walk([&](WeightOp w) {
     if (quantizedWeight(w.getResult()))
@@ -138,11 +138,12 @@ void lowerQuantizedWeights(ModuleOp module) {
                                  b, op.getLoc(), packedType, noDynamicSizes),
                              format)
             .getResult();
+    int64_t elements = lookupQuantFormat(format.getValue())->blockElements;
     Value q =
         cpu::QGemmOp::create(
             b, op.getLoc(), op.getType(), op.getInput(), packed, op.getBias(),
             destinationOf(b, op.getLoc(), op.getType(), op.getInput()), format,
-            op.getActivation())
+            op.getActivation(), elements == 256 ? activationBlock : 32)
             .getResult();
     op.replaceAllUsesWith(q);
     op.erase();
@@ -294,7 +295,17 @@ struct ConvertLinearToGemmPass
         module->setAttr(cpu::kCpuGemmTuningAttr,
                         StringAttr::get(&getContext(), canonical));
     }
-    lowerQuantizedWeights(module);
+    int64_t activationBlock = 32;
+    if (Attribute a = module->getAttr(cpu::kActivationBlockAttr)) {
+      auto i = dyn_cast<IntegerAttr>(a);
+      if (!i || (i.getInt() != 32 && i.getInt() != 256)) {
+        module.emitError(cpu::kActivationBlockAttr)
+            << " must be 32 or 256 (elements per activation scale), got " << a;
+        return signalPassFailure();
+      }
+      activationBlock = i.getInt();
+    }
+    lowerQuantizedWeights(module, activationBlock);
     RewritePatternSet patterns(&getContext());
     patterns.add<LinearToGemm>(&getContext(), cpu::gemmConfigFor(module).nr);
     patterns.add<ExplicitMatmulTransposes>(&getContext());

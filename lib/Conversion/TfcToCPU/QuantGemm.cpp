@@ -86,8 +86,11 @@ void mlir::tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value inp
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = b.getI64Type(), i32 = b.getI32Type();
   Type voidType = LLVM::LLVMVoidType::get(ctx);
-  auto quantize = declareMicroKernel(b, op, "tfc_uk_quantize_rows", voidType,
-                                {ptr, i64, i64, i64, i64, ptr});
+  auto quantize = declareMicroKernel(b, op,
+                                     op.getActivationBlock() == 256
+                                         ? "tfc_uk_quantize_rows_256"
+                                         : "tfc_uk_quantize_rows",
+                                     voidType, {ptr, i64, i64, i64, i64, ptr});
   auto gemm = declareMicroKernel(
       b, op, "tfc_uk_qgemm", voidType,
       {i32, ptr, i64, ptr, i64, i64, i64, i64, ptr, ptr, i64});
@@ -103,7 +106,8 @@ void mlir::tfc::cpu::emitQGemm(OpBuilder &b, Location loc, QGemmOp op, Value inp
   Value m = memref::DimOp::create(b, loc, a, 0);
   Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
 
-  // The quantised activations: m rows of k / 32 blocks.
+  // The quantised activations: m rows of k / 32 blocks (with
+  // activation_block 256, each 8 consecutive blocks share a scale).
   Value scratchBytes = arith::MulIOp::create(
       b, loc, m, indexConst(b, loc, k / 32 * TFC_UK_ACT_BLOCK_BYTES));
   Value scratch = memref::AllocOp::create(

@@ -774,3 +774,16 @@ func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %out: memref<4x16xf
   tfc_kernel.linear %x, %w outs(%out) : (memref<4x8xf32>, memref<16x8xf32>, memref<4x16xf32>) -> ()
   return
 }
+
+// -----
+
+// A K-quant qgemm with activation_block = 256 (tfc-compile
+// --activation-block=256) quantises its input with one scale per 256
+// (llama.cpp's Q8_K) before the same GEMM kernel.
+// CHECK-LABEL: func.func @qgemm_activation_block_256
+// CHECK: llvm.call @tfc_uk_quantize_rows_256(
+// CHECK: llvm.call @tfc_uk_qgemm(
+func.func @qgemm_activation_block_256(%x: memref<?x256xf32>, %w: memref<2x1x1184xi8>, %o: memref<?x16xf32>) {
+  tfc_cpu.qgemm %x, %w format "q4_k" outs(%o) {activation_block = 256 : i64} : (memref<?x256xf32>, memref<2x1x1184xi8>, memref<?x16xf32>) -> ()
+  return
+}

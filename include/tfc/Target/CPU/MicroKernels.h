@@ -62,6 +62,15 @@ enum {
  * out + r * (k / 32) * TFC_UK_ACT_BLOCK_BYTES. */
 void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
                           int64_t row1, int64_t k, void *out);
+/* The same blocks with one scale per 256 activations (k a multiple of 256),
+ * as llama.cpp quantises the activations that multiply its K-quant weights
+ * (Q8_K): the element of largest magnitude maps to -127, the others are
+ * rounded to the nearest integer of x * (-127 / that element), at most 127;
+ * each of the 8 blocks of 32 carries the shared scale. For weights of a
+ * K-quant format only (256-element blocks), where the kernels see the same
+ * block layout. */
+void tfc_uk_quantize_rows_256(const float *x, int64_t ldx, int64_t row0,
+                              int64_t row1, int64_t k, void *out);
 
 /* Weights are repacked at load into groups of TFC_UK_GROUP_ROWS rows: per
  * group and block (super-block for the K-quants), the rows' scales, then

@@ -171,6 +171,11 @@ LogicalResult QGemmOp::verify() {
            << ")";
   if (!hasQGemmKernel(getFormat()))
     return emitOpError("no int8 kernel for ") << getFormat();
+  int64_t actBlock = getActivationBlock();
+  if (actBlock != 32 && !(actBlock == 256 && format->blockElements == 256))
+    return emitOpError("activation_block must be 32, or 256 for a format of "
+                       "256-element blocks (the K-quants); got ")
+           << actBlock << " for " << getFormat();
   if (w.getRank() != 3 || !w.hasStaticShape() ||
       w.getDimSize(2) != quantGroupBlockBytes(*format))
     return emitOpError("weight must be packed [groups, K / 32, ")

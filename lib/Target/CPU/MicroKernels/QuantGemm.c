@@ -122,6 +122,73 @@ void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
   }
 }
 
+/* 32 activations scaled by `is` into a block's quants and sums (rounded
+ * to nearest, ties to even, as tfc_uk_quantize_rows; at most 127). */
+static void quantize_block(const float *x, float is, float d, act_block *y) {
+  v8f v[4];
+  memcpy(v, x, sizeof v);
+  v8i sum = (v8i){0}, lo = (v8i){0};
+  const v8i top = (v8i){0} + 127;
+  for (int u = 0; u < 4; ++u) {
+    v8f scaled = v[u] * is;
+    v8i q = __builtin_convertvector((scaled + 12582912.0f) - 12582912.0f, v8i);
+    v8i over = q > top;
+    q = (top & over) | (q & ~over);
+    v8b bytes = __builtin_convertvector(q, v8b);
+    memcpy(y->q + 8 * u, &bytes, 8);
+    sum += q;
+    if (u == 1)
+      lo = sum;
+  }
+  int total = 0, first = 0;
+  for (int t = 0; t < 8; ++t) {
+    total += sum[t];
+    first += lo[t];
+  }
+  y->d = d;
+  y->s = d * (float)total;
+  y->sum = total;
+  y->sum_lo = first;
+}
+
+void tfc_uk_quantize_rows_256(const float *x, int64_t ldx, int64_t row0,
+                              int64_t row1, int64_t k, void *out) {
+  int64_t kb = k / 32;
+  const v8i magnitude = (v8i){0, 0, 0, 0, 0, 0, 0, 0} + 0x7FFFFFFF;
+  for (int64_t r = row0; r < row1; ++r) {
+    const float *xr = x + r * ldx;
+    act_block *y = (act_block *)out + r * kb;
+    for (int64_t b = 0; b < k / 256; ++b) {
+      const float *xs = xr + 256 * b;
+      /* The largest magnitude (as tfc_uk_quantize_rows finds it), then the
+       * first element that has it: its sign is the scale's. */
+      v8f amax = (v8f){0};
+      for (int u = 0; u < 32; ++u) {
+        v8f v;
+        memcpy(&v, xs + 8 * u, sizeof v);
+        v8f a = (v8f)((v8i)v & magnitude);
+        v8i gt = a > amax;
+        amax = (v8f)(((v8i)a & gt) | ((v8i)amax & ~gt));
+      }
+      float m = 0;
+      for (int t = 0; t < 8; ++t)
+        m = amax[t] > m ? amax[t] : m;
+      float extreme = 0;
+      for (int j = 0; j < 256 && m > 0; ++j)
+        if (xs[j] == m || xs[j] == -m) {
+          extreme = xs[j];
+          break;
+        }
+      /* llama.cpp's Q8_K: the extreme maps to -127 (d negative when it is
+       * positive); an all-zero block has d = 0 and zero quants. */
+      float is = extreme != 0 ? -127.0f / extreme : 0.0f;
+      float d = extreme != 0 ? 1.0f / is : 0.0f;
+      for (int s = 0; s < 8; ++s)
+        quantize_block(xs + 32 * s, is, d, y + 8 * b + s);
+    }
+  }
+}
+
 /* Bytes of one stored block by ggml type, for the formats BlockFormats.h
  * decodes (0: not one). */
 static const int16_t kBlockBytes[15] = {0, 0, 18, 20, 0, 0, 22, 24, 34, 0,

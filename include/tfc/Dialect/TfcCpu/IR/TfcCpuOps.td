@@ -89,15 +89,18 @@ def TfcCpu_QGemmOp : TfcCpu_Op<"qgemm"> {
     format `format` (q8_0, q4_0, q4_1), packed by tfc_cpu.qpack
     ([ceil(N / 8), K / 32, group-block bytes]); `bias` an optional [N]
     vector. The result is [..., N]: `activation(input · Wᵀ + bias)`, where
-    the kernel quantises `input` per block of 32 to int8 and multiplies in
-    integers (include/tfc/Target/CPU/MicroKernels.h), as llama.cpp does.
+    the kernel quantises `input` to int8 with one scale per
+    `activation_block` elements (32; or 256 for a K-quant format, as
+    llama.cpp's Q8_K) and multiplies in integers
+    (include/tfc/Target/CPU/MicroKernels.h), as llama.cpp does.
   }];
   let arguments = (ins Tfc_KernelOperand:$input, Tfc_KernelOperand:$weight,
                        Optional<Tfc_KernelOperand>:$bias,
                        Tfc_KernelOperand:$init,
                        StrAttr:$format,
                        DefaultValuedAttr<Tfc_Activation,
-                           "::mlir::tfc::Activation::None">:$activation);
+                           "::mlir::tfc::Activation::None">:$activation,
+                       DefaultValuedAttr<I64Attr, "32">:$activation_block);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `format` $format `outs` `(` $init `)`
     (`activation` `(` $activation^ `)`)?
