@@ -98,12 +98,16 @@ def forward_inputs():
     return flags
 
 
-def forward(weights, model_arg=None, env=None):
+def forward(weights):
     out = subprocess.run(
-        [tfc_run, model_arg or model] +
-        (["--weights", weights] if weights else []) + ["-e", "forward"] +
+        [tfc_run, model, "--weights", weights, "-e", "forward"] +
         forward_inputs() + ["--time", "2", "--stats"],
-        capture_output=True, text=True, check=True, env=env).stdout
+        capture_output=True, text=True, check=True).stdout
+    return resident(out)
+
+
+def resident(out):
+    """tfc-run --stats' line, its arena and its process peak (MiB)."""
     line = next(l for l in out.splitlines() if l.startswith("resident:"))
     arena = re.search(r"arena ([0-9.]+ [KMG]?i?B)", line).group(1)
     peak = re.search(r"process peak ([0-9.]+ [KMG]?i?B)", line).group(1)
@@ -147,11 +151,7 @@ if source:
                                  capture_output=True, text=True, check=True,
                                  env=env).stdout
             seconds = time.perf_counter() - t0
-            line = next(l for l in out.splitlines()
-                        if l.startswith("resident:"))
-            arena = mib(re.search(r"arena ([0-9.]+ [KMG]?i?B)", line).group(1))
-            peak = mib(re.search(r"process peak ([0-9.]+ [KMG]?i?B)",
-                                 line).group(1))
+            line, arena, peak = resident(out)
             children = float(out.rsplit("children peak ", 1)[1])
             bound = 1.15 * weights_total + arena
             print(f"{label:10s} (tfc-run {os.path.basename(source)}, cache "
