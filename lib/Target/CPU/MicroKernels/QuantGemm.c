@@ -72,64 +72,35 @@ typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef int8_t v8b __attribute__((vector_size(8)));
 
-void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
-                          int64_t row1, int64_t k, void *out) {
-  int64_t kb = k / 32;
+/* max |x| over `vectors` x 8 floats: lanes that are greater replace the
+ * maximum (a NaN never is, as in a scalar a > amax ? a : amax from 0). */
+INLINE float max_magnitude(const float *x, int vectors) {
   const v8i magnitude = (v8i){0, 0, 0, 0, 0, 0, 0, 0} + 0x7FFFFFFF;
-  for (int64_t r = row0; r < row1; ++r) {
-    const float *xr = x + r * ldx;
-    act_block *y = (act_block *)out + r * kb;
-    for (int64_t b = 0; b < kb; ++b) {
-      v8f v[4];
-      memcpy(v, xr + 32 * b, sizeof v);
-      /* max |v|: lanes that are greater replace the maximum (a NaN never
-       * is, as in a scalar a > amax ? a : amax from 0) */
-      v8f amax = (v8f){0};
-      for (int u = 0; u < 4; ++u) {
-        v8f a = (v8f)((v8i)v[u] & magnitude);
-        v8i gt = a > amax;
-        amax = (v8f)(((v8i)a & gt) | ((v8i)amax & ~gt));
-      }
-      float m = 0;
-      for (int t = 0; t < 8; ++t)
-        m = amax[t] > m ? amax[t] : m;
-      float d = m / 127.0f;
-      float id = d != 0 ? 1.0f / d : 0.0f;
-      v8i sum = (v8i){0}, lo = (v8i){0};
-      for (int u = 0; u < 4; ++u) {
-        /* round to nearest, ties to even, for |x| < 2^22 (here <= 127),
-         * in the default rounding mode and without a libm call (built
-         * without -ffast-math, which would fold it away): + 1.5 * 2^23 */
-        v8f scaled = v[u] * id;
-        v8i q = __builtin_convertvector(
-            (scaled + 12582912.0f) - 12582912.0f, v8i);
-        v8b bytes = __builtin_convertvector(q, v8b);
-        memcpy(y[b].q + 8 * u, &bytes, 8);
-        sum += q;
-        if (u == 1)
-          lo = sum;
-      }
-      int total = 0, first = 0;
-      for (int t = 0; t < 8; ++t) {
-        total += sum[t];
-        first += lo[t];
-      }
-      y[b].d = d;
-      y[b].s = d * (float)total;
-      y[b].sum = total;
-      y[b].sum_lo = first;
-    }
+  v8f amax = (v8f){0};
+  for (int u = 0; u < vectors; ++u) {
+    v8f v;
+    memcpy(&v, x + 8 * u, sizeof v);
+    v8f a = (v8f)((v8i)v & magnitude);
+    v8i gt = a > amax;
+    amax = (v8f)(((v8i)a & gt) | ((v8i)amax & ~gt));
   }
+  float m = 0;
+  for (int t = 0; t < 8; ++t)
+    m = amax[t] > m ? amax[t] : m;
+  return m;
 }
 
-/* 32 activations scaled by `is` into a block's quants and sums (rounded
- * to nearest, ties to even, as tfc_uk_quantize_rows; at most 127). */
-static void quantize_block(const float *x, float is, float d, act_block *y) {
+/* 32 activations scaled by `is` into a block's quants (at most 127) and
+ * sums, with scale d. */
+INLINE void quantize_block(const float *x, float is, float d, act_block *y) {
   v8f v[4];
   memcpy(v, x, sizeof v);
   v8i sum = (v8i){0}, lo = (v8i){0};
   const v8i top = (v8i){0} + 127;
   for (int u = 0; u < 4; ++u) {
+    /* round to nearest, ties to even, for |x| < 2^22 (here <= 127), in
+     * the default rounding mode and without a libm call (built without
+     * -ffast-math, which would fold it away): + 1.5 * 2^23 */
     v8f scaled = v[u] * is;
     v8i q = __builtin_convertvector((scaled + 12582912.0f) - 12582912.0f, v8i);
     v8i over = q > top;
@@ -151,28 +122,32 @@ static void quantize_block(const float *x, float is, float d, act_block *y) {
   y->sum_lo = first;
 }
 
+void tfc_uk_quantize_rows(const float *x, int64_t ldx, int64_t row0,
+                          int64_t row1, int64_t k, void *out) {
+  int64_t kb = k / 32;
+  for (int64_t r = row0; r < row1; ++r) {
+    const float *xr = x + r * ldx;
+    act_block *y = (act_block *)out + r * kb;
+    for (int64_t b = 0; b < kb; ++b) {
+      /* d = max |x| / 127: |x| / d is at most 127 (to rounding), so the
+       * block's cap never applies here. */
+      float d = max_magnitude(xr + 32 * b, 4) / 127.0f;
+      quantize_block(xr + 32 * b, d != 0 ? 1.0f / d : 0.0f, d, y + b);
+    }
+  }
+}
+
 void tfc_uk_quantize_rows_256(const float *x, int64_t ldx, int64_t row0,
                               int64_t row1, int64_t k, void *out) {
   int64_t kb = k / 32;
-  const v8i magnitude = (v8i){0, 0, 0, 0, 0, 0, 0, 0} + 0x7FFFFFFF;
   for (int64_t r = row0; r < row1; ++r) {
     const float *xr = x + r * ldx;
     act_block *y = (act_block *)out + r * kb;
     for (int64_t b = 0; b < k / 256; ++b) {
       const float *xs = xr + 256 * b;
-      /* The largest magnitude (as tfc_uk_quantize_rows finds it), then the
-       * first element that has it: its sign is the scale's. */
-      v8f amax = (v8f){0};
-      for (int u = 0; u < 32; ++u) {
-        v8f v;
-        memcpy(&v, xs + 8 * u, sizeof v);
-        v8f a = (v8f)((v8i)v & magnitude);
-        v8i gt = a > amax;
-        amax = (v8f)(((v8i)a & gt) | ((v8i)amax & ~gt));
-      }
-      float m = 0;
-      for (int t = 0; t < 8; ++t)
-        m = amax[t] > m ? amax[t] : m;
+      /* The largest magnitude, then the first element that has it: its
+       * sign is the scale's. */
+      float m = max_magnitude(xs, 32);
       float extreme = 0;
       for (int j = 0; j < 256 && m > 0; ++j)
         if (xs[j] == m || xs[j] == -m) {
