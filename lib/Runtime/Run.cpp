@@ -454,8 +454,11 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     MemoryPlanner::Scope scope(&runPlanner);
     CudaState::Scope cudaScope(cuda.get());
     std::string ignored;
-    if (cuda && !cuda->driver->recordEvent(startEvent, ignored))
-      startEvent = nullptr;
+    if (cuda) {
+      cuda->beginRun();
+      if (!cuda->driver->recordEvent(startEvent, ignored))
+        startEvent = nullptr;
+    }
     entryFns[index](runTable, inPtrs.data(), outPtrs.data());
     if (cuda && !cuda->driver->recordEvent(endEvent, ignored))
       endEvent = nullptr;
@@ -481,6 +484,7 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
     std::string error;
     if (!cuda->driver->synchronize(error) && cuda->failure.empty())
       cuda->failure = error;
+    cuda->collectProfile(/*run=*/true);
     float deviceMs = -1;
     cuda->lastDeviceMs =
         startEvent && endEvent &&

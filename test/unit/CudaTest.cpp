@@ -57,6 +57,22 @@ TEST(CudaTest, SelectsTheNewestArchTheDeviceRuns) {
   EXPECT_EQ(selectArch({"bogus", ""}, 90), -1);
 }
 
+TEST(CudaTest, ArchSpecificAndFamilyCodeRunsWhereItMay) {
+  std::vector<std::string> archs = {"sm_80", "sm_90", "sm_90a"};
+  EXPECT_EQ(selectArch(archs, 90), 2);  // H100: Hopper's own features
+  EXPECT_EQ(selectArch(archs, 100), 1); // Blackwell cannot run sm_90a
+  EXPECT_EQ(selectArch(archs, 89), 0);
+  EXPECT_EQ(selectArch({"sm_90a", "sm_90"}, 90), 0);
+  EXPECT_EQ(selectArch({"sm_90a"}, 100), -1);
+  EXPECT_EQ(selectArch({"sm_90a"}, 89), -1);
+  // sm_100f runs on 10.x from 10.0 on, not on 12.0.
+  EXPECT_EQ(selectArch({"sm_90", "sm_100f"}, 103), 1);
+  EXPECT_EQ(selectArch({"sm_90", "sm_100f"}, 120), 0);
+  EXPECT_EQ(selectArch({"sm_100", "sm_100f", "sm_100a"}, 100), 2);
+  EXPECT_EQ(selectArch({"sm_100", "sm_100f", "sm_100a"}, 103), 1);
+  EXPECT_EQ(selectArch({"sm_90b", "sm_", "sm_x90", "sm_90af"}, 90), -1);
+}
+
 TEST(CudaTest, BadPtxReportsTheJitLog) {
   if (!haveRealDriver())
     GTEST_SKIP() << "no CUDA driver on this machine";

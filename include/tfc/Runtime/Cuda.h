@@ -102,9 +102,12 @@ private:
   int (*cuGetErrorString)(int, const char **) = nullptr;
 };
 
-/// Picks the PTX to load for a device of compute capability `capability`:
-/// the newest of `archs` ("sm_80,sm_90") not newer than the device. Returns
-/// the index into the list, or -1 (no arch runs on this device).
+/// Picks the PTX to load for a device of compute capability `capability`
+/// (90 for 9.0): the newest of `archs` ("sm_80,sm_90,sm_90a") that runs on
+/// the device: sm_<N> on N and newer, sm_<N>f on N and the newer members of
+/// its family (same major version), sm_<N>a on N alone; at the same N, a
+/// before f before plain. Returns the index into the list, or -1 (no arch
+/// runs on this device).
 int selectArch(const std::vector<std::string> &archs, int capability);
 
 } // namespace tfc::rt::cuda

@@ -35,7 +35,7 @@ MemRefType gpuk::sharedType(MLIRContext *ctx, ArrayRef<int64_t> shape,
                          MemRefLayoutAttrInterface(), space);
 }
 
-void gpuk::launch(
+gpu::LaunchOp gpuk::launch(
     OpBuilder &b, Location loc, std::array<Value, 3> grid, int64_t threads,
     ArrayRef<MemRefType> shared,
     function_ref<void(OpBuilder &, Location, const LaunchIds &)> body) {
@@ -57,6 +57,7 @@ void gpuk::launch(
     ids.shared.push_back(memref::AllocaOp::create(b, loc, type));
   body(b, loc, ids);
   gpu::TerminatorOp::create(b, loc);
+  return op;
 }
 
 void gpuk::promoteSharedAllocas(gpu::LaunchOp launch) {

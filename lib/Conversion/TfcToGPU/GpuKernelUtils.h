@@ -12,6 +12,7 @@
 #ifndef TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELUTILS_H
 #define TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELUTILS_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -45,10 +46,11 @@ struct LaunchIds {
 /// gpu.launch over `grid` blocks of `threads` threads (x only), with one
 /// shared buffer per `shared` type (a workgroup-space memref.alloca at the
 /// start of the body until promoteSharedAllocas); `body` fills the launch
-/// region.
-void launch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
-            int64_t threads, ArrayRef<MemRefType> shared,
-            function_ref<void(OpBuilder &, Location, const LaunchIds &)> body);
+/// region. Returns the launch.
+gpu::LaunchOp
+launch(OpBuilder &b, Location loc, std::array<Value, 3> grid, int64_t threads,
+       ArrayRef<MemRefType> shared,
+       function_ref<void(OpBuilder &, Location, const LaunchIds &)> body);
 
 /// Turns the workgroup-space allocas at the start of `launch`'s body into
 /// workgroup attributions.

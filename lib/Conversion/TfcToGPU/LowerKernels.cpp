@@ -33,7 +33,7 @@ using namespace mlir::tfc;
 
 namespace {
 
-LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
+LogicalResult lowerKernelOp(OpBuilder &b, Operation *op) {
   // The GPU kernels compute in f32 on f32, f16 and bf16 data.
   for (Type t : op->getOperandTypes()) {
     Type element = cast<ShapedType>(t).getElementType();
@@ -76,6 +76,32 @@ LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
             "is not a kernel the CUDA target knows (the CPU's packed and "
             "quantised kernels stay on the CPU)");
       });
+}
+
+/// Names the kernels that lowering `op` launched (the launches in
+/// [first, op) of its block, nested ones too) after the op and the element
+/// type it computes on: tfc_<op>_<type>, e.g. tfc_linear_f16 or
+/// tfc_attention_bf16. Outlining gives each launch a function of that name
+/// (tfc-merge-gpu-modules suffixes repeats with _N), which is what ptxas,
+/// the SASS checks and TFC_CUDA_PROFILE report.
+void nameLaunches(Operation *first, Operation *op) {
+  std::string name = ("tfc_" + op->getName().stripDialect()).str();
+  Type element = cast<ShapedType>(op->getOperand(0).getType()).getElementType();
+  llvm::raw_string_ostream(name) << "_" << element;
+  auto symbol = FlatSymbolRefAttr::get(op->getContext(), name);
+  for (Operation *it = first; it && it != op; it = it->getNextNode())
+    it->walk([&](gpu::LaunchOp launch) {
+      if (!launch.getFunctionAttr())
+        launch.setFunctionAttr(symbol);
+    });
+}
+
+LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
+  Operation *before = op->getPrevNode();
+  LogicalResult result = lowerKernelOp(b, op);
+  if (succeeded(result))
+    nameLaunches(before ? before->getNextNode() : &op->getBlock()->front(), op);
+  return result;
 }
 
 struct CudaLowerKernelsPass

@@ -47,28 +47,32 @@ LogicalResult mapToLaunch(scf::ParallelOp loop) {
   }
   Value total = product(b, loc, counts);
   Value one = indexConst(b, loc, 1);
-  launch(b, loc, {ceilDiv(b, loc, total, kThreads), one, one}, kThreads, {},
-         [&](OpBuilder &b, Location l, const LaunchIds &ids) {
-           Value id = arith::AddIOp::create(
-               b, l,
-               arith::MulIOp::create(b, l, ids.block[0],
-                                     indexConst(b, l, kThreads)),
-               ids.thread);
-           Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
-                                                id, total);
-           ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
-             SmallVector<Value> coords = delinearize(b, l, id, counts);
-             IRMapping mapping;
-             for (auto [iv, coord, lb, step] :
-                  llvm::zip(loop.getInductionVars(), coords,
-                            loop.getLowerBound(), loop.getStep()))
-               mapping.map(
-                   iv, arith::AddIOp::create(
-                           b, l, lb, arith::MulIOp::create(b, l, coord, step)));
-             for (Operation &op : loop.getBody()->without_terminator())
-               b.clone(op, mapping);
-           });
-         });
+  gpu::LaunchOp op = launch(
+      b, loc, {ceilDiv(b, loc, total, kThreads), one, one}, kThreads, {},
+      [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+        Value id = arith::AddIOp::create(
+            b, l,
+            arith::MulIOp::create(b, l, ids.block[0],
+                                  indexConst(b, l, kThreads)),
+            ids.thread);
+        Value inside =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, id, total);
+        ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
+          SmallVector<Value> coords = delinearize(b, l, id, counts);
+          IRMapping mapping;
+          for (auto [iv, coord, lb, step] :
+               llvm::zip(loop.getInductionVars(), coords, loop.getLowerBound(),
+                         loop.getStep()))
+            mapping.map(
+                iv, arith::AddIOp::create(
+                        b, l, lb, arith::MulIOp::create(b, l, coord, step)));
+          for (Operation &op : loop.getBody()->without_terminator())
+            b.clone(op, mapping);
+        });
+      });
+  // Fused elementwise code and copies: a kernel of that name (the kernel
+  // ops are named after themselves by tfc-cuda-lower-kernels).
+  op.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), "tfc_elementwise"));
   loop.erase();
   return success();
 }

@@ -280,18 +280,48 @@ void Driver::destroyEvent(CUevent event) {
     cuEventDestroy(event);
 }
 
+namespace {
+/// "sm_<N>" (rank 0), "sm_<N>f" (1), "sm_<N>a" (2): N, or -1 if malformed.
+int parseArch(const std::string &arch, int &rank) {
+  if (arch.rfind("sm_", 0) != 0)
+    return -1;
+  size_t i = 3;
+  int version = 0;
+  while (i < arch.size() && arch[i] >= '0' && arch[i] <= '9' && version < 10000)
+    version = version * 10 + (arch[i++] - '0');
+  if (i == 3)
+    return -1;
+  std::string suffix = arch.substr(i);
+  if (suffix.empty())
+    rank = 0;
+  else if (suffix == "f")
+    rank = 1;
+  else if (suffix == "a")
+    rank = 2;
+  else
+    return -1;
+  return version;
+}
+} // namespace
+
 int tfc::rt::cuda::selectArch(const std::vector<std::string> &archs,
                               int capability) {
-  int best = -1, bestVersion = -1;
+  int best = -1, bestVersion = -1, bestRank = -1;
   for (size_t i = 0; i < archs.size(); ++i) {
-    const std::string &a = archs[i];
-    if (a.rfind("sm_", 0) != 0)
+    int rank = 0;
+    int version = parseArch(archs[i], rank);
+    if (version <= 0 || version > capability)
       continue;
-    int version = std::atoi(a.c_str() + 3);
-    if (version <= 0 || version > capability || version <= bestVersion)
+    // Architecture-specific code runs on that architecture alone, family
+    // code on the newer members of its family (same major version).
+    if ((rank == 2 && version != capability) ||
+        (rank == 1 && version / 10 != capability / 10))
+      continue;
+    if (version < bestVersion || (version == bestVersion && rank <= bestRank))
       continue;
     best = static_cast<int>(i);
     bestVersion = version;
+    bestRank = rank;
   }
   return best;
 }

@@ -8,9 +8,13 @@
 
 #include "Model.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
 using namespace tfc::rt;
 
@@ -20,6 +24,102 @@ thread_local CudaState *currentState = nullptr;
 
 /// cuMemAlloc aligns to 256 bytes; larger alignments over-allocate.
 constexpr uint64_t kDriverAlignment = 256;
+
+/// TFC_CUDA_PROFILE=1: device time per kernel, aggregated over the process
+/// by kernel name without the _N that tells repeats apart
+/// (tfc_linear_f32_5 -> tfc_linear_f32), printed to stderr at exit.
+class KernelProfile {
+public:
+  /// The process's profile, or null when TFC_CUDA_PROFILE is not set.
+  static KernelProfile *get() {
+    static KernelProfile profile;
+    return profile.enabled ? &profile : nullptr;
+  }
+
+  void add(const std::string &kernel, double ms, const std::string &device) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Entry &e = entries[family(kernel)];
+    ++e.launches;
+    e.ms += ms;
+    if (this->device.empty())
+      this->device = device;
+  }
+
+  void addInit(uint64_t launches) {
+    std::lock_guard<std::mutex> lock(mutex);
+    initLaunches += launches;
+  }
+
+  void addRun(uint64_t launches) {
+    std::lock_guard<std::mutex> lock(mutex);
+    minLaunches = runs ? std::min(minLaunches, launches) : launches;
+    maxLaunches = runs ? std::max(maxLaunches, launches) : launches;
+    ++runs;
+  }
+
+  ~KernelProfile() {
+    if (!enabled || entries.empty())
+      return;
+    std::vector<std::pair<std::string, Entry>> rows(entries.begin(),
+                                                    entries.end());
+    std::stable_sort(
+        rows.begin(), rows.end(),
+        [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+    Entry all;
+    for (const auto &row : rows) {
+      all.launches += row.second.launches;
+      all.ms += row.second.ms;
+    }
+    std::string perRun =
+        minLaunches == maxLaunches
+            ? std::to_string(minLaunches)
+            : std::to_string(minLaunches) + "-" + std::to_string(maxLaunches);
+    std::fprintf(stderr,
+                 "tfc: CUDA kernel profile (TFC_CUDA_PROFILE) on %s: %llu "
+                 "runs, %s launches per run (and %llu at init)\n",
+                 device.c_str(), static_cast<unsigned long long>(runs),
+                 perRun.c_str(), static_cast<unsigned long long>(initLaunches));
+    std::fprintf(stderr, "  %-32s %9s %12s %10s %7s\n", "kernel", "launches",
+                 "total ms", "mean us", "share");
+    auto print = [&](const std::string &name, const Entry &e) {
+      std::fprintf(stderr, "  %-32s %9llu %12.3f %10.2f %6.1f%%\n",
+                   name.c_str(), static_cast<unsigned long long>(e.launches),
+                   e.ms, e.launches ? 1000.0 * e.ms / e.launches : 0.0,
+                   all.ms > 0 ? 100.0 * e.ms / all.ms : 0.0);
+    };
+    for (const auto &row : rows)
+      print(row.first, row.second);
+    print("all", all);
+  }
+
+private:
+  struct Entry {
+    uint64_t launches = 0;
+    double ms = 0;
+  };
+
+  KernelProfile() {
+    const char *env = std::getenv("TFC_CUDA_PROFILE");
+    enabled = env && *env && std::strcmp(env, "0") != 0;
+  }
+
+  /// The kernel's name without a trailing _<digits>.
+  static std::string family(const std::string &name) {
+    size_t pos = name.find_last_of('_');
+    if (pos == std::string::npos || pos + 1 == name.size())
+      return name;
+    for (size_t i = pos + 1; i < name.size(); ++i)
+      if (name[i] < '0' || name[i] > '9')
+        return name;
+    return name.substr(0, pos);
+  }
+
+  bool enabled = false;
+  std::mutex mutex;
+  std::map<std::string, Entry> entries;
+  std::string device;
+  uint64_t runs = 0, minLaunches = 0, maxLaunches = 0, initLaunches = 0;
+};
 
 } // namespace
 
@@ -110,9 +210,17 @@ void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
   }
   const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   std::string error;
+  CudaState::TimedLaunch timed{kernel, nullptr, nullptr};
+  if (state->profiling && !state->driver->recordEvent(timed.start, error))
+    timed.start = nullptr;
+  ++state->launches;
   if (!state->driver->launch(state->kernels[kernel], grid, block,
                              static_cast<unsigned>(shared), args, error))
     state->failure = "kernel '" + state->kernelNames[kernel] + "': " + error;
+  else if (timed.start && state->driver->recordEvent(timed.end, error))
+    state->timedLaunches.push_back(timed);
+  if (timed.start && !timed.end)
+    state->driver->destroyEvent(timed.start);
 }
 
 std::vector<std::string> split(const char *s, char sep) {
@@ -139,13 +247,38 @@ const tfc_rt_hooks tfc::rt::kCudaHooks = {cudaHookAlloc, cudaHookFree,
                                           nullptr};
 
 CudaState::CudaState(cuda::Driver *driver)
-    : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}) {}
+    : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}),
+      profiling(KernelProfile::get() != nullptr) {}
+
+void CudaState::collectProfile(bool run) {
+  KernelProfile *profile = KernelProfile::get();
+  for (const TimedLaunch &t : timedLaunches) {
+    float ms = 0;
+    std::string error;
+    if (profile && failure.empty() &&
+        driver->elapsedMs(t.start, t.end, ms, error))
+      profile->add(kernelNames[t.kernel], ms, driver->description());
+    driver->destroyEvent(t.start);
+    driver->destroyEvent(t.end);
+  }
+  timedLaunches.clear();
+  if (profile && failure.empty()) {
+    if (run)
+      profile->addRun(launches);
+    else
+      profile->addInit(launches);
+  }
+}
 
 CudaState::~CudaState() {
   // The freeing thread may never have used the context; the planner member
   // (destroyed after this body) releases its arena through it too.
   std::string ignored;
   driver->makeCurrent(ignored);
+  for (const TimedLaunch &t : timedLaunches) {
+    driver->destroyEvent(t.start);
+    driver->destroyEvent(t.end);
+  }
   for (void *p : deviceBuffers)
     deviceFree(p, this);
   driver->unloadModule(module);
@@ -252,9 +385,11 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
                                             "': " + error);
   }
   static void *emptyTable[1] = {nullptr};
+  state.beginRun();
   model.init(state.deviceTable.empty() ? emptyTable : state.deviceTable.data());
   if (!driver.synchronize(error) && state.failure.empty())
     state.failure = error;
+  state.collectProfile(/*run=*/false);
   if (!state.failure.empty())
     return setError(TFC_ERR_INTERNAL, "computing the derived constants on " +
                                           driver.description() + ": " +

@@ -54,6 +54,24 @@ struct CudaState {
   double lastDeviceMs = -1;
   MemoryPlanner planner;
 
+  /// Kernel launches since the last beginRun.
+  uint64_t launches = 0;
+  /// TFC_CUDA_PROFILE: each launch between two events, timed once the
+  /// device has finished them (collectProfile).
+  struct TimedLaunch {
+    int64_t kernel;
+    cuda::CUevent start, end;
+  };
+  bool profiling = false;
+  std::vector<TimedLaunch> timedLaunches;
+
+  /// Starts counting the launches of a run.
+  void beginRun() { launches = 0; }
+  /// After a synchronisation: adds the timed launches to the process's
+  /// kernel profile (printed at exit), and for a run (not init) its launch
+  /// count.
+  void collectProfile(bool run);
+
   /// Marks the calling thread as running this model's host code.
   class Scope {
   public:

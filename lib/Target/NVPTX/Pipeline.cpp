@@ -36,12 +36,51 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <cstdlib>
 
 using namespace mlir;
+
+LogicalResult tfc::checkCudaArch(StringRef arch, std::string &error) {
+  StringRef rest = arch;
+  unsigned version = 0;
+  bool wellFormed =
+      rest.consume_front("sm_") && !rest.empty() && llvm::isDigit(rest.front());
+  if (wellFormed) {
+    StringRef digits = rest.take_while(llvm::isDigit);
+    StringRef suffix = rest.drop_front(digits.size());
+    wellFormed = !digits.getAsInteger(10, version) &&
+                 (suffix.empty() || suffix == "a" || suffix == "f");
+  }
+  auto unsupported = [&](const Twine &why) {
+    error = ("unsupported GPU architecture '" + arch + "': " + why).str();
+    return failure();
+  };
+  if (!wellFormed)
+    return unsupported("expected sm_<N>, sm_<N>a or sm_<N>f, e.g. sm_80, "
+                       "sm_90 or sm_90a");
+  // The f16/bf16 products use mma.sync.m16n8k16 (Ampere and newer).
+  if (version < 80)
+    return unsupported("tfc's kernels need sm_80 or newer (mma.sync)");
+  // What LLVM's NVPTX backend cannot compile for would abort the compiler.
+  initializeNvptxBackend();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      // (Created for a known chip: an unknown one would print a warning.)
+      target ? target->createMCSubtargetInfo(triple, "sm_80", "") : nullptr);
+  if (!info || !info->isCPUStringValid(arch))
+    return unsupported("LLVM's NVPTX backend does not know it");
+  return success();
+}
 
 LogicalResult tfc::resolveCudaTarget(CudaTargetOptions &options,
                                      std::string &error) {
@@ -49,17 +88,9 @@ LogicalResult tfc::resolveCudaTarget(CudaTargetOptions &options,
     error = "no GPU architecture given (--gpu-arch=sm_80,sm_90)";
     return failure();
   }
-  for (const std::string &arch : options.archs) {
-    StringRef a(arch);
-    unsigned version = 0;
-    if (!a.consume_front("sm_") || a.getAsInteger(10, version) ||
-        version < 80) {
-      // The f16/bf16 products use mma.sync.m16n8k16 (Ampere and newer).
-      error = "unsupported GPU architecture '" + arch +
-              "': expected sm_80 or newer, e.g. sm_80 or sm_90";
+  for (const std::string &arch : options.archs)
+    if (failed(checkCudaArch(arch, error)))
       return failure();
-    }
-  }
   std::string root = options.cudaPath;
   if (root.empty())
     if (const char *env = std::getenv("CUDA_HOME"); env && *env)

@@ -55,6 +55,10 @@ void tfc::registerCudaTargetDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
+  initializeNvptxBackend();
+}
+
+void tfc::initializeNvptxBackend() {
   static bool initialised = [] {
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();

@@ -31,22 +31,33 @@ class ModuleOp;
 namespace mlir::tfc {
 
 struct CudaTargetOptions {
-  /// GPU architectures to compile for ("sm_80", "sm_90").
+  /// GPU architectures to compile for: sm_<N> (runs on compute capability N
+  /// and newer), sm_<N>a (N's architecture-specific features, e.g. Hopper's
+  /// wgmma and TMA in sm_90a: runs on exactly N) or sm_<N>f (N's family),
+  /// N >= 80 and known to LLVM's NVPTX backend.
   llvm::SmallVector<std::string> archs = {"sm_80", "sm_90"};
   /// The CUDA toolkit (for libdevice); empty: $CUDA_HOME, then
   /// /usr/local/cuda.
   std::string cudaPath;
-  /// The PTX ISA version feature passed to the NVPTX backend.
-  std::string ptxFeatures = "+ptx80";
+  /// The PTX ISA version feature passed to the NVPTX backend ("+ptx87");
+  /// empty: the oldest PTX ISA that each architecture accepts.
+  std::string ptxFeatures;
   /// Resolved by resolveCudaTarget: libdevice's path.
   std::string libdevice;
 };
+
+/// Whether tfc can compile for `arch` (CudaTargetOptions::archs' forms); a
+/// message naming it on failure.
+LogicalResult checkCudaArch(llvm::StringRef arch, std::string &error);
 
 /// Validates the architectures and finds libdevice; a message on failure.
 LogicalResult resolveCudaTarget(CudaTargetOptions &options, std::string &error);
 
 /// The dialects, interfaces and LLVM targets the CUDA pipeline needs.
 void registerCudaTargetDialects(DialectRegistry &registry);
+
+/// Initialises LLVM's NVPTX backend (once; registerCudaTargetDialects does).
+void initializeNvptxBackend();
 
 /// Marks `module` as targeting CUDA (`tfc.target = #tfc.target<cuda>`, which
 /// the model ABI records as the device in the metadata).
