@@ -62,9 +62,10 @@ public:
       return;
     std::vector<std::pair<std::string, Entry>> rows(entries.begin(),
                                                     entries.end());
-    std::stable_sort(
-        rows.begin(), rows.end(),
-        [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+    std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+      return a.second.ms != b.second.ms ? a.second.ms > b.second.ms
+                                        : a.first < b.first;
+    });
     Entry all;
     for (const auto &row : rows) {
       all.launches += row.second.launches;
