@@ -9,6 +9,7 @@
 #include "tfc/Conversion/Passes.h"
 #include "tfc/Dialect/Tfc/IR/TfcOps.h"
 #include "tfc/Dialect/Tfc/Transforms/Passes.h"
+#include "tfc/Dialect/TfcKernel/Transforms/Passes.h"
 #include "tfc/Target/Host/Passes.h"
 #include "tfc/Target/NVPTX/Passes.h"
 
@@ -130,10 +131,13 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                     const CpuTargetOptions &host,
                                     bool deviceCodeOnly) {
   // The layers stay inline on the GPU's host code (its launches and
-  // transfers are checked per entry).
+  // transfers are checked per entry). Attention reads split heads and
+  // writes merged ones through strides (the GPU kernel loads and stores any
+  // layout): no copy kernels.
   buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(),
                                   /*copiesAsLoops=*/true,
-                                  /*outlineBlocks=*/false);
+                                  /*outlineBlocks=*/false,
+                                  kernel::createKernelFoldTransposedOperands());
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerEntryPoints());
 
