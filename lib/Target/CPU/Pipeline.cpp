@@ -54,7 +54,8 @@ void tfc::buildCpuTensorPipeline(OpPassManager &pm, llvm::StringRef isa,
 void tfc::buildCpuLoweringPipeline(OpPassManager &pm,
                                    const CpuTargetOptions &options) {
   // Attention reads split heads through strides (its C micro-kernels take
-  // any layout with unit innermost stride): no copies.
+  // any layout with unit innermost stride), and so do rotary embeddings and
+  // KV-cache writes (loops): no copies.
   buildModelBufferizationPipeline(pm, options, createCpuLowerKernels(),
                                   /*copiesAsLoops=*/false,
                                   /*outlineBlocks=*/options.outlineBlocks,

@@ -2,9 +2,10 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// A transposed copy that only attention reads becomes a transposed view,
-// and so does one that only copies attention's output elsewhere (Passes.td
-// has the conditions).
+// A transposed copy that only attention and strided readers (generic
+// inputs, loads, copy sources) read becomes a transposed view, and so does
+// one that only copies attention's output elsewhere (Passes.td has the
+// conditions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +96,19 @@ bool isAttentionInput(OpOperand &use) {
                        &use == &attention.getValueMutable());
 }
 
+/// Whether `use` only reads its buffer through memref indexing, which any
+/// strided layout serves: a generic's input, a load, a copy's source.
+bool isStridedReader(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto generic = dyn_cast<linalg::GenericOp>(user))
+    return generic.isDpsInput(&use);
+  if (auto load = dyn_cast<memref::LoadOp>(user))
+    return use.get() == load.getMemRef();
+  if (auto copy = dyn_cast<memref::CopyOp>(user))
+    return use.get() == copy.getSource() && use.get() != copy.getTarget();
+  return false;
+}
+
 /// Folds `copy` when it qualifies; returns whether it did.
 bool fold(linalg::TransposeOp copy) {
   if (!copy.hasPureBufferSemantics())
@@ -111,18 +125,20 @@ bool fold(linalg::TransposeOp copy) {
   if (failed(srcType.getStridesAndOffset(strides, offset)) ||
       strides.back() != 1)
     return false;
-  // Every other use: an attention input after the copy, in its block.
+  // Every other use: an attention input or a strided reader after the
+  // copy, in its block or nested in an op of it.
   Block *block = copy->getBlock();
   Operation *last = copy;
   for (OpOperand &use : dst.getUses()) {
     Operation *user = use.getOwner();
     if (user == copy)
       continue;
-    if (!isAttentionInput(use) || user->getBlock() != block ||
-        !copy->isBeforeInBlock(user))
+    Operation *at = block->findAncestorOpInBlock(*user);
+    if (!at || !copy->isBeforeInBlock(at) ||
+        !(isAttentionInput(use) || isStridedReader(use)))
       return false;
-    if (last->isBeforeInBlock(user))
-      last = user;
+    if (last->isBeforeInBlock(at))
+      last = at;
   }
   if (last == copy)
     return false;
