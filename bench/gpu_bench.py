@@ -95,37 +95,52 @@ def models(args, tmp):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     rng = np.random.default_rng(0)
     for name, tfm, vocab in (("gpt2", "gpt2", 50257), ("bert", "bert-base", 30522)):
-        lib = os.path.join(tmp, name + ".so")
-        weights = os.path.join(tmp, name + ".safetensors")
-        subprocess.run([os.path.join(args.bin, "tfc-compile"),
-                        os.path.join(root, "examples", tfm + ".tfm"), "--target=cuda", "-o", lib],
-                       check=True)
-        subprocess.run([os.path.join(args.bin, "tfc-weights"), lib, "-o", weights], check=True,
-                       capture_output=True)
         ids = rng.integers(0, vocab, size=(1, 128), dtype=np.int64)
-        inputs = {"input_ids": ids}
-        if name == "bert":
-            inputs["token_type_ids"] = np.zeros_like(ids)
-            inputs["attention_mask"] = np.ones_like(ids)
-        run = ["--weights", weights]
-        for key, value in inputs.items():
-            path = os.path.join(tmp, key + ".npy")
-            np.save(path, value)
-            run.append(f"--input={key}={path}")
-        out = os.path.join(tmp, name + "_out.npy")
-        ms = tfc_device_ms(args.bin, lib, run + [f"--output={out}" if name == "gpt2"
-                                                  else f"--output=hidden={out}"], args.iters)
-        w = {k: v.cuda() for k, v in torch_models.load_safetensors(weights).items()}
-        model = torch_models.Gpt2(w) if name == "gpt2" else torch_models.Bert(w)
-        targs = [torch.from_numpy(v).cuda() for v in inputs.values()]
-        with torch.inference_mode():
-            ref = model(*targs)[0].float().cpu().numpy()
-            peer = torch_ms(lambda: model(*targs), args.iters)
-        got = np.load(out)
-        print(f"{name} seq=128 f32: tfc {ms:.3f} ms | PyTorch {torch.__version__} eager "
-              f"{peer:.3f} ms | tfc/PyTorch time ratio {ms / peer:.2f} | max abs diff "
-              f"{float(np.max(np.abs(ref - got))):.2e} (scale {float(np.max(np.abs(ref))):.2f})",
-              flush=True)
+        # f32 as both compute by default, then tf32 products on both sides
+        # (tfc-compile --gpu-fp32-matmul=tf32, PyTorch's allow_tf32).
+        for precision in ("f32", "tf32"):
+            lib = os.path.join(tmp, f"{name}-{precision}.so")
+            weights = os.path.join(tmp, name + ".safetensors")
+            subprocess.run([os.path.join(args.bin, "tfc-compile"),
+                            os.path.join(root, "examples", tfm + ".tfm"), "--target=cuda",
+                            "--gpu-fp32-matmul=" + ("tf32" if precision == "tf32" else "ieee"),
+                            "-o", lib], check=True)
+            subprocess.run([os.path.join(args.bin, "tfc-weights"), lib, "-o", weights],
+                           check=True, capture_output=True)
+            inputs = {"input_ids": ids}
+            if name == "bert":
+                inputs["token_type_ids"] = np.zeros_like(ids)
+                inputs["attention_mask"] = np.ones_like(ids)
+            run = ["--weights", weights]
+            for key, value in inputs.items():
+                path = os.path.join(tmp, key + ".npy")
+                np.save(path, value)
+                run.append(f"--input={key}={path}")
+            out = os.path.join(tmp, name + "_out.npy")
+            ms = tfc_device_ms(args.bin, lib, run + [f"--output={out}" if name == "gpt2"
+                                                      else f"--output=hidden={out}"], args.iters)
+            w = {k: v.cuda() for k, v in torch_models.load_safetensors(weights).items()}
+            model = torch_models.Gpt2(w) if name == "gpt2" else torch_models.Bert(w)
+            targs = [torch.from_numpy(v).cuda() for v in inputs.values()]
+            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+            torch.backends.cudnn.allow_tf32 = precision == "tf32"
+            with torch.inference_mode():
+                ref = model(*targs)[0].float().cpu().numpy()
+                peer = torch_ms(lambda: model(*targs), args.iters)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            got = np.load(out)
+            print(f"{name} seq=128 {precision}: tfc {ms:.3f} ms | PyTorch {torch.__version__} "
+                  f"eager {peer:.3f} ms | tfc/PyTorch time ratio {ms / peer:.2f} | max abs diff "
+                  f"{float(np.max(np.abs(ref - got))):.2e} "
+                  f"(scale {float(np.max(np.abs(ref))):.2f})", flush=True)
+            # Where the time goes: device time per kernel (TFC_CUDA_PROFILE;
+            # the events around each launch add a little to each).
+            profiled = subprocess.run(
+                [os.path.join(args.bin, "tfc-run"), lib] + run + [f"--time={args.iters}"],
+                capture_output=True, text=True, env=dict(os.environ, TFC_CUDA_PROFILE="1"))
+            for line in profiled.stderr.splitlines():
+                print(f"#   {line}", flush=True)
 
 
 def main():

@@ -32,6 +32,9 @@ public:
   std::string check(const CompileOptions &o, Stage stage) const override {
     if (stage == Stage::Ptx)
       return "--emit=ptx needs --target=cuda";
+    if (o.gpuFp32Matmul != "ieee")
+      return "--gpu-fp32-matmul=" + o.gpuFp32Matmul +
+             " is for --target=cuda (the CPU computes f32 products in f32)";
     return "";
   }
 
@@ -138,6 +141,9 @@ public:
       return std::string(o.gemmTuning.empty() ? "--tune-file"
                                               : "--gemm-tuning") +
              " tunes the CPU kernels' GEMM; a CUDA model has none";
+    if (o.gpuFp32Matmul != "ieee" && o.gpuFp32Matmul != "tf32")
+      return "--gpu-fp32-matmul takes ieee or tf32, not '" + o.gpuFp32Matmul +
+             "'";
     return "";
   }
 
@@ -152,6 +158,7 @@ public:
     if (!o.gpuArchs.empty())
       cuda_.archs.assign(o.gpuArchs.begin(), o.gpuArchs.end());
     cuda_.cudaPath = o.cudaPath;
+    cuda_.tf32Matmul = o.gpuFp32Matmul == "tf32";
     std::string error;
     if (mlir::failed(mlir::tfc::resolveCudaTarget(cuda_, error)))
       return error;

@@ -102,6 +102,12 @@ cl::list<std::string>
              cl::desc("GPU architectures for --target=cuda (default: "
                       "sm_80,sm_90)"),
              cl::value_desc("sm_XX,..."), cl::cat(options));
+cl::opt<std::string> gpuFp32Matmul(
+    "gpu-fp32-matmul",
+    cl::desc("f32 products on the GPU: ieee (f32 FMAs, default) or tf32 "
+             "(tensor cores, operands rounded to tf32, as PyTorch's "
+             "allow_tf32)"),
+    cl::value_desc("ieee|tf32"), cl::init("ieee"), cl::cat(options));
 cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("The CUDA toolkit, for libdevice (default: $CUDA_HOME, then "
@@ -383,6 +389,7 @@ int main(int argc, char **argv) {
   options.target = target == Target::Cuda ? "cuda" : "cpu";
   options.gpuArchs.assign(gpuArchs.begin(), gpuArchs.end());
   options.cudaPath = cudaPath;
+  options.gpuFp32Matmul = gpuFp32Matmul;
   options.cpu = cpu;
   options.features = features;
   options.cpuKernels = cpuKernels;

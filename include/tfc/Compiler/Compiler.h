@@ -68,6 +68,9 @@ struct CompileOptions {
   /// CUDA: architectures (default sm_80, sm_90) and the toolkit (libdevice).
   std::vector<std::string> gpuArchs;
   std::string cudaPath;
+  /// CUDA: f32 products with f32 FMAs ("ieee") or on the tensor cores with
+  /// operands rounded to tf32 ("tf32", as PyTorch's allow_tf32).
+  std::string gpuFp32Matmul = "ieee";
   /// CPU: the LLVM CPU name and features (default: the host's), the ISA the
   /// kernels are tiled for (default: from the features), and for a
   /// multi-versioned library one CPU per variant, most capable first.

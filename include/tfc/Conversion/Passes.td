@@ -73,8 +73,15 @@ def CudaLowerKernels : Pass<"tfc-cuda-lower-kernels", "mlir::ModuleOp"> {
     Every `tfc_kernel` op on memrefs becomes the `gpu.launch` of its GPU
     kernel (lib/Conversion/TfcToGPU: RowKernels.cpp, Attention.cpp,
     Matmul.cpp), reading and writing device buffers; f32, f16 and bf16 data,
-    computed in f32. The CPU's own kernel ops (`tfc_cpu`) are errors.
+    computed in f32. The CPU's own kernel ops (`tfc_cpu`) are errors. With
+    `fp32-matmul=tf32` the f32 products (linear, matmul) run on the tensor
+    cores with their operands rounded to tf32, as PyTorch's allow_tf32.
   }];
+  let options = [
+    Option<"fp32Matmul", "fp32-matmul", "std::string", /*default=*/"\"ieee\"",
+           "How f32 products are computed: ieee (f32 FMAs) or tf32 (tensor "
+           "cores, operands rounded to tf32)">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
                            "mlir::LLVM::LLVMDialect",

@@ -1,4 +1,4 @@
-//===- EffectModels.cpp - Memory effects of gpu.barrier and mma.sync ------===//
+//===- EffectModels.cpp - Memory effects of gpu.barrier, mma.sync, cvt ----===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
@@ -29,10 +29,11 @@ struct BarrierEffects
   }
 };
 
-/// nvvm.mma.sync declares no memory effects either; it only computes on
-/// registers.
-struct MmaEffects
-    : MemoryEffectOpInterface::ExternalModel<MmaEffects, NVVM::MmaOp> {
+/// nvvm.mma.sync and nvvm.convert.float.to.tf32 declare no memory effects
+/// either; they only compute on registers.
+template <typename Op>
+struct RegisterOnlyEffects
+    : MemoryEffectOpInterface::ExternalModel<RegisterOnlyEffects<Op>, Op> {
   void
   getEffects(Operation *,
              SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
@@ -45,6 +46,8 @@ void tfc::registerGpuKernelEffectModels(DialectRegistry &registry) {
     gpu::BarrierOp::attachInterface<BarrierEffects>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, NVVM::NVVMDialect *) {
-    NVVM::MmaOp::attachInterface<MmaEffects>(*ctx);
+    NVVM::MmaOp::attachInterface<RegisterOnlyEffects<NVVM::MmaOp>>(*ctx);
+    NVVM::ConvertFloatToTF32Op::attachInterface<
+        RegisterOnlyEffects<NVVM::ConvertFloatToTF32Op>>(*ctx);
   });
 }

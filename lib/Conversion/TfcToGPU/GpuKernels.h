@@ -28,11 +28,13 @@ LogicalResult emitLayerNorm(OpBuilder &b, Location loc, kernel::LayerNormOp op,
 LogicalResult emitRmsNorm(OpBuilder &b, Location loc, kernel::RmsNormOp op, Value input,
                           Value scale, Value residual, Value out);
 
-// Matmul.cpp: shared-memory tiled products with fused epilogues.
-LogicalResult emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op, Value input,
-                         Value weight, Value bias, Value out);
-LogicalResult emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op, Value lhs,
-                         Value rhs, Value out);
+// Matmul.cpp: shared-memory tiled products with fused epilogues; `tf32`:
+// f32 products on the tensor cores as tf32 (--gpu-fp32-matmul=tf32).
+LogicalResult emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
+                         Value input, Value weight, Value bias, Value out,
+                         bool tf32);
+LogicalResult emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op,
+                         Value lhs, Value rhs, Value out, bool tf32);
 
 // Attention.cpp: flash attention, one block per (query tile, head, batch).
 LogicalResult emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,

@@ -33,7 +33,7 @@ using namespace mlir::tfc;
 
 namespace {
 
-LogicalResult lowerKernelOp(OpBuilder &b, Operation *op) {
+LogicalResult lowerKernelOp(OpBuilder &b, Operation *op, bool tf32) {
   // The GPU kernels compute in f32 on f32, f16 and bf16 data.
   for (Type t : op->getOperandTypes()) {
     Type element = cast<ShapedType>(t).getElementType();
@@ -65,11 +65,12 @@ LogicalResult lowerKernelOp(OpBuilder &b, Operation *op) {
                                    k.getRelativeBias(), k.getInit());
       })
       .Case([&](kernel::MatmulOp k) {
-        return gpuk::emitMatmul(b, loc, k, k.getLhs(), k.getRhs(), k.getInit());
+        return gpuk::emitMatmul(b, loc, k, k.getLhs(), k.getRhs(), k.getInit(),
+                                tf32);
       })
       .Case([&](kernel::LinearOp k) {
         return gpuk::emitLinear(b, loc, k, k.getInput(), k.getWeight(),
-                                k.getBias(), k.getInit());
+                                k.getBias(), k.getInit(), tf32);
       })
       .Default([&](Operation *other) -> LogicalResult {
         return other->emitOpError(
@@ -96,9 +97,9 @@ void nameLaunches(Operation *first, Operation *op) {
     });
 }
 
-LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
+LogicalResult lowerKernel(OpBuilder &b, Operation *op, bool tf32) {
   Operation *before = op->getPrevNode();
-  LogicalResult result = lowerKernelOp(b, op);
+  LogicalResult result = lowerKernelOp(b, op, tf32);
   if (succeeded(result))
     nameLaunches(before ? before->getNextNode() : &op->getBlock()->front(), op);
   return result;
@@ -106,8 +107,19 @@ LogicalResult lowerKernel(OpBuilder &b, Operation *op) {
 
 struct CudaLowerKernelsPass
     : tfc::impl::CudaLowerKernelsBase<CudaLowerKernelsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    if (failed(kernel::lowerBufferKernels(getOperation(), lowerKernel)))
+    if (fp32Matmul != "ieee" && fp32Matmul != "tf32") {
+      getOperation().emitError("fp32-matmul takes ieee or tf32, not '")
+          << fp32Matmul << "'";
+      return signalPassFailure();
+    }
+    bool tf32 = fp32Matmul == "tf32";
+    if (failed(kernel::lowerBufferKernels(getOperation(),
+                                          [&](OpBuilder &b, Operation *op) {
+                                            return lowerKernel(b, op, tf32);
+                                          })))
       signalPassFailure();
   }
 };

@@ -23,6 +23,14 @@
 // g x rows 2t.., 2t+8..; C rows g, g+8 x cols 2t, 2t+1). The epilogue is the
 // SIMT one. Other element types use the f32 SIMT kernel.
 //
+// f32 products with tf32 (tfc-compile --gpu-fp32-matmul=tf32, as PyTorch's
+// allow_tf32) take the tensor-core kernel too: the tiles stay f32 in shared
+// memory (rows padded by 4 floats: the lanes' fragment reads, rows g and
+// columns t, fall in 32 different banks), each value is rounded to tf32
+// (cvt.rna) as a fragment takes it, and each k step of 16 is two
+// mma.sync.m16n8k8.tf32 (A: rows g, g+8 x cols t, t+4; B: cols g x rows t,
+// t+4; C as for f16).
+//
 //===----------------------------------------------------------------------===//
 
 #include "GpuKernelUtils.h"
@@ -64,6 +72,8 @@ struct GemmIO {
       loadB;
   /// Whether consecutive k are adjacent in memory (else m resp. n are).
   bool aKContiguous = true, bKContiguous = false;
+  /// f32 operands multiplied on the tensor cores as tf32.
+  bool tf32 = false;
   /// Writes the finished f32 value of C[batch, m, n].
   std::function<void(OpBuilder &, Location, ValueRange, Value, Value, Value)>
       store;
@@ -119,7 +129,8 @@ void stageTile(OpBuilder &b, Location loc, Value thread, int64_t threads,
 void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io);
 
 void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
-  if (io.element.isF16() || io.element.isBF16())
+  if (io.element.isF16() || io.element.isBF16() ||
+      (io.tf32 && io.element.isF32()))
     return emitMmaGemm(b, loc, io);
   Value batch = product(b, loc, io.batchSizes);
   std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kTileN),
@@ -202,8 +213,9 @@ void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
 constexpr int64_t kMmaWarps = 4;
 constexpr int64_t kMmaThreads = kMmaWarps * kWarpSize;
 constexpr int64_t kMmaTileM = 64, kMmaTileN = 64, kMmaTileK = 16;
-/// Shared rows are padded so that consecutive rows start in other banks.
-constexpr int64_t kMmaRowPad = 8;
+/// Shared rows are padded so that consecutive rows start in other banks:
+/// by 8 16-bit elements, or 4 f32 ones (tf32).
+constexpr int64_t kMmaRowPad = 8, kMmaRowPadF32 = 4;
 /// Each warp: 2 x 4 tiles of m16n8 (a 32 x 32 quarter of the block).
 constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
 
@@ -229,9 +241,13 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                                ceilDiv(b, loc, io.m, kMmaTileM), batch};
   MLIRContext *ctx = b.getContext();
   Type element = io.element;
-  NVVM::MMATypes ptxType =
-      element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  auto tileType = sharedType(ctx, {kMmaTileM, kMmaTileK + kMmaRowPad}, element);
+  bool tf32 = element.isF32();
+  NVVM::MMATypes ptxType = tf32              ? NVVM::MMATypes::tf32
+                           : element.isF16() ? NVVM::MMATypes::f16
+                                             : NVVM::MMATypes::bf16;
+  auto tileType = sharedType(
+      ctx, {kMmaTileM, kMmaTileK + (tf32 ? kMmaRowPadF32 : kMmaRowPad)},
+      element);
   launch(
       b, loc, grid, kMmaThreads, {tileType, tileType},
       [&](OpBuilder &b, Location l, const LaunchIds &ids) {
@@ -275,6 +291,54 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                           return io.loadB(b, l, bIdx, k, n);
                         });
               gpu::BarrierOp::create(b, l);
+              auto f32 = b.getF32Type();
+              auto resultType = LLVM::LLVMStructType::getLiteral(
+                  b.getContext(), {f32, f32, f32, f32});
+              auto mmaTile = [&](ArrayRef<Value> aFrag, ArrayRef<Value> bFrag,
+                                 ValueRange c, ArrayRef<int64_t> shape) {
+                return NVVM::MmaOp::create(
+                    b, l, resultType, aFrag, bFrag, c, shape, std::nullopt,
+                    std::nullopt,
+                    std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                   NVVM::MMALayout::col});
+              };
+              if (tf32) {
+                // A value of a tile rounded to tf32 (an i32 register).
+                auto frag = [&](Value tile, Value row, Value col) -> Value {
+                  Value v =
+                      memref::LoadOp::create(b, l, tile, ValueRange{row, col});
+                  return NVVM::ConvertFloatToTF32Op::create(
+                      b, l, b.getI32Type(), v, NVVM::FPRoundingMode::RNA,
+                      NVVM::SaturationMode::NONE, /*relu=*/false);
+                };
+                SmallVector<Value> cur(acc.begin(), acc.end());
+                for (int64_t kk = 0; kk < kMmaTileK; kk += 8) {
+                  Value k1 = at(tig, kk), k2 = at(tig, kk + 4);
+                  SmallVector<SmallVector<Value>> aFrags, bFrags;
+                  for (int64_t mi = 0; mi < kWarpTilesM; ++mi) {
+                    Value r = addI(b, l, at(rowBase, mi * 16), group);
+                    aFrags.push_back({frag(as, r, k1), frag(as, at(r, 8), k1),
+                                      frag(as, r, k2), frag(as, at(r, 8), k2)});
+                  }
+                  for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
+                    Value c = addI(b, l, at(colBase, ni * 8), group);
+                    bFrags.push_back({frag(bs, c, k1), frag(bs, c, k2)});
+                  }
+                  for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
+                    for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
+                      int64_t base = (mi * kWarpTilesN + ni) * 4;
+                      auto mma = mmaTile(aFrags[mi], bFrags[ni],
+                                         ValueRange(cur).slice(base, 4),
+                                         ArrayRef<int64_t>{16, 8, 8});
+                      for (int64_t c = 0; c < 4; ++c)
+                        cur[base + c] = LLVM::ExtractValueOp::create(
+                            b, l, mma.getResult(), ArrayRef<int64_t>{c});
+                    }
+                }
+                gpu::BarrierOp::create(b, l);
+                return cur;
+              }
               auto pair = [&](Value tile, Value row, Value col) {
                 Value lo =
                     memref::LoadOp::create(b, l, tile, ValueRange{row, col});
@@ -293,20 +357,12 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                 Value c = addI(b, l, at(colBase, ni * 8), group);
                 bFrags.push_back({pair(bs, c, tig2), pair(bs, c, at(tig2, 8))});
               }
-              auto f32 = b.getF32Type();
-              auto resultType = LLVM::LLVMStructType::getLiteral(
-                  b.getContext(), {f32, f32, f32, f32});
               SmallVector<Value> next;
               for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
                 for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
                   int64_t base = (mi * kWarpTilesN + ni) * 4;
-                  auto mma = NVVM::MmaOp::create(
-                      b, l, resultType, aFrags[mi], bFrags[ni],
-                      acc.slice(base, 4), ArrayRef<int64_t>{16, 8, 16},
-                      std::nullopt, std::nullopt,
-                      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                     NVVM::MMALayout::col});
+                  auto mma = mmaTile(aFrags[mi], bFrags[ni], acc.slice(base, 4),
+                                     ArrayRef<int64_t>{16, 8, 16});
                   for (int64_t c = 0; c < 4; ++c)
                     next.push_back(LLVM::ExtractValueOp::create(
                         b, l, mma.getResult(), ArrayRef<int64_t>{c}));
@@ -352,8 +408,8 @@ Value as2D(OpBuilder &b, Location loc, Value memref) {
 } // namespace
 
 LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
-                               Value input, Value weight, Value bias,
-                               Value out) {
+                               Value input, Value weight, Value bias, Value out,
+                               bool tf32) {
   Value a = as2D(b, loc, input);
   Value c = as2D(b, loc, out);
   Activation activation = op.getActivation();
@@ -371,6 +427,7 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
   };
   io.aKContiguous = true;
   io.bKContiguous = true;
+  io.tf32 = tf32;
   io.store = [&](OpBuilder &b, Location l, ValueRange, Value m, Value n,
                  Value v) {
     if (bias)
@@ -383,7 +440,7 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
 }
 
 LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op,
-                               Value lhs, Value rhs, Value out) {
+                               Value lhs, Value rhs, Value out, bool tf32) {
   auto outType = cast<MemRefType>(out.getType());
   auto lType = cast<MemRefType>(lhs.getType());
   auto rType = cast<MemRefType>(rhs.getType());
@@ -410,6 +467,7 @@ LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op,
   io.element = lType.getElementType();
   io.aKContiguous = !tl;
   io.bKContiguous = tr;
+  io.tf32 = tf32;
   io.store = [&](OpBuilder &b, Location l, ValueRange batch, Value m, Value n,
                  Value v) {
     SmallVector<Value> idx(batch);

@@ -131,10 +131,13 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                     const CpuTargetOptions &host,
                                     bool deviceCodeOnly) {
   // The layers stay inline on the GPU's host code (its launches and
-  // transfers are checked per entry). Attention reads split heads and
-  // writes merged ones through strides (the GPU kernel loads and stores any
-  // layout): no copy kernels.
-  buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(),
+  // transfers are checked per entry). Attention, rotary embeddings and KV
+  // cache writes read split heads, and attention writes merged ones,
+  // through strides (GPU kernels load and store any layout): no copy
+  // kernels.
+  CudaLowerKernelsOptions lowering;
+  lowering.fp32Matmul = options.tf32Matmul ? "tf32" : "ieee";
+  buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(lowering),
                                   /*copiesAsLoops=*/true,
                                   /*outlineBlocks=*/false,
                                   kernel::createKernelFoldTransposedOperands());

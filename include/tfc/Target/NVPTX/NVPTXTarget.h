@@ -42,6 +42,8 @@ struct CudaTargetOptions {
   /// The PTX ISA version feature passed to the NVPTX backend ("+ptx87");
   /// empty: the oldest PTX ISA that each architecture accepts.
   std::string ptxFeatures;
+  /// f32 products on the tensor cores as tf32 (--gpu-fp32-matmul=tf32).
+  bool tf32Matmul = false;
   /// Resolved by resolveCudaTarget: libdevice's path.
   std::string libdevice;
 };
