@@ -124,6 +124,13 @@ void tfc::buildCudaTensorPipeline(OpPassManager &pm) {
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Sizes read back from reshaped values (tensor.dim of an expand_shape)
+  // become the sizes they were made from, so that ops computing the same
+  // thing from the same sizes become one: the rotary tables of every
+  // layer's queries and keys, one kernel per forward instead of two per
+  // layer (the layers are inline on the GPU).
+  pm.addPass(memref::createResolveShapedTypeResultDimsPass());
+  pm.addPass(createCSEPass());
 }
 
 void tfc::buildCudaLoweringPipeline(OpPassManager &pm,

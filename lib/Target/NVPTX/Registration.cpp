@@ -25,6 +25,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
+
 #include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
@@ -40,6 +42,9 @@ void tfc::registerCudaTargetDialects(DialectRegistry &registry) {
   registerHostTargetDialects(registry);
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   registerGpuKernelEffectModels(registry);
+  // How tensor ops' result sizes follow from their operands' (the CUDA
+  // tensor pipeline's resolve-shaped-type-result-dims).
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   // convert-gpu-to-nvvm lowers every dialect inside a kernel through these
   // interfaces (math is left to its libdevice patterns).

@@ -83,3 +83,25 @@ func.func @writers(%out: memref<1x2x5x8xf32>) {
   }
   return
 }
+
+// -----
+
+// Sizes read from a folded buffer (shape resolution makes them: the sizes
+// of the merged heads read back from attention's output) are read from the
+// view: the head merge still folds.
+// CHECK-LABEL: func @merge_sizes
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[Y:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x4x8xf32>
+// CHECK-NEXT: %[[V:.*]] = memref.transpose %[[Y]]
+// CHECK-NEXT: tfc_kernel.attention {{.*}} outs(%[[V]])
+// CHECK: memref.dim %[[V]], %c2
+func.func @merge_sizes(%q: memref<?x4x?x8xf32>, %b: index, %t: index) -> (memref<?x?x32xf32>, index) {
+  %c2 = arith.constant 2 : index
+  %x = memref.alloc(%b, %t) {alignment = 64 : i64} : memref<?x4x?x8xf32>
+  tfc_kernel.attention %q, %q, %q outs(%x) {scale = 0.125} : (memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>, memref<?x4x?x8xf32>) -> ()
+  %y = memref.alloc(%b, %t) {alignment = 64 : i64} : memref<?x?x4x8xf32>
+  linalg.transpose ins(%x : memref<?x4x?x8xf32>) outs(%y : memref<?x?x4x8xf32>) permutation = [0, 2, 1, 3]
+  %n = memref.dim %x, %c2 : memref<?x4x?x8xf32>
+  %m = memref.collapse_shape %y [[0], [1], [2, 3]] : memref<?x?x4x8xf32> into memref<?x?x32xf32>
+  return %m, %n : memref<?x?x32xf32>, index
+}

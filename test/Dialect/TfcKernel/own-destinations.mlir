@@ -24,3 +24,17 @@ func.func @shared(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   } -> tensor<?x8xf32>
   return %g : tensor<?x8xf32>
 }
+
+// A transpose gets its own destination too (a head split or merge sharing
+// another layer's buffer would not fold into attention's views).
+// CHECK-LABEL: func @transposes
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: %[[T1:.*]] = linalg.transpose ins(%{{.*}} : tensor<8x4xf32>) outs(%[[E1]]
+// CHECK-NEXT: %[[E2:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: linalg.transpose ins(%{{.*}} : tensor<8x4xf32>) outs(%[[E2]]
+func.func @transposes(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.transpose ins(%x : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %b = linalg.transpose ins(%y : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -106,7 +106,8 @@ bool isStridedReader(OpOperand &use) {
     return use.get() == load.getMemRef();
   if (auto copy = dyn_cast<memref::CopyOp>(user))
     return use.get() == copy.getSource() && use.get() != copy.getTarget();
-  return false;
+  // A size (the view has the buffer's shape).
+  return isa<memref::DimOp>(user);
 }
 
 /// Folds `copy` when it qualifies; returns whether it did.
@@ -192,9 +193,16 @@ bool foldResult(linalg::TransposeOp copy) {
     return false;
   Block *block = copy->getBlock();
   kernel::AttentionOp attention;
+  SmallVector<memref::DimOp> sizes;
   for (OpOperand &use : src.getUses()) {
     if (use.getOwner() == copy)
       continue;
+    // Sizes read from the buffer (shape resolution makes some) are read
+    // from the view instead.
+    if (auto dim = dyn_cast<memref::DimOp>(use.getOwner())) {
+      sizes.push_back(dim);
+      continue;
+    }
     if (attention || !isAttentionOutput(use))
       return false;
     attention = cast<kernel::AttentionOp>(use.getOwner());
@@ -202,6 +210,11 @@ bool foldResult(linalg::TransposeOp copy) {
   if (!attention || attention->getBlock() != block ||
       !attention->isBeforeInBlock(copy))
     return false;
+  for (memref::DimOp dim : sizes) {
+    Operation *at = block->findAncestorOpInBlock(*dim);
+    if (!at || !attention->isBeforeInBlock(at))
+      return false;
+  }
   // Nothing reads or writes the destination before the copy.
   for (OpOperand &use : dst.getUses()) {
     if (use.getOwner() == copy)
@@ -226,6 +239,8 @@ bool foldResult(linalg::TransposeOp copy) {
       AffineMapAttr::get(
           AffineMap::getPermutationMap(inverse, b.getContext())));
   attention.getInitMutable().assign(view);
+  for (memref::DimOp dim : sizes)
+    dim.getSourceMutable().assign(view);
   copy->erase();
   srcAlloc->erase();
   return true;

@@ -8,6 +8,7 @@
 
 #include "tfc/Dialect/TfcKernel/IR/TfcKernel.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -20,9 +21,13 @@ using namespace mlir;
 
 namespace {
 
+/// A kernel op or a transpose (which tfc-kernel-fold-transposed-operands
+/// folds into views when its destination is its own) on tensors.
 bool isTensorKernel(Operation *op) {
   auto dps = dyn_cast<DestinationStyleOpInterface>(op);
-  return dps && op->hasTrait<tfc::kernel::KernelOp>() &&
+  return dps &&
+         (op->hasTrait<tfc::kernel::KernelOp>() ||
+          isa<linalg::TransposeOp>(op)) &&
          dps.hasPureTensorSemantics();
 }
 

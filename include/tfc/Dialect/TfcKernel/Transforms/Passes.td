@@ -10,8 +10,8 @@
 include "mlir/Pass/PassBase.td"
 
 def KernelOwnDestinations : Pass<"tfc-kernel-own-destinations", "mlir::ModuleOp"> {
-  let summary = "Gives every kernel op a tensor.empty destination of its own, "
-                "placed right before it";
+  let summary = "Gives every kernel op (and transpose) a tensor.empty "
+                "destination of its own, placed right before it";
   let description = [{
     CSE merges equal `tensor.empty` ops, so kernels of one shape come to share
     a destination (with each other and with linalg ops), defined at the first
@@ -21,7 +21,10 @@ def KernelOwnDestinations : Pass<"tfc-kernel-own-destinations", "mlir::ModuleOp"
     whose destination is a `tensor.empty` a copy of it right before the op;
     the other users keep the original, moved to just before the first of
     them. So each result is allocated where it is computed, as it was before
-    CSE, and bufferisation needs no copies.
+    CSE, and bufferisation needs no copies. `linalg.transpose` gets its own
+    destination too: a head split or merge whose buffer is shared with
+    another layer's is not folded into attention's views
+    (tfc-kernel-fold-transposed-operands: its other users are not readers).
   }];
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
