@@ -54,6 +54,9 @@ void tfc::buildModelBufferizationPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(kernel::createKernelOwnDestinations());
+  // A result inserted into a larger buffer (a KV-cache write) is computed
+  // in place there instead of in a buffer of its own and copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // The layers' results the callers' own buffers (before deallocation).
   pm.addPass(createBlockOutParams());
