@@ -16,6 +16,9 @@ install(TARGETS ${TFC_INSTALLED_TOOLS} tfcrt_shared
   EXPORT tfcTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The CUDA emulator: a driver to point TFC_CUDA_DRIVER at, not linked.
+install(TARGETS tfc_cuda_emulator
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/tfc/Runtime/tfc.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tfc/Runtime)
 

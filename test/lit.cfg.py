@@ -176,6 +176,14 @@ if os.path.exists(fake_cuda):
     config.available_features.add("fake-cuda")
     config.substitutions.append(("%fake_cuda", fake_cuda))
 
+# The CUDA emulator (lib/Runtime/CudaEmulator): models compiled with
+# --gpu-emulate run their kernels on the CPU through the runtime's CUDA path
+# (TFC_CUDA_DRIVER=%cuda_emulator). Built with the runtime, so always here.
+cuda_emulator = os.path.join(config.tfc_obj_root, "lib", "libtfc_cuda_emulator.so")
+if os.path.exists(cuda_emulator):
+    config.available_features.add("cuda-emulator")
+    config.substitutions.append(("%cuda_emulator", cuda_emulator))
+
 # Real checkpoints and light Python references (scripts/setup-test-data.sh,
 # which scripts/test.sh runs): all-MiniLM-L6-v2 (a Hugging Face directory),
 # SmolLM2-135M-Instruct (a Q4_1 .gguf) and a venv with numpy, tokenizers,

@@ -35,6 +35,9 @@ public:
     if (o.gpuFp32Matmul != "ieee")
       return "--gpu-fp32-matmul=" + o.gpuFp32Matmul +
              " is for --target=cuda (the CPU computes f32 products in f32)";
+    if (o.gpuEmulate)
+      return "--gpu-emulate is for --target=cuda (it compiles CUDA kernels "
+             "for the CPU's emulator of a GPU)";
     return "";
   }
 
@@ -129,7 +132,9 @@ public:
     mlir::tfc::registerCudaTargetDialects(registry);
   }
 
-  std::string check(const CompileOptions &o, Stage) const override {
+  std::string check(const CompileOptions &o, Stage stage) const override {
+    if (o.gpuEmulate && stage == Stage::Ptx)
+      return "--emit=ptx prints PTX, which --gpu-emulate does not make";
     if (!o.cpuVariants.empty())
       return "--cpu-variants makes a CPU library with one build per CPU; it "
              "does not combine with --target=cuda, --cpu, --features, "
@@ -159,6 +164,7 @@ public:
       cuda_.archs.assign(o.gpuArchs.begin(), o.gpuArchs.end());
     cuda_.cudaPath = o.cudaPath;
     cuda_.tf32Matmul = o.gpuFp32Matmul == "tf32";
+    cuda_.emulate = o.gpuEmulate;
     std::string error;
     if (mlir::failed(mlir::tfc::resolveCudaTarget(cuda_, error)))
       return error;

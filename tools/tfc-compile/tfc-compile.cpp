@@ -108,6 +108,13 @@ cl::opt<std::string> gpuFp32Matmul(
              "(tensor cores, operands rounded to tf32, as PyTorch's "
              "allow_tf32)"),
     cl::value_desc("ieee|tf32"), cl::init("ieee"), cl::cat(options));
+cl::opt<bool> gpuEmulate(
+    "gpu-emulate",
+    cl::desc("With --target=cuda: compile the kernels for this CPU instead "
+             "of to PTX, to run on the CUDA emulator "
+             "(TFC_CUDA_DRIVER=libtfc_cuda_emulator.so): checks a GPU "
+             "build's kernels without a GPU, slowly"),
+    cl::cat(options));
 cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("The CUDA toolkit, for libdevice (default: $CUDA_HOME, then "
@@ -390,6 +397,7 @@ int main(int argc, char **argv) {
   options.gpuArchs.assign(gpuArchs.begin(), gpuArchs.end());
   options.cudaPath = cudaPath;
   options.gpuFp32Matmul = gpuFp32Matmul;
+  options.gpuEmulate = gpuEmulate;
   options.cpu = cpu;
   options.features = features;
   options.cpuKernels = cpuKernels;

@@ -71,6 +71,9 @@ struct CompileOptions {
   /// CUDA: f32 products with f32 FMAs ("ieee") or on the tensor cores with
   /// operands rounded to tf32 ("tf32", as PyTorch's allow_tf32).
   std::string gpuFp32Matmul = "ieee";
+  /// CUDA: kernels compiled for the host CPU, for the CUDA emulator
+  /// (libtfc_cuda_emulator.so as TFC_CUDA_DRIVER), instead of to PTX.
+  bool gpuEmulate = false;
   /// CPU: the LLVM CPU name and features (default: the host's), the ISA the
   /// kernels are tiled for (default: from the features), and for a
   /// multi-versioned library one CPU per variant, most capable first.

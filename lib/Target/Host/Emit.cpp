@@ -311,6 +311,27 @@ createTargetMachine(const tfc::CpuTargetOptions &options, std::string &error) {
   return tm;
 }
 
+/// Compiles every function of `module` (already for `tm`'s triple and data
+/// layout) for the target CPU, including the ones the runtime calls back
+/// (parallel tasks), and optimises it.
+bool optimiseForCpu(llvm::Module &module, llvm::TargetMachine &tm,
+                    const tfc::CpuTargetOptions &options, std::string &error) {
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", options.cpu);
+    if (!options.features.empty())
+      f.addFnAttr("target-features", options.features);
+  }
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, &tm);
+  if (llvm::Error e = transformer(&module)) {
+    error = llvm::toString(std::move(e));
+    return false;
+  }
+  return true;
+}
+
 std::unique_ptr<llvm::Module>
 translateAndOptimise(ModuleOp module, llvm::LLVMContext &context,
                      llvm::TargetMachine &tm,
@@ -330,21 +351,8 @@ translateAndOptimise(ModuleOp module, llvm::LLVMContext &context,
   llvmModule->setDataLayout(tm.createDataLayout());
   if (linkTargetCode && !linkTargetCode(*llvmModule, error))
     return nullptr;
-  // Every function is compiled for the target CPU, including the ones the
-  // runtime calls back (parallel tasks).
-  for (llvm::Function &f : *llvmModule) {
-    if (f.isDeclaration())
-      continue;
-    f.addFnAttr("target-cpu", options.cpu);
-    if (!options.features.empty())
-      f.addFnAttr("target-features", options.features);
-  }
-  auto transformer =
-      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, &tm);
-  if (llvm::Error e = transformer(llvmModule.get())) {
-    error = llvm::toString(std::move(e));
+  if (!optimiseForCpu(*llvmModule, tm, options, error))
     return nullptr;
-  }
   return llvmModule;
 }
 
@@ -596,6 +604,20 @@ LogicalResult tfc::emitObject(ModuleOp module, const CpuTargetOptions &options,
     return failure();
   object.assign(objects.front().begin(), objects.front().end());
   return success();
+}
+
+LogicalResult tfc::emitObject(llvm::Module &module,
+                              const CpuTargetOptions &options,
+                              llvm::SmallVectorImpl<char> &object,
+                              std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, error);
+  if (!tm)
+    return failure();
+  module.setTargetTriple(tm->getTargetTriple());
+  module.setDataLayout(tm->createDataLayout());
+  if (!optimiseForCpu(module, *tm, options, error))
+    return failure();
+  return generateObject(module, *tm, object, error);
 }
 
 LogicalResult tfc::linkSharedLibrary(llvm::ArrayRef<char> object,

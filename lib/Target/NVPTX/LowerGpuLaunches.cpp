@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfc/Schemas/CudaEmulatorABI.h"
 #include "tfc/Target/Host/Descriptors.h"
 
 #include "tfc/Target/NVPTX/Passes.h"
@@ -184,11 +185,19 @@ struct LowerGpuLaunchesPass
       for (Attribute attr : binary.getObjects()) {
         auto object = cast<gpu::ObjectAttr>(attr);
         auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
-        if (!target || object.getFormat() != gpu::CompilationTarget::Assembly) {
-          binary.emitError("expected NVVM objects in PTX (format=isa)");
+        StringRef ptx = object.getObject().getValue();
+        // The CUDA emulator's image (tfc-emulate-gpu-modules) travels as the
+        // PTX would: the runtime hands either to the driver.
+        bool emulated = object.getFormat() == gpu::CompilationTarget::Binary &&
+                        ptx.starts_with(StringRef(TFC_EMU_IMAGE_MAGIC,
+                                                  TFC_EMU_IMAGE_MAGIC_BYTES));
+        if (!target ||
+            (object.getFormat() != gpu::CompilationTarget::Assembly &&
+             !emulated)) {
+          binary.emitError("expected NVVM objects in PTX (format=isa) or for "
+                           "the CUDA emulator");
           return signalPassFailure();
         }
-        StringRef ptx = object.getObject().getValue();
         // An unresolved device function (a libdevice __nv_* without
         // libdevice linked) would only fail in ptxas or at load time.
         SmallVector<StringRef> unresolved;

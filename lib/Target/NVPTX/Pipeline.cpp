@@ -92,6 +92,8 @@ LogicalResult tfc::resolveCudaTarget(CudaTargetOptions &options,
   for (const std::string &arch : options.archs)
     if (failed(checkCudaArch(arch, error)))
       return failure();
+  if (options.emulate)
+    return success(); // the emulator's kernels call the C library
   std::string root = options.cudaPath;
   if (root.empty())
     if (const char *env = std::getenv("CUDA_HOME"); env && *env)
@@ -159,7 +161,8 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
     target.chip = arch;
     target.features = options.ptxFeatures;
     target.optLevel = 3;
-    target.linkLibs = {options.libdevice};
+    if (!options.emulate)
+      target.linkLibs = {options.libdevice};
     pm.addPass(createGpuNVVMAttachTarget(target));
   }
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
@@ -176,9 +179,16 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
   nvvm.addPass(createCanonicalizerPass());
   nvvm.addPass(createCSEPass());
   nvvm.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa"; // PTX text, no ptxas needed
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (options.emulate) {
+    EmulateGpuModulesOptions emulator;
+    emulator.cpu = host.cpu;
+    emulator.features = host.features;
+    pm.addPass(createEmulateGpuModules(emulator));
+  } else {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = "isa"; // PTX text, no ptxas needed
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
   if (deviceCodeOnly)
     return;
 

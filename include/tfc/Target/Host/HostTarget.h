@@ -155,6 +155,12 @@ LogicalResult emitObjects(ModuleOp module, const CpuTargetOptions &options,
                           std::vector<llvm::SmallVector<char, 0>> &objects,
                           std::string &error,
                           LinkTargetCodeFn linkTargetCode = {});
+/// The same for LLVM IR made elsewhere (the CUDA emulator's kernels): its
+/// triple and data layout become `options`' CPU's, then it is optimised and
+/// compiled.
+LogicalResult emitObject(llvm::Module &module, const CpuTargetOptions &options,
+                         llvm::SmallVectorImpl<char> &object,
+                         std::string &error);
 /// Links `object` (or several) into the shared library `outputPath` with lld.
 LogicalResult linkSharedLibrary(llvm::ArrayRef<char> object,
                                 llvm::StringRef outputPath, std::string &error);

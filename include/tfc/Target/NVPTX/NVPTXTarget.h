@@ -44,7 +44,10 @@ struct CudaTargetOptions {
   std::string ptxFeatures;
   /// f32 products on the tensor cores as tf32 (--gpu-fp32-matmul=tf32).
   bool tf32Matmul = false;
-  /// Resolved by resolveCudaTarget: libdevice's path.
+  /// Kernels compiled for the host CPU, for libtfc_cuda_emulator.so, instead
+  /// of to PTX (--gpu-emulate): no CUDA toolkit needed.
+  bool emulate = false;
+  /// Resolved by resolveCudaTarget: libdevice's path (empty when emulating).
   std::string libdevice;
 };
 

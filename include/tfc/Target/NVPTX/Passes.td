@@ -35,4 +35,29 @@ def LowerGpuLaunches : Pass<"tfc-lower-gpu-launches", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def EmulateGpuModules : Pass<"tfc-emulate-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Compiles gpu.modules for the host CPU, for the CUDA emulator";
+  let description = [{
+    In place of gpu-module-to-binary (`tfc-compile --gpu-emulate`): each
+    `gpu.module`, in the LLVM and NVVM dialects, is translated to LLVM IR,
+    made host code (shared memory as ordinary globals, every NVVM intrinsic
+    a call of the emulator's handler, libdevice functions the C library's,
+    an entry point per kernel taking cuLaunchKernel's parameter array),
+    compiled for the host CPU and linked into a shared object. That image
+    (include/tfc/Schemas/CudaEmulatorABI.h) becomes the `gpu.binary`'s
+    object, format `bin`, for each of the module's NVVM targets;
+    libtfc_cuda_emulator.so runs it with one fiber per GPU thread. An NVVM
+    intrinsic the emulator does not implement is an error naming it.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"x86-64\"",
+           "The host CPU to compile the kernels for (LLVM's name)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "The host CPU features (LLVM's +feature list)">,
+    Option<"optLevel", "opt-level", "unsigned", /*default=*/"2",
+           "LLVM optimisation level of the kernels' host code">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 #endif // TFC_TARGET_NVPTX_PASSES_TD
