@@ -118,6 +118,8 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
                                   kernel::AttentionOp op, Value query,
                                   Value key, Value value, Value mask,
                                   Value relBias, Value out) {
+  if (mmaAttentionApplies(op, query, key, value))
+    return emitMmaAttention(b, loc, op, query, key, value, mask, relBias, out);
   int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
   int64_t relative = op.getRelativeDistance();
   double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;

@@ -8,8 +8,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tfc;
@@ -200,4 +202,37 @@ Value gpuk::product(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   for (Value s : sizes)
     p = arith::MulIOp::create(b, loc, p, s);
   return p;
+}
+
+Value gpuk::packPair(OpBuilder &b, Location loc, Value lo, Value hi) {
+  if (lo.getType().isF16())
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, lo.getType()), ValueRange{lo, hi});
+  auto bits = [&](Value v) -> Value {
+    Value i16 = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), i16);
+  };
+  Value high = arith::ShLIOp::create(
+      b, loc, bits(hi),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+  return arith::OrIOp::create(b, loc, bits(lo), high);
+}
+
+SmallVector<Value> gpuk::mmaSync(OpBuilder &b, Location loc,
+                                 NVVM::MMATypes type, ArrayRef<Value> a,
+                                 ArrayRef<Value> bFrag, ValueRange c,
+                                 ArrayRef<int64_t> shape) {
+  auto f32 = b.getF32Type();
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  auto mma = NVVM::MmaOp::create(
+      b, loc, resultType, a, bFrag, c, shape, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, mma.getResult(),
+                                             ArrayRef<int64_t>{i}));
+  return d;
 }

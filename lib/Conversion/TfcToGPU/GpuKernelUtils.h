@@ -13,6 +13,7 @@
 #define TFC_LIB_CONVERSION_TFCTOGPU_GPUKERNELUTILS_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -55,6 +56,16 @@ launch(OpBuilder &b, Location loc, std::array<Value, 3> grid, int64_t threads,
 /// Turns the workgroup-space allocas at the start of `launch`'s body into
 /// workgroup attributions.
 void promoteSharedAllocas(gpu::LaunchOp launch);
+
+/// Two consecutive 16-bit elements as one mma.sync operand register: a
+/// vector<2xf16>, or an i32 holding two bf16 (the first in the low half).
+Value packPair(OpBuilder &b, Location loc, Value lo, Value hi);
+
+/// mma.sync.aligned.m16n8k<shape[2]>.row.col with f32 accumulators on
+/// `type` operands (f16, bf16 or tf32): D = A·B + C, the four f32 of D.
+SmallVector<Value> mmaSync(OpBuilder &b, Location loc, NVVM::MMATypes type,
+                           ArrayRef<Value> a, ArrayRef<Value> bFrag,
+                           ValueRange c, ArrayRef<int64_t> shape);
 
 /// memref[indices] as f32 (extended from f16/bf16).
 Value loadF32(OpBuilder &b, Location loc, Value memref, ValueRange indices);

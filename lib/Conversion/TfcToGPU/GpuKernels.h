@@ -36,10 +36,22 @@ LogicalResult emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
 LogicalResult emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op,
                          Value lhs, Value rhs, Value out, bool tf32);
 
-// Attention.cpp: flash attention, one block per (query tile, head, batch).
+// Attention.cpp: flash attention, one block per (query tile, head, batch):
+// on the tensor cores (MmaAttention.cpp) where mmaAttentionApplies, else
+// on f32 FMAs.
 LogicalResult emitAttention(OpBuilder &b, Location loc, kernel::AttentionOp op,
                             Value query, Value key, Value value, Value mask,
                             Value relBias, Value out);
+
+// MmaAttention.cpp: flash attention with Q·Kᵀ and P·V on mma.sync, for f16
+// and bf16 operands whose head sizes are multiples of 16 (d) and 8 (dv), at
+// most 128.
+bool mmaAttentionApplies(kernel::AttentionOp op, Value query, Value key,
+                         Value value);
+LogicalResult emitMmaAttention(OpBuilder &b, Location loc,
+                               kernel::AttentionOp op, Value query, Value key,
+                               Value value, Value mask, Value relBias,
+                               Value out);
 
 } // namespace mlir::tfc::gpuk
 

@@ -219,22 +219,6 @@ constexpr int64_t kMmaRowPad = 8, kMmaRowPadF32 = 4;
 /// Each warp: 2 x 4 tiles of m16n8 (a 32 x 32 quarter of the block).
 constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
 
-/// Two consecutive 16-bit elements as one mma operand register: a
-/// vector<2xf16>, or an i32 holding two bf16 (the first in the low half).
-Value packPair(OpBuilder &b, Location loc, Value lo, Value hi) {
-  if (lo.getType().isF16())
-    return vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, lo.getType()), ValueRange{lo, hi});
-  auto bits = [&](Value v) -> Value {
-    Value i16 = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
-    return arith::ExtUIOp::create(b, loc, b.getI32Type(), i16);
-  };
-  Value high = arith::ShLIOp::create(
-      b, loc, bits(hi),
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
-  return arith::OrIOp::create(b, loc, bits(lo), high);
-}
-
 void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   Value batch = product(b, loc, io.batchSizes);
   std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kMmaTileN),
@@ -291,17 +275,9 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                           return io.loadB(b, l, bIdx, k, n);
                         });
               gpu::BarrierOp::create(b, l);
-              auto f32 = b.getF32Type();
-              auto resultType = LLVM::LLVMStructType::getLiteral(
-                  b.getContext(), {f32, f32, f32, f32});
               auto mmaTile = [&](ArrayRef<Value> aFrag, ArrayRef<Value> bFrag,
                                  ValueRange c, ArrayRef<int64_t> shape) {
-                return NVVM::MmaOp::create(
-                    b, l, resultType, aFrag, bFrag, c, shape, std::nullopt,
-                    std::nullopt,
-                    std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                   NVVM::MMALayout::col});
+                return mmaSync(b, l, ptxType, aFrag, bFrag, c, shape);
               };
               if (tf32) {
                 // A value of a tile rounded to tf32 (an i32 register).
@@ -328,12 +304,11 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                   for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
                     for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
                       int64_t base = (mi * kWarpTilesN + ni) * 4;
-                      auto mma = mmaTile(aFrags[mi], bFrags[ni],
-                                         ValueRange(cur).slice(base, 4),
-                                         ArrayRef<int64_t>{16, 8, 8});
+                      SmallVector<Value> d =
+                          mmaTile(aFrags[mi], bFrags[ni],
+                                  ValueRange(cur).slice(base, 4), {16, 8, 8});
                       for (int64_t c = 0; c < 4; ++c)
-                        cur[base + c] = LLVM::ExtractValueOp::create(
-                            b, l, mma.getResult(), ArrayRef<int64_t>{c});
+                        cur[base + c] = d[c];
                     }
                 }
                 gpu::BarrierOp::create(b, l);
@@ -361,11 +336,9 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
               for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
                 for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
                   int64_t base = (mi * kWarpTilesN + ni) * 4;
-                  auto mma = mmaTile(aFrags[mi], bFrags[ni], acc.slice(base, 4),
-                                     ArrayRef<int64_t>{16, 8, 16});
-                  for (int64_t c = 0; c < 4; ++c)
-                    next.push_back(LLVM::ExtractValueOp::create(
-                        b, l, mma.getResult(), ArrayRef<int64_t>{c}));
+                  SmallVector<Value> d = mmaTile(
+                      aFrags[mi], bFrags[ni], acc.slice(base, 4), {16, 8, 16});
+                  next.append(d.begin(), d.end());
                 }
               gpu::BarrierOp::create(b, l);
               return next;

@@ -153,7 +153,11 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerEntryPoints());
 
-  // Device code.
+  // Device code. Constants, sizes and comparisons of the host (where the
+  // canonicaliser hoisted them from the launch bodies) are copied into the
+  // kernels first: as kernel parameters they would be registers, and the
+  // offsets of shared-memory accesses could not be immediates.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createMergeGpuModules());
   for (const std::string &arch : options.archs) {

@@ -30,18 +30,35 @@ func.func @rows(%x: memref<?x768xf32>, %s: memref<?x768xf32>, %y: memref<?x64xf3
 
 // -----
 
-// Flash attention, causal GQA on f16 data computed in f32: a block of 4
-// warps per 16 query rows; K (padded) and V tiles of 32 keys in shared
-// memory.
+// Flash attention, causal GQA. f16 on the tensor cores: a block of 4 warps
+// per 64 query rows; K and V tiles of 64 keys in shared memory as f16
+// (rows padded by 8); both products on mma.sync. f32 (and head sizes the
+// tensor-core kernel does not take, 40 here) on FMAs: a block per 16 query
+// rows; K (padded) and V tiles of 32 keys as f32.
 // CHECK-LABEL: func @attention
+// CHECK: %[[QB:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[QB]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128
+// CHECK-COUNT-2: memref.alloca() : memref<64x72xf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mma.sync
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-LABEL: func @attention_simt
 // CHECK: %[[QB:.*]] = arith.ceildivui %{{.*}}, %c16
 // CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[QB]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128
 // CHECK-DAG: memref.alloca() : memref<32x65xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.shuffle {{ *}}idx
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128
+// CHECK-DAG: memref.alloca() : memref<32x41xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK: gpu.shuffle {{ *}}idx
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 func.func @attention(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %o: memref<?x8x?x64xf16>) {
   tfc_kernel.attention %q, %k, %v outs(%o) {causal, scale = 0.125} : (memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16>, memref<?x8x?x64xf16>) -> ()
+  return
+}
+func.func @attention_simt(%q: memref<?x8x?x64xf32>, %k: memref<?x2x?x64xf32>, %v: memref<?x2x?x64xf32>, %o: memref<?x8x?x64xf32>,
+                          %q2: memref<?x8x?x40xf16>, %k2: memref<?x2x?x40xf16>, %v2: memref<?x2x?x40xf16>, %o2: memref<?x8x?x40xf16>) {
+  tfc_kernel.attention %q, %k, %v outs(%o) {causal, scale = 0.125} : (memref<?x8x?x64xf32>, memref<?x2x?x64xf32>, memref<?x2x?x64xf32>, memref<?x8x?x64xf32>) -> ()
+  tfc_kernel.attention %q2, %k2, %v2 outs(%o2) {causal, scale = 0.125} : (memref<?x8x?x40xf16>, memref<?x2x?x40xf16>, memref<?x2x?x40xf16>, memref<?x8x?x40xf16>) -> ()
   return
 }
 
