@@ -86,6 +86,7 @@ def CudaLowerKernels : Pass<"tfc-cuda-lower-kernels", "mlir::ModuleOp"> {
                            "mlir::gpu::GPUDialect",
                            "mlir::LLVM::LLVMDialect",
                            "mlir::NVVM::NVVMDialect",
+                           "mlir::nvgpu::NVGPUDialect",
                            "mlir::math::MathDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect",

@@ -89,7 +89,15 @@ typedef void (*tfc_emu_kernel_fn)(void **params);
   /* mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 */                     \
   X(MMA_M16N8K8_TF32_F32, "llvm.nvvm.mma.m16n8k8.row.col.tf32")                \
   /* cvt.rna.tf32.f32 */                                                       \
-  X(F2TF32_RNA, "llvm.nvvm.f2tf32.rna")
+  X(F2TF32_RNA, "llvm.nvvm.f2tf32.rna")                                        \
+  /* ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 (row address)      \
+   * -> 1, 2 or 4 i32 */                                                       \
+  X(LDMATRIX_X1, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.b16.p3")             \
+  X(LDMATRIX_X2, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.b16.p3")             \
+  X(LDMATRIX_X4, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3")             \
+  X(LDMATRIX_X1_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.trans.b16.p3") \
+  X(LDMATRIX_X2_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16.p3") \
+  X(LDMATRIX_X4_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3")
 
 enum tfc_emu_op {
 #define TFC_EMU_OP_ENUM(id, name) TFC_EMU_##id,

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -235,4 +236,26 @@ SmallVector<Value> gpuk::mmaSync(OpBuilder &b, Location loc,
     d.push_back(LLVM::ExtractValueOp::create(b, loc, mma.getResult(),
                                              ArrayRef<int64_t>{i}));
   return d;
+}
+
+SmallVector<Value> gpuk::loadMatrices(OpBuilder &b, Location loc, Value tile,
+                                      Value row, Value col, int64_t count,
+                                      bool transpose) {
+  Type element = cast<MemRefType>(tile.getType()).getElementType();
+  auto type = VectorType::get({count, 2}, element);
+  Value loaded =
+      nvgpu::LdMatrixOp::create(b, loc, type, tile, ValueRange{row, col},
+                                transpose, static_cast<uint32_t>(count));
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < count; ++i) {
+    Value pair = vector::ExtractOp::create(b, loc, loaded, i);
+    if (!element.isF16()) // bf16 pairs travel as i32
+      pair = vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc,
+                                    VectorType::get({1}, b.getI32Type()), pair),
+          0);
+    regs.push_back(pair);
+  }
+  return regs;
 }

@@ -61,6 +61,14 @@ void promoteSharedAllocas(gpu::LaunchOp launch);
 /// vector<2xf16>, or an i32 holding two bf16 (the first in the low half).
 Value packPair(OpBuilder &b, Location loc, Value lo, Value hi);
 
+/// ldmatrix.sync.aligned.m8n8.x<count>[.trans] from the 16-bit `tile` in
+/// shared memory, this lane giving the row at [row, col] (lanes 8i..8i+7
+/// the rows of matrix i): `count` registers as mma.sync takes them
+/// (packPair's forms).
+SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value tile,
+                                Value row, Value col, int64_t count,
+                                bool transpose);
+
 /// mma.sync.aligned.m16n8k<shape[2]>.row.col with f32 accumulators on
 /// `type` operands (f16, bf16 or tf32): D = A·B + C, the four f32 of D.
 SmallVector<Value> mmaSync(OpBuilder &b, Location loc, NVVM::MMATypes type,

@@ -16,7 +16,7 @@
 //     by 8 elements: the 8 rows a fragment load touches start in different
 //     banks). S for 16 rows x 64 keys is 8 m16n8 tiles; each
 //     B fragment is K row g of the tile (keys 8j + g) at columns 2t.. and
-//     2t+8.. of d.
+//     2t+8.. of d, two steps of d loaded by one ldmatrix.x4.
 //  2. The softmax runs on the fragments: a lane's 16 scores of a row
 //     (tile j, columns 2t and 2t+1) are one vector<16xf32>, the key index
 //     of element e being 8·(e/2) + 2t + e%2; the row's max and sum are the
@@ -27,7 +27,8 @@
 //  3. P·V: P never leaves registers. The C fragments of S tiles 2k and
 //     2k+1 (rows g, g+8 x columns 2t, 2t+1 of each) are exactly the A
 //     fragment of keys 16k..16k+15, rounded to the operand type; each B
-//     fragment is V column 8n + g at keys 2t.. and 2t+8.. of the 16.
+//     fragment is V column 8n + g at keys 2t.. and 2t+8.. of the 16, two
+//     tiles of dv loaded by one ldmatrix.x4.trans.
 //  4. At the end, O / l is written (0 for a row whose keys were all
 //     masked).
 //
@@ -214,6 +215,13 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
         Value zeroE =
             arith::ConstantOp::create(b, l, b.getFloatAttr(element, 0.0));
         Value zeroF = f32Const(b, l, 0.0);
+        // ldmatrix addressing: L % 8, L / 8, (L / 8) % 2, L / 16.
+        Value laneMod8 =
+            arith::RemUIOp::create(b, l, lane, indexConst(b, l, 8));
+        Value lane8 = arith::DivUIOp::create(b, l, lane, indexConst(b, l, 8));
+        Value lane8Mod2 =
+            arith::RemUIOp::create(b, l, lane8, indexConst(b, l, 2));
+        Value lane16 = arith::DivUIOp::create(b, l, lane, indexConst(b, l, 16));
         std::array<Value, 2> rows;
         rows[0] = addI(b, l, addI(b, l, q0, mulI(b, l, warp, kRowsPerWarp)), g);
         rows[1] = addI(b, l, rows[0], 8);
@@ -311,25 +319,25 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
               stage(vs, value, valueDim);
               gpu::BarrierOp::create(b, l);
 
-              // S = Q·Kᵀ for the warp's 16 rows and the tile's 64 keys.
-              auto pairAt = [&](Value tile, Value r0, Value c0, Value r1,
-                                Value c1) {
-                Value lo =
-                    memref::LoadOp::create(b, l, tile, ValueRange{r0, c0});
-                Value hi =
-                    memref::LoadOp::create(b, l, tile, ValueRange{r1, c1});
-                return packPair(b, l, lo, hi);
-              };
+              // S = Q·Kᵀ for the warp's 16 rows and the tile's 64 keys. The
+              // B fragments of two steps of d come from one ldmatrix.x4:
+              // lane L gives row 8j + L%8 at column 16s + 8(L/8).
               SmallVector<Value> acc;
               for (int64_t j = 0; j < kKeyTiles; ++j) {
-                Value krow = addI(b, l, g, j * 8);
                 SmallVector<Value> c(4, zeroF);
-                for (int64_t s = 0; s < dSteps; ++s) {
-                  Value d0 = addI(b, l, t2, s * 16), d8 = addI(b, l, d0, 8);
-                  SmallVector<Value> bFrag = {
-                      pairAt(ks, krow, d0, krow, addI(b, l, d0, 1)),
-                      pairAt(ks, krow, d8, krow, addI(b, l, d8, 1))};
-                  c = mmaSync(b, l, ptxType, qFrag[s], bFrag, c, {16, 8, 16});
+                for (int64_t s = 0; s < dSteps; s += 2) {
+                  int64_t count = s + 1 < dSteps ? 4 : 2;
+                  Value col =
+                      addI(b, l, mulI(b, l, count == 4 ? lane8 : lane8Mod2, 8),
+                           s * 16);
+                  SmallVector<Value> regs = loadMatrices(
+                      b, l, ks, addI(b, l, laneMod8, j * 8), col, count,
+                      /*transpose=*/false);
+                  c = mmaSync(b, l, ptxType, qFrag[s], {regs[0], regs[1]}, c,
+                              {16, 8, 16});
+                  if (count == 4)
+                    c = mmaSync(b, l, ptxType, qFrag[s + 1], {regs[2], regs[3]},
+                                c, {16, 8, 16});
                 }
                 acc.append(c);
               }
@@ -430,7 +438,10 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                   probs[r].push_back(arith::TruncFOp::create(b, l, element, v));
               }
 
-              // O += P·V, 16 keys per step, P as the A fragments.
+              // O += P·V, 16 keys per step, P as the A fragments. The B
+              // fragments of two tiles of dv come from one
+              // ldmatrix.x4.trans: lane L gives row (key) 16k + L%8 +
+              // 8((L/8)%2) at column 8(n + L/16).
               for (int64_t k = 0; k < kBlockK / 16; ++k) {
                 auto pk = [&](int64_t r, int64_t e) {
                   return packPair(b, l, probs[r][4 * k + e],
@@ -438,16 +449,25 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                 };
                 SmallVector<Value> aFrag = {pk(0, 0), pk(1, 0), pk(0, 2),
                                             pk(1, 2)};
-                Value key0 = addI(b, l, t2, k * 16), key8 = addI(b, l, key0, 8);
-                for (int64_t n = 0; n < vTiles; ++n) {
-                  Value col = addI(b, l, g, n * 8);
-                  SmallVector<Value> bFrag = {
-                      pairAt(vs, key0, col, addI(b, l, key0, 1), col),
-                      pairAt(vs, key8, col, addI(b, l, key8, 1), col)};
-                  SmallVector<Value> c(ValueRange(next).slice(oAt(n, 0), 4));
-                  c = mmaSync(b, l, ptxType, aFrag, bFrag, c, {16, 8, 16});
-                  for (int64_t i = 0; i < 4; ++i)
-                    next[oAt(n, i)] = c[i];
+                Value row =
+                    addI(b, l, addI(b, l, laneMod8, mulI(b, l, lane8Mod2, 8)),
+                         k * 16);
+                for (int64_t n = 0; n < vTiles; n += 2) {
+                  int64_t count = n + 1 < vTiles ? 4 : 2;
+                  Value col = count == 4
+                                  ? addI(b, l, mulI(b, l, lane16, 8), n * 8)
+                                  : indexConst(b, l, n * 8);
+                  SmallVector<Value> regs = loadMatrices(
+                      b, l, vs, row, col, count, /*transpose=*/true);
+                  for (int64_t half = 0; half < count / 2; ++half) {
+                    SmallVector<Value> c(
+                        ValueRange(next).slice(oAt(n + half, 0), 4));
+                    c = mmaSync(b, l, ptxType, aFrag,
+                                {regs[2 * half], regs[2 * half + 1]}, c,
+                                {16, 8, 16});
+                    for (int64_t i = 0; i < 4; ++i)
+                      next[oAt(n + half, i)] = c[i];
+                  }
                 }
               }
               // The tiles are not overwritten before every warp used them.

@@ -309,6 +309,37 @@ void mma(std::vector<Thread *> &warp, int op) {
   }
 }
 
+bool isLdmatrix(int op) {
+  return op >= TFC_EMU_LDMATRIX_X1 && op <= TFC_EMU_LDMATRIX_X4_TRANS;
+}
+
+/// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16 on `warp`: matrix i's
+/// 8 rows of 8 16-bit elements start at the addresses lanes 8i..8i+7 give;
+/// lane L receives, of each matrix, row L/4 at columns 2(L%4), 2(L%4)+1 (or
+/// with .trans the transposed matrix's: column L/4 at rows 2(L%4), +1).
+void ldmatrix(std::vector<Thread *> &warp, int op) {
+  bool trans = op >= TFC_EMU_LDMATRIX_X1_TRANS;
+  int base = trans ? TFC_EMU_LDMATRIX_X1_TRANS : TFC_EMU_LDMATRIX_X1;
+  unsigned count = 1u << (op - base);
+  uint16_t m[4][8][8];
+  for (Thread *t : warp) {
+    unsigned lane = t->linear % kWarp;
+    if (lane >= 8 * count)
+      continue;
+    const auto *row =
+        reinterpret_cast<const uint16_t *>(static_cast<uintptr_t>(t->args[0]));
+    std::memcpy(m[lane / 8][lane % 8], row, 16);
+  }
+  for (Thread *t : warp) {
+    unsigned lane = t->linear % kWarp, r = lane / 4, c = 2 * (lane % 4);
+    for (unsigned i = 0; i < count; ++i) {
+      uint16_t lo = trans ? m[i][c][r] : m[i][r][c];
+      uint16_t hi = trans ? m[i][c + 1][r] : m[i][r][c + 1];
+      t->results[i] = lo | (uint32_t(hi) << 16);
+    }
+  }
+}
+
 /// Completes the collective operation every lane of `warp` waits at.
 bool runCollective(std::vector<Thread *> &warp) {
   int op = warp.front()->op;
@@ -332,6 +363,14 @@ bool runCollective(std::vector<Thread *> &warp) {
       return false;
     }
     mma(warp, op);
+  } else if (isLdmatrix(op)) {
+    if (warp.size() != kWarp) {
+      launch->error = std::string(tfc_emu_op_names[op]) + " in a warp of " +
+                      std::to_string(warp.size()) +
+                      " threads (ldmatrix needs all 32)";
+      return false;
+    }
+    ldmatrix(warp, op);
   } else {
     launch->error = std::string("internal error: ") + tfc_emu_op_names[op] +
                     " is not collective";
@@ -463,8 +502,11 @@ void handler(int op, const unsigned long long *args,
   bool isMma = op == TFC_EMU_MMA_M16N8K16_F16_F32 ||
                op == TFC_EMU_MMA_M16N8K16_BF16_F32 ||
                op == TFC_EMU_MMA_M16N8K8_TF32_F32;
-  int argCount = isMma ? 10 : 4;
-  int resultCount = isMma ? 4 : op >= TFC_EMU_SHFL_BFLY_I32P ? 2 : 1;
+  bool isShuffle = op >= TFC_EMU_SHFL_BFLY_I32 && op <= TFC_EMU_SHFL_DOWN_F32P;
+  int argCount = isMma ? 10 : isShuffle ? 4 : 1;
+  int resultCount = isMma       ? 4
+                    : isShuffle ? (op >= TFC_EMU_SHFL_BFLY_I32P ? 2 : 1)
+                                : 1 << ((op - TFC_EMU_LDMATRIX_X1) % 3);
   t.op = op;
   std::memcpy(t.args, args, sizeof(*args) * argCount);
   t.wait = Wait::Warp;

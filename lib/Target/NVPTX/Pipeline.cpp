@@ -22,6 +22,7 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -152,6 +153,8 @@ void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                   kernel::createKernelFoldTransposedOperands());
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerEntryPoints());
+  // Warp-level matrix loads (ldmatrix) the kernels take as nvgpu ops.
+  pm.addPass(createConvertNVGPUToNVVMPass());
 
   // Device code. Constants, sizes and comparisons of the host (where the
   // canonicaliser hoisted them from the launch bodies) are copied into the

@@ -18,6 +18,7 @@
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -40,7 +41,7 @@ void LLVMInitializeNVPTXAsmPrinter();
 
 void tfc::registerCudaTargetDialects(DialectRegistry &registry) {
   registerHostTargetDialects(registry);
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect>();
   registerGpuKernelEffectModels(registry);
   // How tensor ops' result sizes follow from their operands' (the CUDA
   // tensor pipeline's resolve-shaped-type-result-dims).
