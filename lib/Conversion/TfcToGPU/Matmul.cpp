@@ -17,11 +17,12 @@
 // f16 and bf16 products run on the tensor cores instead (emitMmaGemm):
 // 64 x 64 blocks of 4 warps, each warp a 32 x 32 quarter as 2 x 4 tiles of
 // mma.sync.m16n8k16 (row.col, f32 accumulators); the operand tiles are
-// staged in shared memory in their own type, [64][k] for both A and B, and
-// each lane gathers its fragments as the PTX ISA lays them out (groupID =
-// lane / 4, t = lane % 4: A rows g, g+8 x cols 2t, 2t+1, 2t+8, 2t+9; B cols
-// g x rows 2t.., 2t+8..; C rows g, g+8 x cols 2t, 2t+1). The epilogue is the
-// SIMT one. Other element types use the f32 SIMT kernel.
+// staged in shared memory in their own type, [64][k] for both A and B (rows
+// padded by 8 elements: ldmatrix's 8 row addresses fall in different banks),
+// and the fragments are loaded by ldmatrix.x4 as the PTX ISA lays them out
+// (groupID = lane / 4, t = lane % 4: A rows g, g+8 x cols 2t, 2t+1, 2t+8,
+// 2t+9; B cols g x rows 2t.., 2t+8..; C rows g, g+8 x cols 2t, 2t+1). The
+// epilogue is the SIMT one. Other element types use the f32 SIMT kernel.
 //
 // f32 products with tf32 (tfc-compile --gpu-fp32-matmul=tf32, as PyTorch's
 // allow_tf32) take the tensor-core kernel too: the tiles stay f32 in shared
@@ -244,6 +245,19 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         Value group = arith::DivUIOp::create(b, l, lane, indexConst(b, l, 4));
         Value tig = arith::RemUIOp::create(b, l, lane, indexConst(b, l, 4));
         Value tig2 = arith::MulIOp::create(b, l, tig, indexConst(b, l, 2));
+        // ldmatrix addressing (half-precision operands).
+        Value laneMod8 = arith::RemUIOp::create(b, l, lane, indexConst(b, l, 8));
+        Value lane8Mod2 = arith::RemUIOp::create(
+            b, l, arith::DivUIOp::create(b, l, lane, indexConst(b, l, 8)),
+            indexConst(b, l, 2));
+        Value lane16 = arith::DivUIOp::create(b, l, lane, indexConst(b, l, 16));
+        auto times8 = [&](Value v) {
+          return arith::MulIOp::create(b, l, v, indexConst(b, l, 8));
+        };
+        Value aRowInTile = addI(b, l, laneMod8, times8(lane8Mod2));
+        Value aColInTile = times8(lane16);
+        Value bRowInTile = addI(b, l, laneMod8, times8(lane16));
+        Value bColInTile = times8(lane8Mod2);
         // Warp (wm, wn) of the 2 x 2 warp grid owns rows wm*32, cols wn*32.
         Value wm = arith::DivUIOp::create(b, l, warp, indexConst(b, l, 2));
         Value wn = arith::RemUIOp::create(b, l, warp, indexConst(b, l, 2));
@@ -314,23 +328,21 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
                 gpu::BarrierOp::create(b, l);
                 return cur;
               }
-              auto pair = [&](Value tile, Value row, Value col) {
-                Value lo =
-                    memref::LoadOp::create(b, l, tile, ValueRange{row, col});
-                Value hi = memref::LoadOp::create(b, l, tile,
-                                                  ValueRange{row, at(col, 1)});
-                return packPair(b, l, lo, hi);
-              };
+              // Fragments by ldmatrix.x4: A's four 8x8 quarters of a 16x16
+              // tile (lane L gives row L%8 + 8((L/8)%2) at column 8(L/16)),
+              // B's two k halves of two n tiles (row L%8 + 8(L/16) at
+              // column 8((L/8)%2)).
               SmallVector<SmallVector<Value>> aFrags, bFrags;
-              for (int64_t mi = 0; mi < kWarpTilesM; ++mi) {
-                Value r = addI(b, l, at(rowBase, mi * 16), group);
-                aFrags.push_back({pair(as, r, tig2), pair(as, at(r, 8), tig2),
-                                  pair(as, r, at(tig2, 8)),
-                                  pair(as, at(r, 8), at(tig2, 8))});
-              }
-              for (int64_t ni = 0; ni < kWarpTilesN; ++ni) {
-                Value c = addI(b, l, at(colBase, ni * 8), group);
-                bFrags.push_back({pair(bs, c, tig2), pair(bs, c, at(tig2, 8))});
+              for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
+                aFrags.push_back(loadMatrices(
+                    b, l, as, addI(b, l, at(rowBase, mi * 16), aRowInTile),
+                    aColInTile, 4, /*transpose=*/false));
+              for (int64_t ni = 0; ni < kWarpTilesN; ni += 2) {
+                SmallVector<Value> regs = loadMatrices(
+                    b, l, bs, addI(b, l, at(colBase, ni * 8), bRowInTile),
+                    bColInTile, 4, /*transpose=*/false);
+                bFrags.push_back({regs[0], regs[1]});
+                bFrags.push_back({regs[2], regs[3]});
               }
               SmallVector<Value> next;
               for (int64_t mi = 0; mi < kWarpTilesM; ++mi)

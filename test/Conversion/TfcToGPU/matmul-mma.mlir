@@ -1,5 +1,6 @@
 // f16 and bf16 products run on the tensor cores: mma.sync.m16n8k16 with f32
-// accumulators, operand tiles staged in shared memory in their own type.
+// accumulators, operand tiles staged in shared memory in their own type,
+// fragments loaded by ldmatrix.x4 (2 for A, 2 for B per k step).
 // REQUIRES: libdevice
 // RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
 // RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
@@ -11,19 +12,21 @@
 // GPU-SAME: in (%{{.*}} = %c128
 // GPU-DAG: memref.alloca() : memref<64x24xf16, #gpu.address_space<workgroup>>
 // GPU: gpu.barrier
-// GPU: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
+// GPU-COUNT-4: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // GPU-COUNT-8: nvvm.mma.sync {{.*}}layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
 // GPU: gpu.barrier
 // GPU: math.tanh
 // GPU: arith.truncf %{{.*}} : f32 to f16
 // GPU-LABEL: func.func @batched
 // GPU: memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
-// GPU: arith.bitcast %{{.*}} : bf16 to i16
+// GPU: nvgpu.ldmatrix %{{.*}} : memref<64x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// GPU: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // GPU-COUNT-8: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32)
 
 // PTX: // tfc: arch sm_80
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // ASM: ptxas sm_80 ok
 // ASM: ptxas sm_90 ok
 
