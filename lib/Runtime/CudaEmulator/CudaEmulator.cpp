@@ -317,7 +317,8 @@ bool isLdmatrix(int op) {
 /// 8 rows of 8 16-bit elements start at the addresses lanes 8i..8i+7 give;
 /// lane L receives, of each matrix, row L/4 at columns 2(L%4), 2(L%4)+1 (or
 /// with .trans the transposed matrix's: column L/4 at rows 2(L%4), +1).
-void ldmatrix(std::vector<Thread *> &warp, int op) {
+/// A row address not on 16 bytes fails the launch, as on a GPU.
+bool ldmatrix(std::vector<Thread *> &warp, int op) {
   bool trans = op >= TFC_EMU_LDMATRIX_X1_TRANS;
   int base = trans ? TFC_EMU_LDMATRIX_X1_TRANS : TFC_EMU_LDMATRIX_X1;
   unsigned count = 1u << (op - base);
@@ -326,6 +327,12 @@ void ldmatrix(std::vector<Thread *> &warp, int op) {
     unsigned lane = t->linear % kWarp;
     if (lane >= 8 * count)
       continue;
+    if (t->args[0] % 16 != 0) {
+      launch->error = std::string(tfc_emu_op_names[op]) + ": lane " +
+                      std::to_string(lane) +
+                      "'s row address is not 16-byte aligned";
+      return false;
+    }
     const auto *row =
         reinterpret_cast<const uint16_t *>(static_cast<uintptr_t>(t->args[0]));
     std::memcpy(m[lane / 8][lane % 8], row, 16);
@@ -338,6 +345,7 @@ void ldmatrix(std::vector<Thread *> &warp, int op) {
       t->results[i] = lo | (uint32_t(hi) << 16);
     }
   }
+  return true;
 }
 
 /// Completes the collective operation every lane of `warp` waits at.
@@ -370,7 +378,8 @@ bool runCollective(std::vector<Thread *> &warp) {
                       " threads (ldmatrix needs all 32)";
       return false;
     }
-    ldmatrix(warp, op);
+    if (!ldmatrix(warp, op))
+      return false;
   } else {
     launch->error = std::string("internal error: ") + tfc_emu_op_names[op] +
                     " is not collective";

@@ -7,6 +7,7 @@
 #include "tfc/Target/NVPTX/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -20,6 +21,7 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kMergedName = "tfc_kernels";
+constexpr int64_t kSharedAlignment = 16;
 
 struct MergeGpuModulesPass
     : mlir::tfc::impl::MergeGpuModulesBase<MergeGpuModulesPass> {
@@ -57,6 +59,13 @@ struct MergeGpuModulesPass
     });
     for (gpu::GPUModuleOp old : modules)
       old.erase();
+    // Shared buffers start on 16 bytes (the lowering would give them their
+    // element's alignment): ldmatrix rows and cp.async copies need it.
+    merged.walk([&](gpu::GPUFuncOp fn) {
+      for (unsigned i = 0; i < fn.getNumWorkgroupAttributions(); ++i)
+        fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(kSharedAlignment));
+    });
     merged.setName(kMergedName);
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
