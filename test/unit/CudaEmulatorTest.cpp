@@ -7,8 +7,9 @@
 // driver API, against what the PTX ISA defines: shfl.sync in its four modes
 // with segment widths, mma.sync's fragment layouts (f16, bf16 m16n8k16 and
 // tf32 m16n8k8) and ldmatrix with and without .trans, each computed here
-// from the ISA's tables; and the launch failures the emulator reports for
-// what a GPU leaves undefined.
+// from the ISA's tables; cp.async copies landing only at their wait, zero
+// filled past their source size; and the launch failures the emulator
+// reports for what a GPU leaves undefined.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,6 +192,39 @@ module attributes {gpu.container_module} {
       llvm.store %m, %q : !llvm.struct<(i32, i32, i32, i32)>, !llvm.ptr
       %q4 = llvm.getelementptr %q[4] : (!llvm.ptr) -> !llvm.ptr, i32
       llvm.store %t, %q4 : !llvm.struct<(i32, i32, i32, i32)>, !llvm.ptr
+      llvm.return
+    }
+
+    // Lane L copies in[8L..8L+7] (16 bytes) to the tile's row L by
+    // cp.async, odd lanes with a source size of 0 (zero fill); out[2L] is
+    // the row's first word before the wait (a marker stored before the
+    // copy), out[2L + 1] after it.
+    llvm.func @async_copy(%in: !llvm.ptr<1>, %out: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel} {
+      %lane = nvvm.read.ptx.sreg.tid.x : i32
+      %c0 = llvm.mlir.constant(0 : i32) : i32
+      %c1 = llvm.mlir.constant(1 : i32) : i32
+      %c2 = llvm.mlir.constant(2 : i32) : i32
+      %c8 = llvm.mlir.constant(8 : i32) : i32
+      %c16 = llvm.mlir.constant(16 : i32) : i32
+      %marker = llvm.mlir.constant(-1 : i32) : i32
+      %at = llvm.mul %lane, %c8 : i32
+      %src = llvm.getelementptr %in[%at] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i16
+      %tile = llvm.mlir.addressof @tile : !llvm.ptr<3>
+      %dst = llvm.getelementptr %tile[%at] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i16
+      llvm.store %marker, %dst : i32, !llvm.ptr<3>
+      %odd = llvm.and %lane, %c1 : i32
+      %isOdd = llvm.icmp "ne" %odd, %c0 : i32
+      %size = llvm.select %isOdd, %c0, %c16 : i1, i32
+      nvvm.cp.async.shared.global %dst, %src, 16, cache = cg, %size : !llvm.ptr<3>, !llvm.ptr<1>, i32
+      nvvm.cp.async.commit.group
+      %before = llvm.load %dst : !llvm.ptr<3> -> i32
+      nvvm.cp.async.wait.group 0
+      %after = llvm.load %dst : !llvm.ptr<3> -> i32
+      %o = llvm.mul %lane, %c2 : i32
+      %q = llvm.getelementptr %out[%o] : (!llvm.ptr, i32) -> !llvm.ptr, i32
+      llvm.store %before, %q : i32, !llvm.ptr
+      %q1 = llvm.getelementptr %q[1] : (!llvm.ptr) -> !llvm.ptr, i32
+      llvm.store %after, %q1 : i32, !llvm.ptr
       llvm.return
     }
 
@@ -428,6 +462,20 @@ TEST_F(CudaEmulatorTest, LdmatrixFollowsThePtxIsa) {
       EXPECT_EQ(out[lane * 8 + 4 + i], at(i, c, r) | (at(i, c + 1, r) << 16))
           << "lane " << lane << " matrix " << i << " (.trans)";
     }
+  }
+}
+
+TEST_F(CudaEmulatorTest, AsyncCopiesLandAtTheirWait) {
+  std::vector<uint16_t> in(256);
+  for (int i = 0; i < 256; ++i)
+    in[i] = static_cast<uint16_t>(3000 + i);
+  std::vector<uint32_t> out(64, 7);
+  ASSERT_EQ(run("async_copy", {in.data(), out.data()}), 0);
+  for (int lane = 0; lane < 32; ++lane) {
+    EXPECT_EQ(out[2 * lane], 0xffffffffu) << "lane " << lane << " before";
+    uint32_t copied = in[8 * lane] | (uint32_t(in[8 * lane + 1]) << 16);
+    EXPECT_EQ(out[2 * lane + 1], lane % 2 ? 0u : copied)
+        << "lane " << lane << " after";
   }
 }
 

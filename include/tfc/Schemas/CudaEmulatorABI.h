@@ -97,7 +97,20 @@ typedef void (*tfc_emu_kernel_fn)(void **params);
   X(LDMATRIX_X4, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3")             \
   X(LDMATRIX_X1_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.trans.b16.p3") \
   X(LDMATRIX_X2_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16.p3") \
-  X(LDMATRIX_X4_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3")
+  X(LDMATRIX_X4_TRANS, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3") \
+  /* cp.async.{ca,cg}.shared.global [dst], [src], bytes[, src bytes] (the      \
+   * rest zero-filled): a thread's copies land at its cp.async.wait_group */   \
+  X(CP_ASYNC_CA_4, "llvm.nvvm.cp.async.ca.shared.global.4")                    \
+  X(CP_ASYNC_CA_8, "llvm.nvvm.cp.async.ca.shared.global.8")                    \
+  X(CP_ASYNC_CA_16, "llvm.nvvm.cp.async.ca.shared.global.16")                  \
+  X(CP_ASYNC_CG_16, "llvm.nvvm.cp.async.cg.shared.global.16")                  \
+  X(CP_ASYNC_CA_4_S, "llvm.nvvm.cp.async.ca.shared.global.4.s")                \
+  X(CP_ASYNC_CA_8_S, "llvm.nvvm.cp.async.ca.shared.global.8.s")                \
+  X(CP_ASYNC_CA_16_S, "llvm.nvvm.cp.async.ca.shared.global.16.s")              \
+  X(CP_ASYNC_CG_16_S, "llvm.nvvm.cp.async.cg.shared.global.16.s")              \
+  X(CP_ASYNC_COMMIT_GROUP, "llvm.nvvm.cp.async.commit.group")                  \
+  X(CP_ASYNC_WAIT_GROUP, "llvm.nvvm.cp.async.wait.group")                      \
+  X(CP_ASYNC_WAIT_ALL, "llvm.nvvm.cp.async.wait.all")
 
 enum tfc_emu_op {
 #define TFC_EMU_OP_ENUM(id, name) TFC_EMU_##id,

@@ -1,4 +1,4 @@
-//===- EffectModels.cpp - Memory effects of gpu.barrier, mma.sync, cvt ----===//
+//===- EffectModels.cpp - Memory effects of barriers, mma.sync, cp.async --===//
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
@@ -17,9 +17,12 @@ namespace {
 /// gpu.barrier declares no memory effects, which the ownership-based
 /// deallocation pipeline rejects as unknown. A barrier orders the block's
 /// reads and writes of shared memory: it is modelled as reading and writing
-/// memory in general (so it is never erased or moved either).
+/// memory in general (so it is never erased or moved either). So are
+/// cp.async (a copy between raw pointers into shared memory), its commit and
+/// its wait (which make the copies land).
+template <typename Op>
 struct BarrierEffects
-    : MemoryEffectOpInterface::ExternalModel<BarrierEffects, gpu::BarrierOp> {
+    : MemoryEffectOpInterface::ExternalModel<BarrierEffects<Op>, Op> {
   void
   getEffects(Operation *,
              SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
@@ -43,11 +46,16 @@ struct RegisterOnlyEffects
 
 void tfc::registerGpuKernelEffectModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
-    gpu::BarrierOp::attachInterface<BarrierEffects>(*ctx);
+    gpu::BarrierOp::attachInterface<BarrierEffects<gpu::BarrierOp>>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, NVVM::NVVMDialect *) {
     NVVM::MmaOp::attachInterface<RegisterOnlyEffects<NVVM::MmaOp>>(*ctx);
     NVVM::ConvertFloatToTF32Op::attachInterface<
         RegisterOnlyEffects<NVVM::ConvertFloatToTF32Op>>(*ctx);
+    NVVM::CpAsyncOp::attachInterface<BarrierEffects<NVVM::CpAsyncOp>>(*ctx);
+    NVVM::CpAsyncCommitGroupOp::attachInterface<
+        BarrierEffects<NVVM::CpAsyncCommitGroupOp>>(*ctx);
+    NVVM::CpAsyncWaitGroupOp::attachInterface<
+        BarrierEffects<NVVM::CpAsyncWaitGroupOp>>(*ctx);
   });
 }

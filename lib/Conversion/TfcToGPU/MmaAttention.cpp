@@ -8,6 +8,13 @@
 // warps, each owning 16 consecutive rows. With groupID g = lane / 4 and
 // t = lane % 4, a lane holds, of its warp's rows, rows g and g + 8:
 //
+//  0. Each key tile's K and V land in shared memory by cp.async.cg (16
+//     bytes per copy, zero-filled past the keys) in two commit groups: Q·Kᵀ
+//     waits for K only, V keeps landing during it and the softmax. Operands
+//     whose rows do not start on 16 bytes (checked once per block from the
+//     strided metadata) are staged by loads and stores instead. One buffer
+//     per operand: double buffering would take d = 128 past the 48 KB of
+//     static shared memory (dynamic shared memory is stage 4's).
 //  1. Q·Kᵀ: the warp's Q rows stay in registers as mma A fragments for the
 //     whole key loop (loaded once: rows g, g+8 x columns 2t, 2t+1, 2t+8,
 //     2t+9 of each 16 columns of d: d/4 registers, dv/2 more for O; at
@@ -48,8 +55,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -132,6 +142,92 @@ struct QuadLanes final : ScoreLanes {
 /// exp2 of an f32 (libdevice's exp2f: ex2.approx, no range reduction).
 Value exp2(OpBuilder &b, Location loc, Value x) {
   return math::Exp2Op::create(b, loc, x);
+}
+
+/// A [B, H, T, D] operand as cp.async copies it: its aligned base pointer
+/// and strided metadata, and whether every row starts on 16 bytes with D
+/// contiguous (then 8 elements move per copy).
+struct AsyncSource {
+  Value pointer, offset;
+  SmallVector<Value> strides;
+  Value aligned;
+};
+
+AsyncSource asyncSource(OpBuilder &b, Location loc, Value memref) {
+  AsyncSource s;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  s.pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  s.offset = meta.getOffset();
+  s.strides.assign(meta.getStrides().begin(), meta.getStrides().end());
+  int64_t bytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  auto isMultiple = [&](Value v, int64_t m) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, v, indexConst(b, loc, m)),
+        indexConst(b, loc, 0));
+  };
+  Value start = addI(b, loc, s.pointer, mulI(b, loc, s.offset, bytes));
+  Value ok = isMultiple(start, 16);
+  for (int64_t d = 0; d < 3; ++d)
+    ok =
+        arith::AndIOp::create(b, loc, ok, isMultiple(s.strides[d], 16 / bytes));
+  s.aligned = arith::AndIOp::create(
+      b, loc, ok,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s.strides[3],
+                            indexConst(b, loc, 1)));
+  return s;
+}
+
+/// The integer `address` as an LLVM pointer in `space`.
+Value toPointer(OpBuilder &b, Location loc, Value address, unsigned space) {
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
+}
+
+/// Rows kt.. of `src` ([lead..., row, col]: `lead` indexes the leading
+/// dims) into `shared` [kBlockK][>= cols] by cp.async.cg 16-byte copies,
+/// zero-filled past row `rows`, `thread` of kThreads.
+void copyTileAsync(OpBuilder &b, Location loc, Value thread, Value shared,
+                   int64_t cols, const AsyncSource &src, Value kt, Value rows,
+                   Value lastRow, ArrayRef<Value> lead) {
+  auto sharedType = cast<MemRefType>(shared.getType());
+  int64_t bytes = sharedType.getElementTypeBitWidth() / 8;
+  int64_t perCopy = 16 / bytes, chunks = cols / perCopy;
+  int64_t pitch = sharedType.getDimSize(1);
+  Value sharedBase =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
+  forLoop(b, loc, thread, indexConst(b, loc, kBlockK * chunks),
+          indexConst(b, loc, kThreads), [&](OpBuilder &b, Location l, Value e) {
+            Value r = arith::DivUIOp::create(b, l, e, indexConst(b, l, chunks));
+            Value c = mulI(
+                b, l, arith::RemUIOp::create(b, l, e, indexConst(b, l, chunks)),
+                perCopy);
+            Value row = addI(b, l, kt, r);
+            Value element = src.offset;
+            SmallVector<Value> idx(lead.begin(), lead.end());
+            idx.push_back(minIndex(b, l, row, lastRow));
+            idx.push_back(c);
+            for (auto [i, v] : llvm::enumerate(idx))
+              element = addI(b, l, element,
+                             arith::MulIOp::create(b, l, v, src.strides[i]));
+            Value from = toPointer(
+                b, l, addI(b, l, src.pointer, mulI(b, l, element, bytes)), 1);
+            Value to = toPointer(
+                b, l,
+                addI(b, l, sharedBase,
+                     mulI(b, l, addI(b, l, mulI(b, l, r, pitch), c), bytes)),
+                3);
+            Value size =
+                arith::SelectOp::create(b, l, ult(b, l, row, rows),
+                                        i32Const(b, l, 16), i32Const(b, l, 0));
+            NVVM::CpAsyncOp::create(
+                b, l, to, from, b.getI32IntegerAttr(16),
+                NVVM::LoadCacheModifierKindAttr::get(
+                    b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                size);
+          });
 }
 
 } // namespace
@@ -268,6 +364,9 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
               kBlockK);
         }
 
+        AsyncSource keyAsync = asyncSource(b, l, key);
+        AsyncSource valueAsync = asyncSource(b, l, value);
+
         PositionTerms terms;
         terms.causal = causal;
         terms.window = window;
@@ -315,8 +414,26 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                                               ValueRange{r, c});
                     });
               };
-              stage(ks, key, headDim);
-              stage(vs, value, valueDim);
+              // K and V land by cp.async where their rows allow 16-byte
+              // copies (else by loads and stores), as two commit groups:
+              // Q·Kᵀ waits for K only, V keeps landing meanwhile.
+              auto stageAsync = [&](Value shared, Value src, int64_t cols,
+                                    const AsyncSource &async) {
+                auto branch = scf::IfOp::create(b, l, async.aligned,
+                                                /*withElseRegion=*/true);
+                {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPointToStart(branch.thenBlock());
+                  copyTileAsync(b, l, t, shared, cols, async, kt, tk, tkLast,
+                                {bi, hk});
+                  b.setInsertionPointToStart(branch.elseBlock());
+                  stage(shared, src, cols);
+                }
+                NVVM::CpAsyncCommitGroupOp::create(b, l);
+              };
+              stageAsync(ks, key, headDim, keyAsync);
+              stageAsync(vs, value, valueDim, valueAsync);
+              NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
               gpu::BarrierOp::create(b, l);
 
               // S = Q·Kᵀ for the warp's 16 rows and the tile's 64 keys. The
@@ -437,6 +554,9 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                 for (Value v : pe)
                   probs[r].push_back(arith::TruncFOp::create(b, l, element, v));
               }
+
+              NVVM::CpAsyncWaitGroupOp::create(b, l, 0);
+              gpu::BarrierOp::create(b, l);
 
               // O += P·V, 16 keys per step, P as the A fragments. The B
               // fragments of two tiles of dv come from one

@@ -158,10 +158,22 @@ State &state() {
 // Launches
 //===----------------------------------------------------------------------===//
 
-enum class Wait { None, Barrier, Warp, Done };
+enum class Wait { None, Barrier, Warp, Done, Failed };
+
+/// One cp.async: `bytes` at `to`, the first `from` bytes read from `src`,
+/// the rest zeros.
+struct AsyncCopy {
+  char *to;
+  const char *src;
+  unsigned bytes, from;
+};
 
 struct Thread {
   ucontext_t context;
+  /// cp.async copies not committed yet, and the committed groups not waited
+  /// for, oldest first: they land at cp.async.wait_group.
+  std::vector<AsyncCopy> pending;
+  std::vector<std::vector<AsyncCopy>> groups;
   char *stack = nullptr;
   unsigned tid[3] = {0, 0, 0};
   unsigned linear = 0;
@@ -397,6 +409,8 @@ bool runBlock(Launch &l) {
     Thread &t = l.threads[i];
     t.wait = Wait::None;
     t.op = -1;
+    t.pending.clear();
+    t.groups.clear();
     getcontext(&t.context);
     t.context.uc_stack.ss_sp = t.stack;
     t.context.uc_stack.ss_size = kStackBytes;
@@ -411,6 +425,9 @@ bool runBlock(Launch &l) {
       swapcontext(&l.scheduler, &t.context);
     }
     current = nullptr;
+    for (Thread &t : l.threads)
+      if (t.wait == Wait::Failed)
+        return false; // l.error says why
     // Everyone is done or waits: complete the warps that have arrived.
     bool done = true, released = false, allAtBarrier = true;
     std::vector<Thread *> lanes;
@@ -463,6 +480,33 @@ bool runBlock(Launch &l) {
   }
 }
 
+void land(const std::vector<AsyncCopy> &copies) {
+  for (const AsyncCopy &c : copies) {
+    std::memcpy(c.to, c.src, c.from);
+    std::memset(c.to + c.from, 0, c.bytes - c.from);
+  }
+}
+
+/// A thread's cp.async; false (launch->error set) on a misaligned address
+/// or a source size past the copy, which a GPU faults on.
+bool asyncCopy(Thread &t, int op, const unsigned long long *args) {
+  static const unsigned sizes[] = {4, 8, 16, 16};
+  bool withSource = op >= TFC_EMU_CP_ASYNC_CA_4_S;
+  unsigned bytes = sizes[(
+      op - (withSource ? TFC_EMU_CP_ASYNC_CA_4_S : TFC_EMU_CP_ASYNC_CA_4))];
+  unsigned from = withSource ? static_cast<uint32_t>(args[2]) : bytes;
+  if (args[0] % bytes || args[1] % bytes || from > bytes) {
+    launch->error = std::string(tfc_emu_op_names[op]) + " in thread " +
+                    std::to_string(t.linear) +
+                    (from > bytes ? ": source size past the copy"
+                                  : ": address not aligned to the copy");
+    return false;
+  }
+  t.pending.push_back({reinterpret_cast<char *>(args[0]),
+                       reinterpret_cast<const char *>(args[1]), bytes, from});
+  return true;
+}
+
 void handler(int op, const unsigned long long *args,
              unsigned long long *results) {
   Thread &t = *current;
@@ -500,6 +544,38 @@ void handler(int op, const unsigned long long *args,
     t.wait = Wait::Barrier;
     yieldToScheduler();
     return;
+  case TFC_EMU_CP_ASYNC_CA_4:
+  case TFC_EMU_CP_ASYNC_CA_8:
+  case TFC_EMU_CP_ASYNC_CA_16:
+  case TFC_EMU_CP_ASYNC_CG_16:
+  case TFC_EMU_CP_ASYNC_CA_4_S:
+  case TFC_EMU_CP_ASYNC_CA_8_S:
+  case TFC_EMU_CP_ASYNC_CA_16_S:
+  case TFC_EMU_CP_ASYNC_CG_16_S:
+    if (!asyncCopy(t, op, args)) {
+      // The launch fails at the next collective point: stop this thread.
+      t.wait = Wait::Failed;
+      yieldToScheduler();
+    }
+    return;
+  case TFC_EMU_CP_ASYNC_COMMIT_GROUP:
+    t.groups.push_back(std::move(t.pending));
+    t.pending.clear();
+    return;
+  case TFC_EMU_CP_ASYNC_WAIT_GROUP:
+  case TFC_EMU_CP_ASYNC_WAIT_ALL: {
+    size_t keep =
+        op == TFC_EMU_CP_ASYNC_WAIT_ALL ? 0 : static_cast<uint32_t>(args[0]);
+    if (op == TFC_EMU_CP_ASYNC_WAIT_ALL) {
+      t.groups.push_back(std::move(t.pending));
+      t.pending.clear();
+    }
+    while (t.groups.size() > keep) {
+      land(t.groups.front());
+      t.groups.erase(t.groups.begin());
+    }
+    return;
+  }
   case TFC_EMU_F2TF32_RNA:
     results[0] = floatToTf32(bitsToFloat(static_cast<uint32_t>(args[0])));
     return;
