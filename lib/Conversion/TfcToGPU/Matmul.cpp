@@ -2,6 +2,10 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
+// f32 products with enough work (emitWideGemm: at least 132 blocks) run in
+// 128 x 128 blocks with 8 x 8 accumulators per thread, read from shared
+// memory as float4; the others as follows.
+//
 // C[M, N] = A[M, K] · B[K, N] in blocks of kTileM x kTileN outputs (grid x
 // over column tiles, y over row tiles, z over the batch). 256 threads as a
 // 16 x 16 grid each accumulate 4 x 4 outputs in registers: thread (ty, tx)
@@ -46,6 +50,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
@@ -129,10 +134,128 @@ void stageTile(OpBuilder &b, Location loc, Value thread, int64_t threads,
 
 void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io);
 
+constexpr int64_t kWideTile = 128, kWideTileK = 8, kWidePad = 4;
+constexpr int64_t kWideHalf = kWideTile / 2;
+/// The wide kernel is taken when it still gives this many blocks (an H100
+/// has 132 SMs, an A100 108): below it, the 64x64 tiles' 4x more blocks
+/// keep more of the GPU busy than the wide tiles' reuse gains.
+constexpr int64_t kWideMinBlocks = 132;
+
+/// f32 C = A·B in 128 x 128 blocks: 256 threads as 16 x 16, each with 8 x 8
+/// accumulators, rows ty*4 + {0..3} and 64 + ty*4 + {0..3}, columns likewise
+/// from tx, so that each k step reads two float4 of A and two of B from
+/// shared memory for 64 FMAs (the 64 x 64 kernel: 8 scalar reads for 16).
+/// Both operands are staged k-major, [8][128 + 4]: the padding puts the
+/// transposing stores of a warp in 32 different banks; the float4 reads of
+/// B are 16 consecutive chunks and those of A broadcasts.
+void emitWideGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+  Value batch = product(b, loc, io.batchSizes);
+  std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kWideTile),
+                               ceilDiv(b, loc, io.m, kWideTile), batch};
+  MLIRContext *ctx = b.getContext();
+  auto tileType = sharedType(ctx, {kWideTileK, kWideTile + kWidePad});
+  launch(
+      b, loc, grid, kThreads, {tileType, tileType},
+      [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+        Value as = ids.shared[0], bs = ids.shared[1];
+        Value t = ids.thread;
+        Value tx = arith::RemUIOp::create(b, l, t, indexConst(b, l, kThreadsX));
+        Value ty = arith::DivUIOp::create(b, l, t, indexConst(b, l, kThreadsX));
+        Value tx4 = arith::MulIOp::create(b, l, tx, indexConst(b, l, 4));
+        Value ty4 = arith::MulIOp::create(b, l, ty, indexConst(b, l, 4));
+        SmallVector<Value> bIdx =
+            delinearize(b, l, ids.block[2], io.batchSizes);
+        Value n0 = arith::MulIOp::create(b, l, ids.block[0],
+                                         indexConst(b, l, kWideTile));
+        Value m0 = arith::MulIOp::create(b, l, ids.block[1],
+                                         indexConst(b, l, kWideTile));
+        // The i-th of a thread's 8 rows (or columns) from its base.
+        auto at = [&](Value base4, int64_t i) {
+          return addI(b, l, base4,
+                      indexConst(b, l, (i / 4) * kWideHalf + i % 4));
+        };
+        auto vec4 = VectorType::get({4}, b.getF32Type());
+        SmallVector<Value> init(64, f32Const(b, l, 0.0));
+        SmallVector<Value> acc = forLoopReduce(
+            b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kWideTileK), init,
+            [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
+              stageTile(b, l, t, kThreads, as, kWideTileK, kWideTile, k0, m0,
+                        io.k, io.m, io.aKContiguous, /*kMajor=*/true,
+                        [&](OpBuilder &b, Location l, Value m, Value k) {
+                          return io.loadA(b, l, bIdx, m, k);
+                        });
+              stageTile(b, l, t, kThreads, bs, kWideTileK, kWideTile, k0, n0,
+                        io.k, io.n, io.bKContiguous, /*kMajor=*/true,
+                        [&](OpBuilder &b, Location l, Value n, Value k) {
+                          return io.loadB(b, l, bIdx, k, n);
+                        });
+              gpu::BarrierOp::create(b, l);
+              SmallVector<Value> next = forLoopReduce(
+                  b, l, indexConst(b, l, 0), indexConst(b, l, kWideTileK),
+                  indexConst(b, l, 1), acc,
+                  [&](OpBuilder &b, Location l, Value kk, ValueRange acc) {
+                    auto quad = [&](Value tile, Value base4) {
+                      SmallVector<Value> v;
+                      for (int64_t h = 0; h < 2; ++h) {
+                        Value x = vector::LoadOp::create(
+                            b, l, vec4, tile, ValueRange{kk, at(base4, 4 * h)},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+                        for (int64_t i = 0; i < 4; ++i)
+                          v.push_back(vector::ExtractOp::create(b, l, x, i));
+                      }
+                      return v;
+                    };
+                    SmallVector<Value> av = quad(as, ty4), bv = quad(bs, tx4);
+                    SmallVector<Value> out;
+                    for (int64_t i = 0; i < 8; ++i)
+                      for (int64_t j = 0; j < 8; ++j)
+                        out.push_back(math::FmaOp::create(b, l, av[i], bv[j],
+                                                          acc[i * 8 + j]));
+                    return out;
+                  });
+              gpu::BarrierOp::create(b, l);
+              return next;
+            });
+        for (int64_t i = 0; i < 8; ++i) {
+          Value m = addI(b, l, m0, at(ty4, i));
+          for (int64_t j = 0; j < 8; ++j) {
+            Value n = addI(b, l, n0, at(tx4, j));
+            Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, m, io.m),
+                                                 cmpLt(b, l, n, io.n));
+            Value v = acc[i * 8 + j];
+            ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
+              io.store(b, l, bIdx, m, n, v);
+            });
+          }
+        }
+      });
+}
+
+void emitSmallGemm(OpBuilder &b, Location loc, const GemmIO &io);
+
 void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   if (io.element.isF16() || io.element.isBF16() ||
       (io.tf32 && io.element.isF32()))
     return emitMmaGemm(b, loc, io);
+  // The wide kernel where it still fills the GPU (sizes are known on the
+  // host at run time), else the 64 x 64 one.
+  Value wideBlocks = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, ceilDiv(b, loc, io.m, kWideTile),
+                            ceilDiv(b, loc, io.n, kWideTile)),
+      product(b, loc, io.batchSizes));
+  Value wide =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, wideBlocks,
+                            indexConst(b, loc, kWideMinBlocks));
+  auto branch = scf::IfOp::create(b, loc, wide, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  emitWideGemm(b, loc, io);
+  b.setInsertionPointToStart(branch.elseBlock());
+  emitSmallGemm(b, loc, io);
+}
+
+void emitSmallGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   Value batch = product(b, loc, io.batchSizes);
   std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kTileN),
                                ceilDiv(b, loc, io.m, kTileM), batch};
