@@ -9,7 +9,7 @@
    around the kernels, without the input/output copies). PyTorch:
    torch.nn.functional.scaled_dot_product_attention on CUDA tensors, timed
    with CUDA events. TFLOP/s count 4·B·H·S²·D (half of it when causal).
-2. GPT-2 small and BERT-base forward at seq 128: tfc device time against
+2. GPT-2 small and BERT-base forward at seq 128 and 512: tfc device time against
    PyTorch eager (bench/torch_models.py on CUDA, f32), same weights; the max
    abs difference of the outputs is printed too.
 
@@ -94,8 +94,10 @@ def attention(args, tmp):
 def models(args, tmp):
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     rng = np.random.default_rng(0)
-    for name, tfm, vocab in (("gpt2", "gpt2", 50257), ("bert", "bert-base", 30522)):
-        ids = rng.integers(0, vocab, size=(1, 128), dtype=np.int64)
+    for (name, tfm, vocab), seq in ((m, s) for m in (("gpt2", "gpt2", 50257),
+                                                     ("bert", "bert-base", 30522))
+                                    for s in (128, 512)):
+        ids = rng.integers(0, vocab, size=(1, seq), dtype=np.int64)
         # f32 as both compute by default, then tf32 products on both sides
         # (tfc-compile --gpu-fp32-matmul=tf32, PyTorch's allow_tf32).
         for precision in ("f32", "tf32"):
@@ -130,7 +132,7 @@ def models(args, tmp):
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             got = np.load(out)
-            print(f"{name} seq=128 {precision}: tfc {ms:.3f} ms | PyTorch {torch.__version__} "
+            print(f"{name} seq={seq} {precision}: tfc {ms:.3f} ms | PyTorch {torch.__version__} "
                   f"eager {peer:.3f} ms | tfc/PyTorch time ratio {ms / peer:.2f} | max abs diff "
                   f"{float(np.max(np.abs(ref - got))):.2e} "
                   f"(scale {float(np.max(np.abs(ref))):.2f})", flush=True)
