@@ -80,6 +80,10 @@ struct GemmIO {
   bool aKContiguous = true, bKContiguous = false;
   /// f32 operands multiplied on the tensor cores as tf32.
   bool tf32 = false;
+  /// Where A is a row-major [M, K] buffer and B one of [N, K] (a linear's
+  /// input and weight): the tensor-core kernel copies their tiles by
+  /// cp.async when the rows start on 16 bytes. Null otherwise.
+  Value aRows, bRows;
   /// Writes the finished f32 value of C[batch, m, n].
   std::function<void(OpBuilder &, Location, ValueRange, Value, Value, Value)>
       store;
@@ -353,13 +357,15 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   NVVM::MMATypes ptxType = tf32              ? NVVM::MMATypes::tf32
                            : element.isF16() ? NVVM::MMATypes::f16
                                              : NVVM::MMATypes::bf16;
-  auto tileType = sharedType(
-      ctx, {kMmaTileM, kMmaTileK + (tf32 ? kMmaRowPadF32 : kMmaRowPad)},
-      element);
+  int64_t pitch = kMmaTileK + (tf32 ? kMmaRowPadF32 : kMmaRowPad);
+  // Two buffers per operand: the next k step's tiles land while this one's
+  // are multiplied.
+  auto tileType = sharedType(ctx, {2, kMmaTileM, pitch}, element);
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
   launch(
       b, loc, grid, kMmaThreads, {tileType, tileType},
       [&](OpBuilder &b, Location l, const LaunchIds &ids) {
-        Value as = ids.shared[0], bs = ids.shared[1];
+        Value aBuffers = ids.shared[0], bBuffers = ids.shared[1];
         Value t = ids.thread;
         Value lane =
             arith::RemUIOp::create(b, l, t, indexConst(b, l, kWarpSize));
@@ -397,21 +403,161 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         };
         constexpr int64_t kAcc = kWarpTilesM * kWarpTilesN * 4;
         SmallVector<Value> init(kAcc, f32Const(b, l, 0.0));
+        // Buffer `slot` ([64][k], k innermost, in the element type).
+        auto buffer = [&](Value all, Value slot) -> Value {
+          auto type = cast<MemRefType>(all.getType());
+          SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
+                                               b.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                             b.getIndexAttr(kMmaTileM),
+                                             b.getIndexAttr(pitch)};
+          SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+          auto viewType = memref::SubViewOp::inferRankReducedResultType(
+              {kMmaTileM, pitch}, type, offsets, sizes, strides);
+          return memref::SubViewOp::create(b, l, cast<MemRefType>(viewType),
+                                           all, offsets, sizes, strides);
+        };
+        // cp.async where both operands are row-major buffers whose rows
+        // start on 16 bytes (checked once per block), else loads and stores.
+        Value async;
+        Value aBase, bBase, aShared, bShared;
+        if (io.aRows && io.bRows) {
+          auto start = [&](Value rows) {
+            auto meta = memref::ExtractStridedMetadataOp::create(b, l, rows);
+            Value pointer =
+                memref::ExtractAlignedPointerAsIndexOp::create(b, l, rows);
+            return addI(b, l, pointer,
+                        arith::MulIOp::create(b, l, meta.getOffset(),
+                                              indexConst(b, l, bytes)));
+          };
+          aBase = start(io.aRows);
+          bBase = start(io.bRows);
+          auto on16 = [&](Value v) {
+            return arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::eq,
+                arith::RemUIOp::create(b, l, v, indexConst(b, l, 16)),
+                indexConst(b, l, 0));
+          };
+          async = arith::AndIOp::create(
+              b, l, arith::AndIOp::create(b, l, on16(aBase), on16(bBase)),
+              on16(arith::MulIOp::create(b, l, io.k, indexConst(b, l, bytes))));
+          aShared =
+              memref::ExtractAlignedPointerAsIndexOp::create(b, l, aBuffers);
+          bShared =
+              memref::ExtractAlignedPointerAsIndexOp::create(b, l, bBuffers);
+        }
+        // 16-byte copies of rows x0.. (of `size`) at k0.. into `slot`.
+        auto copyAsync = [&](OpBuilder &b, Location l, Value base, Value shared,
+                             Value slot, Value x0, Value size, Value k0) {
+          int64_t perCopy = 16 / bytes, chunks = kMmaTileK / perCopy;
+          forLoop(
+              b, l, t, indexConst(b, l, kMmaTileM * chunks),
+              indexConst(b, l, kMmaThreads),
+              [&](OpBuilder &b, Location l, Value e) {
+                Value r =
+                    arith::DivUIOp::create(b, l, e, indexConst(b, l, chunks));
+                Value c = arith::MulIOp::create(
+                    b, l,
+                    arith::RemUIOp::create(b, l, e, indexConst(b, l, chunks)),
+                    indexConst(b, l, perCopy));
+                Value x = addI(b, l, x0, r), k = addI(b, l, k0, c);
+                Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, x, size),
+                                                     cmpLt(b, l, k, io.k));
+                // Out of range: nothing read (size 0) from a valid address.
+                Value xc = minIndex(
+                    b, l, x,
+                    arith::SubIOp::create(b, l, size, indexConst(b, l, 1)));
+                Value kc = arith::SelectOp::create(b, l, cmpLt(b, l, k, io.k),
+                                                   k, indexConst(b, l, 0));
+                Value element =
+                    addI(b, l, arith::MulIOp::create(b, l, xc, io.k), kc);
+                auto pointer = [&](Value address, unsigned space) {
+                  Value i64 = arith::IndexCastUIOp::create(b, l, b.getI64Type(),
+                                                           address);
+                  return LLVM::IntToPtrOp::create(
+                      b, l, LLVM::LLVMPointerType::get(b.getContext(), space),
+                      i64);
+                };
+                Value from =
+                    pointer(addI(b, l, base,
+                                 arith::MulIOp::create(
+                                     b, l, element, indexConst(b, l, bytes))),
+                            1);
+                Value slotRow =
+                    addI(b, l,
+                         arith::MulIOp::create(b, l, slot,
+                                               indexConst(b, l, kMmaTileM)),
+                         r);
+                Value to = pointer(
+                    addI(b, l, shared,
+                         arith::MulIOp::create(
+                             b, l,
+                             addI(b, l,
+                                  arith::MulIOp::create(
+                                      b, l, slotRow, indexConst(b, l, pitch)),
+                                  c),
+                             indexConst(b, l, bytes))),
+                    3);
+                Value count = arith::SelectOp::create(
+                    b, l, inside, i32Const(b, l, 16), i32Const(b, l, 0));
+                NVVM::CpAsyncOp::create(
+                    b, l, to, from, b.getI32IntegerAttr(16),
+                    NVVM::LoadCacheModifierKindAttr::get(
+                        b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                    count);
+              });
+        };
+        // Stages the tiles of k step k0 into buffer `slot`.
+        auto stage = [&](OpBuilder &b, Location l, Value slot, Value k0) {
+          auto sync = [&](OpBuilder &b, Location l) {
+            stageTile(b, l, t, kMmaThreads, buffer(aBuffers, slot), kMmaTileK,
+                      kMmaTileM, k0, m0, io.k, io.m, io.aKContiguous,
+                      /*kMajor=*/false,
+                      [&](OpBuilder &b, Location l, Value m, Value k) {
+                        return io.loadA(b, l, bIdx, m, k);
+                      });
+            stageTile(b, l, t, kMmaThreads, buffer(bBuffers, slot), kMmaTileK,
+                      kMmaTileN, k0, n0, io.k, io.n, io.bKContiguous,
+                      /*kMajor=*/false,
+                      [&](OpBuilder &b, Location l, Value n, Value k) {
+                        return io.loadB(b, l, bIdx, k, n);
+                      });
+          };
+          if (!async) {
+            sync(b, l);
+          } else {
+            auto branch = scf::IfOp::create(b, l, async, /*withElse=*/true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(branch.thenBlock());
+            copyAsync(b, l, aBase, aShared, slot, m0, io.m, k0);
+            copyAsync(b, l, bBase, bShared, slot, n0, io.n, k0);
+            b.setInsertionPointToStart(branch.elseBlock());
+            sync(b, l);
+          }
+        };
+        stage(b, l, indexConst(b, l, 0), indexConst(b, l, 0));
+        NVVM::CpAsyncCommitGroupOp::create(b, l);
         SmallVector<Value> acc = forLoopReduce(
             b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kMmaTileK), init,
             [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
-              // Both tiles [64][k], k innermost, in the element type.
-              stageTile(b, l, t, kMmaThreads, as, kMmaTileK, kMmaTileM, k0, m0,
-                        io.k, io.m, io.aKContiguous, /*kMajor=*/false,
-                        [&](OpBuilder &b, Location l, Value m, Value k) {
-                          return io.loadA(b, l, bIdx, m, k);
-                        });
-              stageTile(b, l, t, kMmaThreads, bs, kMmaTileK, kMmaTileN, k0, n0,
-                        io.k, io.n, io.bKContiguous, /*kMajor=*/false,
-                        [&](OpBuilder &b, Location l, Value n, Value k) {
-                          return io.loadB(b, l, bIdx, k, n);
-                        });
+              Value step =
+                  arith::DivUIOp::create(b, l, k0, indexConst(b, l, kMmaTileK));
+              Value slot =
+                  arith::RemUIOp::create(b, l, step, indexConst(b, l, 2));
+              Value other =
+                  arith::SubIOp::create(b, l, indexConst(b, l, 1), slot);
+              // The next step's tiles go to the other buffer, which every
+              // warp finished with at the last step's closing barrier.
+              Value k1 = addI(b, l, k0, indexConst(b, l, kMmaTileK));
+              ifThen(b, l, cmpLt(b, l, k1, io.k),
+                     [&](OpBuilder &b, Location l) { stage(b, l, other, k1); });
+              // A group per step, empty after the last: waiting for all but
+              // the newest one lands this step's tiles and leaves the next
+              // step's in flight.
+              NVVM::CpAsyncCommitGroupOp::create(b, l);
+              NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
               gpu::BarrierOp::create(b, l);
+              Value as = buffer(aBuffers, slot), bs = buffer(bBuffers, slot);
               auto mmaTile = [&](ArrayRef<Value> aFrag, ArrayRef<Value> bFrag,
                                  ValueRange c, ArrayRef<int64_t> shape) {
                 return mmaSync(b, l, ptxType, aFrag, bFrag, c, shape);
@@ -536,6 +682,8 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
   io.aKContiguous = true;
   io.bKContiguous = true;
   io.tf32 = tf32;
+  io.aRows = a;
+  io.bRows = weight;
   io.store = [&](OpBuilder &b, Location l, ValueRange, Value m, Value n,
                  Value v) {
     if (bias)

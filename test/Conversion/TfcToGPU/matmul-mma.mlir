@@ -1,5 +1,7 @@
 // f16 and bf16 products run on the tensor cores: mma.sync.m16n8k16 with f32
-// accumulators, operand tiles staged in shared memory in their own type,
+// accumulators, operand tiles staged in shared memory in their own type, two
+// buffers each (a linear's row-major operands by cp.async, the next step's
+// landing during this one's products; other products by loads and stores),
 // fragments loaded by ldmatrix.x4 (2 for A, 2 for B per k step).
 // REQUIRES: libdevice
 // RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
@@ -10,16 +12,20 @@
 // GPU-LABEL: func.func @linear
 // GPU: gpu.launch
 // GPU-SAME: in (%{{.*}} = %c128
-// GPU-DAG: memref.alloca() : memref<64x24xf16, #gpu.address_space<workgroup>>
+// GPU-DAG: memref.alloca() : memref<2x64x24xf16, #gpu.address_space<workgroup>>
+// GPU: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// GPU: nvvm.cp.async.commit.group
+// GPU: nvvm.cp.async.wait.group 1
 // GPU: gpu.barrier
-// GPU-COUNT-4: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// GPU-COUNT-4: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x24xf16, strided<[24, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // GPU-COUNT-8: nvvm.mma.sync {{.*}}layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
 // GPU: gpu.barrier
 // GPU: math.tanh
 // GPU: arith.truncf %{{.*}} : f32 to f16
 // GPU-LABEL: func.func @batched
-// GPU: memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
-// GPU: nvgpu.ldmatrix %{{.*}} : memref<64x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// GPU: memref.alloca() : memref<2x64x24xbf16, #gpu.address_space<workgroup>>
+// GPU-NOT: nvvm.cp.async.shared.global
+// GPU: nvgpu.ldmatrix %{{.*}} : memref<64x24xbf16, strided<[24, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // GPU: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // GPU-COUNT-8: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32)
 

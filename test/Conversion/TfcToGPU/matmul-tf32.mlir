@@ -15,7 +15,7 @@
 // GPU-LABEL: func.func @linear
 // GPU: gpu.launch
 // GPU-SAME: in (%{{.*}} = %c128
-// GPU-DAG: memref.alloca() : memref<64x20xf32, #gpu.address_space<workgroup>>
+// GPU-DAG: memref.alloca() : memref<2x64x20xf32, #gpu.address_space<workgroup>>
 // GPU: gpu.barrier
 // GPU: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
 // GPU-COUNT-16: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32)
