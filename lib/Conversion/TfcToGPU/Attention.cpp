@@ -3,7 +3,9 @@
 // Part of tfc, a transformer compiler on MLIR.
 //
 // softmax(Q·Kᵀ·scale + mask)·V as one kernel that never materialises the
-// Tq x Tk scores. One block per (tile of kBlockQ query rows, head, batch):
+// Tq x Tk scores, on f32 FMAs: the kernel for what the tensor-core one
+// (MmaAttention.cpp: f16/bf16, head sizes multiples of 16) does not take,
+// f32 among them. One block per (tile of kBlockQ query rows, head, batch):
 // kWarps warps of which each owns kRowsPerWarp query rows. The block walks
 // the keys in tiles of 32 (one key per lane):
 //

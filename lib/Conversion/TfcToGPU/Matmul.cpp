@@ -535,7 +535,11 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
             sync(b, l);
           }
         };
-        stage(b, l, indexConst(b, l, 0), indexConst(b, l, 0));
+        // (No product of K = 0 reads its operands.)
+        ifThen(b, l, cmpLt(b, l, indexConst(b, l, 0), io.k),
+               [&](OpBuilder &b, Location l) {
+                 stage(b, l, indexConst(b, l, 0), indexConst(b, l, 0));
+               });
         NVVM::CpAsyncCommitGroupOp::create(b, l);
         SmallVector<Value> acc = forLoopReduce(
             b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kMmaTileK), init,
