@@ -18,10 +18,10 @@
 //  1. Q·Kᵀ: the warp's Q rows stay in registers as mma A fragments for the
 //     whole key loop (loaded once: rows g, g+8 x columns 2t, 2t+1, 2t+8,
 //     2t+9 of each 16 columns of d: d/4 registers, dv/2 more for O; at
-//     d = dv = 128, 168 registers and no spills). Keys advance in tiles of
-//     64, K and V staged in shared memory in their own type (rows padded
-//     by 8 elements: the 8 rows a fragment load touches start in different
-//     banks). S for 16 rows x 64 keys is 8 m16n8 tiles; each
+//     d = dv = 128, 168-224 registers by ptxas and no spills). Keys advance
+//     in tiles of 64, K and V staged in shared memory in their own type
+//     (rows padded by 8 elements: the 8 rows a fragment load touches start
+//     in different banks). S for 16 rows x 64 keys is 8 m16n8 tiles; each
 //     B fragment is K row g of the tile (keys 8j + g) at columns 2t.. and
 //     2t+8.. of d, two steps of d loaded by one ldmatrix.x4.
 //  2. The softmax runs on the fragments: a lane's 16 scores of a row
