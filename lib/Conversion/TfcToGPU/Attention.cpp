@@ -34,12 +34,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionCommon.h"
 #include "GpuKernelUtils.h"
 #include "GpuKernels.h"
 
 #include "tfc/Conversion/RowKernels.h"
-
-#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -122,9 +121,6 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
                                   Value relBias, Value out) {
   if (mmaAttentionApplies(op, query, key, value))
     return emitMmaAttention(b, loc, op, query, key, value, mask, relBias, out);
-  int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
-  int64_t relative = op.getRelativeDistance();
-  double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;
   double softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
   auto qType = cast<MemRefType>(query.getType());
   auto vType = cast<MemRefType>(value.getType());
@@ -137,34 +133,16 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
   int64_t chunks = (valueDim + kWarpSize - 1) / kWarpSize;
   int64_t paddedValueDim = chunks * kWarpSize;
   double scale = op.getScale().convertToDouble();
-  bool causal = op.getCausal();
   MLIRContext *ctx = b.getContext();
   const double negInf = -std::numeric_limits<double>::infinity();
 
   Value one = indexConst(b, loc, 1);
-  Value batch = memref::DimOp::create(b, loc, query, 0);
-  Value heads = memref::DimOp::create(b, loc, query, 1);
-  Value tq = memref::DimOp::create(b, loc, query, 2);
-  Value kvHeads = memref::DimOp::create(b, loc, key, 1);
-  Value tk = memref::DimOp::create(b, loc, key, 2);
-  // Run-time head counts are not checked against each other: no division
-  // by 0 on the host and no key/value head past the last; without key/value
-  // heads no block runs.
-  Value zero = indexConst(b, loc, 0);
-  Value group = arith::MaxUIOp::create(
-      b, loc,
-      arith::DivUIOp::create(b, loc, heads,
-                             arith::MaxUIOp::create(b, loc, kvHeads, one)),
-      one);
-  Value lastKvHead = arith::SubIOp::create(b, loc, kvHeads, one);
-  Value runHeads = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
-      zero, heads);
-  auto maskType = mask ? cast<MemRefType>(mask.getType()) : MemRefType();
+  AttentionShape shape = attentionShape(b, loc, query, key);
+  Value tq = shape.tq, tk = shape.tk;
 
   launch(
-      b, loc, {ceilDiv(b, loc, tq, kBlockQ), runHeads, batch}, kThreads,
+      b, loc, {ceilDiv(b, loc, tq, kBlockQ), shape.runHeads, shape.batch},
+      kThreads,
       {sharedType(ctx, {kBlockQ, headDim}),
        sharedType(ctx, {kBlockK, headDim + 1}),
        sharedType(ctx, {kBlockK, paddedValueDim})},
@@ -175,20 +153,12 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
         Value lane = arith::RemUIOp::create(b, l, t, warpSize);
         Value warp = arith::DivUIOp::create(b, l, t, warpSize);
         Value h = ids.block[1], bi = ids.block[2];
-        Value hk = arith::MinUIOp::create(
-            b, l, arith::DivUIOp::create(b, l, h, group), lastKvHead);
+        Value hk = kvHeadOf(b, l, shape, h);
         Value q0 = mulI(b, l, ids.block[0], indexConst(b, l, kBlockQ));
         Value tqLast = arith::SubIOp::create(b, l, tq, one);
         Value tkLast = arith::SubIOp::create(b, l, tk, one);
         Value zeroF = f32Const(b, l, 0.0);
-        PositionTerms terms;
-        terms.causal = causal;
-        terms.window = window;
-        terms.alibiSlope =
-            alibi > 0.0 ? buildAlibiSlope(b, l, h, heads, alibi) : Value();
-        terms.relativeBias = relBias;
-        terms.relative = relative;
-        terms.head = h;
+        PositionTerms terms = attentionTerms(b, l, op, shape, h, relBias);
 
         // Q tile, scaled once.
         stage(b, l, t, qs, kBlockQ, headDim,
@@ -201,32 +171,9 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
                 return select(b, l, inside, v, zeroF);
               });
 
-        // Keys [0, kEnd) are seen by some row of the block: with `causal`,
-        // row i sees keys j <= i + Tk - Tq.
-        Value kEnd = tk;
-        if (causal) {
-          Value reach = addI(b, l, addI(b, l, q0, indexConst(b, l, kBlockQ)),
-                             tk); // last row + 1 + Tk
-          Value positive = cmpI(b, l, arith::CmpIPredicate::uge, reach, tq);
-          Value limit = arith::SubIOp::create(b, l, reach, tq);
-          kEnd = select(b, l, positive, minIndex(b, l, limit, tk),
-                        indexConst(b, l, 0));
-        }
-        // With a window, row i sees keys j > i + Tk - Tq - window: the loop
-        // starts at the tile of the first key row q0 may see.
-        Value kStart = indexConst(b, l, 0);
-        if (window > 0) {
-          Value reach = addI(b, l, addI(b, l, q0, tk),
-                             indexConst(b, l, 1)); // q0 + Tk + 1
-          Value back = addI(b, l, tq, indexConst(b, l, window));
-          Value first = select(
-              b, l, cmpI(b, l, arith::CmpIPredicate::ugt, reach, back),
-              arith::SubIOp::create(b, l, reach, back), indexConst(b, l, 0));
-          kStart = mulI(
-              b, l,
-              arith::DivUIOp::create(b, l, first, indexConst(b, l, kBlockK)),
-              indexConst(b, l, kBlockK));
-        }
+        // The keys some row of the block sees (AttentionCommon.h).
+        KeyRange keys =
+            attentionKeyRange(b, l, op, shape, q0, kBlockQ, kBlockK);
 
         // State per row: m, l, then o per 32-column chunk.
         SmallVector<Value> init;
@@ -249,7 +196,7 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
                         indexConst(b, l, r))));
 
         SmallVector<Value> state = forLoopReduce(
-            b, l, kStart, kEnd, indexConst(b, l, kBlockK), init,
+            b, l, keys.start, keys.end, indexConst(b, l, kBlockK), init,
             [&](OpBuilder &b, Location l, Value kt, ValueRange state) {
               SmallVector<Value> next(state);
               stage(b, l, t, ks, kBlockK, headDim,
@@ -308,17 +255,9 @@ LogicalResult gpuk::emitAttention(OpBuilder &b, Location loc,
                           arith::MulFOp::create(b, l, s,
                                                 f32Const(b, l, 1.0 / softcap))),
                       f32Const(b, l, softcap));
-                if (mask) {
-                  SmallVector<Value> full = {bi, h, minIndex(b, l, i, tqLast),
-                                             minIndex(b, l, kj, tkLast)};
-                  SmallVector<Value> idx;
-                  int64_t offset = 4 - maskType.getRank();
-                  for (int64_t k = 0; k < maskType.getRank(); ++k)
-                    idx.push_back(maskType.getDimSize(k) == 1
-                                      ? indexConst(b, l, 0)
-                                      : full[k + offset]);
-                  s = arith::AddFOp::create(b, l, s, loadF32(b, l, mask, idx));
-                }
+                if (mask)
+                  s = arith::AddFOp::create(
+                      b, l, s, loadMaskTerm(b, l, mask, shape, bi, h, i, kj));
                 WarpLanes lanes;
                 ScorePositions positions;
                 positions.keys =

@@ -46,12 +46,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionCommon.h"
 #include "GpuKernelUtils.h"
 #include "GpuKernels.h"
 
 #include "tfc/Conversion/RowKernels.h"
-
-#include "tfc/Dialect/Tfc/IR/PositionBias.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -251,9 +250,6 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                                      kernel::AttentionOp op, Value query,
                                      Value key, Value value, Value mask,
                                      Value relBias, Value out) {
-  int64_t window = op.getWindow() ? static_cast<int64_t>(*op.getWindow()) : 0;
-  int64_t relative = op.getRelativeDistance();
-  double alibi = op.getAlibi() ? op.getAlibi()->convertToDouble() : 0.0;
   double softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
   auto qType = cast<MemRefType>(query.getType());
   auto vType = cast<MemRefType>(value.getType());
@@ -263,33 +259,16 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
   int64_t headDim = qType.getDimSize(3), valueDim = vType.getDimSize(3);
   int64_t dSteps = headDim / 16, vTiles = valueDim / 8;
   double scale = op.getScale().convertToDouble();
-  bool causal = op.getCausal();
   MLIRContext *ctx = b.getContext();
   const double negInf = -std::numeric_limits<double>::infinity();
-  auto maskType = mask ? cast<MemRefType>(mask.getType()) : MemRefType();
 
   Value one = indexConst(b, loc, 1);
-  Value zero = indexConst(b, loc, 0);
-  Value batch = memref::DimOp::create(b, loc, query, 0);
-  Value heads = memref::DimOp::create(b, loc, query, 1);
-  Value tq = memref::DimOp::create(b, loc, query, 2);
-  Value kvHeads = memref::DimOp::create(b, loc, key, 1);
-  Value tk = memref::DimOp::create(b, loc, key, 2);
-  // As the SIMT kernel: no division by 0 on the host, no key/value head
-  // past the last, no block without key/value heads.
-  Value group = arith::MaxUIOp::create(
-      b, loc,
-      arith::DivUIOp::create(b, loc, heads,
-                             arith::MaxUIOp::create(b, loc, kvHeads, one)),
-      one);
-  Value lastKvHead = arith::SubIOp::create(b, loc, kvHeads, one);
-  Value runHeads = arith::SelectOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kvHeads, zero),
-      zero, heads);
+  AttentionShape shape = attentionShape(b, loc, query, key);
+  Value tq = shape.tq, tk = shape.tk;
 
   launch(
-      b, loc, {ceilDiv(b, loc, tq, kBlockQ), runHeads, batch}, kThreads,
+      b, loc, {ceilDiv(b, loc, tq, kBlockQ), shape.runHeads, shape.batch},
+      kThreads,
       {sharedType(ctx, {kBlockK, headDim + kPad}, element),
        sharedType(ctx, {kBlockK, valueDim + kPad}, element)},
       [&](OpBuilder &b, Location l, const LaunchIds &ids) {
@@ -303,8 +282,7 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
         Value t2 = mulI(
             b, l, arith::RemUIOp::create(b, l, lane, indexConst(b, l, 4)), 2);
         Value h = ids.block[1], bi = ids.block[2];
-        Value hk = arith::MinUIOp::create(
-            b, l, arith::DivUIOp::create(b, l, h, group), lastKvHead);
+        Value hk = kvHeadOf(b, l, shape, h);
         Value q0 = mulI(b, l, ids.block[0], kBlockQ);
         Value tqLast = arith::SubIOp::create(b, l, tq, one);
         Value tkLast = arith::SubIOp::create(b, l, tk, one);
@@ -338,43 +316,13 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                            pair(rows[0], d8), pair(rows[1], d8)});
         }
 
-        // Keys [kStart, kEnd), as the SIMT kernel computes them.
-        Value kEnd = tk;
-        if (causal) {
-          Value reach = addI(b, l, addI(b, l, q0, kBlockQ), tk);
-          Value positive =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, reach, tq);
-          kEnd = arith::SelectOp::create(
-              b, l, positive,
-              minIndex(b, l, arith::SubIOp::create(b, l, reach, tq), tk),
-              indexConst(b, l, 0));
-        }
-        Value kStart = indexConst(b, l, 0);
-        if (window > 0) {
-          Value reach = addI(b, l, addI(b, l, q0, tk), 1);
-          Value back = addI(b, l, tq, window);
-          Value first = arith::SelectOp::create(
-              b, l,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, reach,
-                                    back),
-              arith::SubIOp::create(b, l, reach, back), indexConst(b, l, 0));
-          kStart = mulI(
-              b, l,
-              arith::DivUIOp::create(b, l, first, indexConst(b, l, kBlockK)),
-              kBlockK);
-        }
+        KeyRange keys =
+            attentionKeyRange(b, l, op, shape, q0, kBlockQ, kBlockK);
 
         AsyncSource keyAsync = asyncSource(b, l, key);
         AsyncSource valueAsync = asyncSource(b, l, value);
 
-        PositionTerms terms;
-        terms.causal = causal;
-        terms.window = window;
-        terms.alibiSlope =
-            alibi > 0.0 ? buildAlibiSlope(b, l, h, heads, alibi) : Value();
-        terms.relativeBias = relBias;
-        terms.relative = relative;
-        terms.head = h;
+        PositionTerms terms = attentionTerms(b, l, op, shape, h, relBias);
 
         // State: m and l of rows g and g+8, then O as vTiles C fragments.
         SmallVector<Value> init = {f32Const(b, l, negInf), zeroF,
@@ -391,7 +339,7 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
         const double log2e = 1.0 / std::log(2.0);
 
         SmallVector<Value> state = forLoopReduce(
-            b, l, kStart, kEnd, indexConst(b, l, kBlockK), init,
+            b, l, keys.start, keys.end, indexConst(b, l, kBlockK), init,
             [&](OpBuilder &b, Location l, Value kt, ValueRange state) {
               SmallVector<Value> next(state);
               // K and V tiles in shared memory, zeros past the keys.
@@ -495,20 +443,10 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                 Value row = rows[r];
                 if (mask) {
                   SmallVector<Value> m;
-                  for (int64_t e = 0; e < kScores; ++e) {
-                    Value kj =
-                        addI(b, l, addI(b, l, kt, t2), 8 * (e / 2) + e % 2);
-                    SmallVector<Value> full = {bi, h,
-                                               minIndex(b, l, row, tqLast),
-                                               minIndex(b, l, kj, tkLast)};
-                    SmallVector<Value> idx;
-                    int64_t offset = 4 - maskType.getRank();
-                    for (int64_t k = 0; k < maskType.getRank(); ++k)
-                      idx.push_back(maskType.getDimSize(k) == 1
-                                        ? indexConst(b, l, 0)
-                                        : full[k + offset]);
-                    m.push_back(loadF32(b, l, mask, idx));
-                  }
+                  for (int64_t e = 0; e < kScores; ++e)
+                    m.push_back(loadMaskTerm(
+                        b, l, mask, shape, bi, h, row,
+                        addI(b, l, addI(b, l, kt, t2), 8 * (e / 2) + e % 2)));
                   s = arith::AddFOp::create(
                       b, l, s, vector::FromElementsOp::create(b, l, f32Vec, m));
                 }
