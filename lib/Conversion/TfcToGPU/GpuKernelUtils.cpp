@@ -259,3 +259,102 @@ SmallVector<Value> gpuk::loadMatrices(OpBuilder &b, Location loc, Value tile,
   }
   return regs;
 }
+
+AsyncSource gpuk::asyncSource(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  AsyncSource s;
+  s.bytes = type.getElementTypeBitWidth() / 8;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value pointer =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  auto mul = [&](Value x, int64_t y) -> Value {
+    return arith::MulIOp::create(b, loc, x, indexConst(b, loc, y));
+  };
+  s.address =
+      arith::AddIOp::create(b, loc, pointer, mul(meta.getOffset(), s.bytes));
+  s.strides.assign(meta.getStrides().begin(), meta.getStrides().end());
+  auto isMultiple = [&](Value v, int64_t m) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, v, indexConst(b, loc, m)),
+        indexConst(b, loc, 0));
+  };
+  int64_t rank = type.getRank();
+  Value ok = isMultiple(s.address, 16);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    ok = arith::AndIOp::create(b, loc, ok,
+                               isMultiple(s.strides[d], 16 / s.bytes));
+  s.aligned = arith::AndIOp::create(
+      b, loc, ok,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            s.strides[rank - 1], indexConst(b, loc, 1)));
+  return s;
+}
+
+/// The integer `address` as an LLVM pointer in address space `space`.
+static Value toPointer(OpBuilder &b, Location loc, Value address,
+                       unsigned space) {
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
+}
+
+void gpuk::copyTileAsync(OpBuilder &b, Location loc, const AsyncSource &src,
+                         ArrayRef<Value> lead, Value row0, Value rowEnd,
+                         Value col0, Value colEnd, Value shared,
+                         int64_t tileRows, int64_t tileCols, Value thread,
+                         int64_t threads) {
+  int64_t perCopy = 16 / src.bytes, chunks = tileCols / perCopy;
+  auto add = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, l, x, y);
+  };
+  auto mul = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+    return arith::MulIOp::create(b, l, x, y);
+  };
+  auto lt = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, x, y);
+  };
+  auto to = memref::ExtractStridedMetadataOp::create(b, loc, shared);
+  Value sharedBase = arith::AddIOp::create(
+      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared),
+      arith::MulIOp::create(b, loc, to.getOffset(),
+                            indexConst(b, loc, src.bytes)));
+  Value pitch = to.getStrides()[0];
+  Value lastRow = arith::SubIOp::create(b, loc, rowEnd, indexConst(b, loc, 1));
+  forLoop(
+      b, loc, thread, indexConst(b, loc, tileRows * chunks),
+      indexConst(b, loc, threads), [&](OpBuilder &b, Location l, Value e) {
+        Value r = arith::DivUIOp::create(b, l, e, indexConst(b, l, chunks));
+        Value c = arith::MulIOp::create(
+            b, l, arith::RemUIOp::create(b, l, e, indexConst(b, l, chunks)),
+            indexConst(b, l, perCopy));
+        Value row = add(b, l, row0, r), col = add(b, l, col0, c);
+        Value colInside = lt(b, l, col, colEnd);
+        Value inside =
+            arith::AndIOp::create(b, l, lt(b, l, row, rowEnd), colInside);
+        // Outside: nothing is read (size 0), from a valid address.
+        SmallVector<Value> idx(lead.begin(), lead.end());
+        idx.push_back(minIndex(b, l, row, lastRow));
+        idx.push_back(
+            arith::SelectOp::create(b, l, colInside, col, indexConst(b, l, 0)));
+        Value element = indexConst(b, l, 0);
+        for (auto [i, v] : llvm::enumerate(idx))
+          element = add(b, l, element, mul(b, l, v, src.strides[i]));
+        Value bytes = indexConst(b, l, src.bytes);
+        Value from =
+            toPointer(b, l, add(b, l, src.address, mul(b, l, element, bytes)),
+                      /*global=*/1);
+        Value dst =
+            toPointer(b, l,
+                      add(b, l, sharedBase,
+                          mul(b, l, add(b, l, mul(b, l, r, pitch), c), bytes)),
+                      /*shared=*/3);
+        Value size = arith::SelectOp::create(b, l, inside, i32Const(b, l, 16),
+                                             i32Const(b, l, 0));
+        NVVM::CpAsyncOp::create(
+            b, l, dst, from, b.getI32IntegerAttr(16),
+            NVVM::LoadCacheModifierKindAttr::get(
+                b.getContext(), NVVM::LoadCacheModifierKind::CG),
+            size);
+      });
+}

@@ -75,6 +75,31 @@ SmallVector<Value> mmaSync(OpBuilder &b, Location loc, NVVM::MMATypes type,
                            ArrayRef<Value> a, ArrayRef<Value> bFrag,
                            ValueRange c, ArrayRef<int64_t> shape);
 
+/// A global operand as cp.async copies it: the byte address of its element
+/// 0 (aligned pointer + offset), its strides in elements, and `aligned`:
+/// whether every row (the innermost dim, contiguous) starts on 16 bytes, so
+/// that whole 16-byte copies may be taken from it. Checked at run time from
+/// the strided metadata.
+struct AsyncSource {
+  Value address;
+  SmallVector<Value> strides;
+  Value aligned;
+  int64_t bytes = 0;
+};
+AsyncSource asyncSource(OpBuilder &b, Location loc, Value memref);
+
+/// Copies the tile of rows [row0, row0 + tileRows) x columns [col0, col0 +
+/// tileCols) of `src` (at the leading indices `lead`) into the shared 2-D
+/// `shared` (rows of any pitch; a subview is fine) by cp.async.cg 16-byte
+/// copies, cooperatively over `threads` threads; copies of rows >= rowEnd
+/// or columns >= colEnd read nothing and zero-fill. Needs src.aligned, and
+/// tileCols, col0 and colEnd whole copies (multiples of 16 bytes). The
+/// copies still have to be committed and waited for.
+void copyTileAsync(OpBuilder &b, Location loc, const AsyncSource &src,
+                   ArrayRef<Value> lead, Value row0, Value rowEnd, Value col0,
+                   Value colEnd, Value shared, int64_t tileRows,
+                   int64_t tileCols, Value thread, int64_t threads);
+
 /// memref[indices] as f32 (extended from f16/bf16).
 Value loadF32(OpBuilder &b, Location loc, Value memref, ValueRange indices);
 /// Stores the f32 `value` into memref[indices] in the memref's element type.

@@ -361,7 +361,6 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   // Two buffers per operand: the next k step's tiles land while this one's
   // are multiplied.
   auto tileType = sharedType(ctx, {2, kMmaTileM, pitch}, element);
-  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
   launch(
       b, loc, grid, kMmaThreads, {tileType, tileType},
       [&](OpBuilder &b, Location l, const LaunchIds &ids) {
@@ -420,93 +419,12 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         // cp.async where both operands are row-major buffers whose rows
         // start on 16 bytes (checked once per block), else loads and stores.
         Value async;
-        Value aBase, bBase, aShared, bShared;
+        AsyncSource aSource, bSource;
         if (io.aRows && io.bRows) {
-          auto start = [&](Value rows) {
-            auto meta = memref::ExtractStridedMetadataOp::create(b, l, rows);
-            Value pointer =
-                memref::ExtractAlignedPointerAsIndexOp::create(b, l, rows);
-            return addI(b, l, pointer,
-                        arith::MulIOp::create(b, l, meta.getOffset(),
-                                              indexConst(b, l, bytes)));
-          };
-          aBase = start(io.aRows);
-          bBase = start(io.bRows);
-          auto on16 = [&](Value v) {
-            return arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::eq,
-                arith::RemUIOp::create(b, l, v, indexConst(b, l, 16)),
-                indexConst(b, l, 0));
-          };
-          async = arith::AndIOp::create(
-              b, l, arith::AndIOp::create(b, l, on16(aBase), on16(bBase)),
-              on16(arith::MulIOp::create(b, l, io.k, indexConst(b, l, bytes))));
-          aShared =
-              memref::ExtractAlignedPointerAsIndexOp::create(b, l, aBuffers);
-          bShared =
-              memref::ExtractAlignedPointerAsIndexOp::create(b, l, bBuffers);
+          aSource = asyncSource(b, l, io.aRows);
+          bSource = asyncSource(b, l, io.bRows);
+          async = arith::AndIOp::create(b, l, aSource.aligned, bSource.aligned);
         }
-        // 16-byte copies of rows x0.. (of `size`) at k0.. into `slot`.
-        auto copyAsync = [&](OpBuilder &b, Location l, Value base, Value shared,
-                             Value slot, Value x0, Value size, Value k0) {
-          int64_t perCopy = 16 / bytes, chunks = kMmaTileK / perCopy;
-          forLoop(
-              b, l, t, indexConst(b, l, kMmaTileM * chunks),
-              indexConst(b, l, kMmaThreads),
-              [&](OpBuilder &b, Location l, Value e) {
-                Value r =
-                    arith::DivUIOp::create(b, l, e, indexConst(b, l, chunks));
-                Value c = arith::MulIOp::create(
-                    b, l,
-                    arith::RemUIOp::create(b, l, e, indexConst(b, l, chunks)),
-                    indexConst(b, l, perCopy));
-                Value x = addI(b, l, x0, r), k = addI(b, l, k0, c);
-                Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, x, size),
-                                                     cmpLt(b, l, k, io.k));
-                // Out of range: nothing read (size 0) from a valid address.
-                Value xc = minIndex(
-                    b, l, x,
-                    arith::SubIOp::create(b, l, size, indexConst(b, l, 1)));
-                Value kc = arith::SelectOp::create(b, l, cmpLt(b, l, k, io.k),
-                                                   k, indexConst(b, l, 0));
-                Value element =
-                    addI(b, l, arith::MulIOp::create(b, l, xc, io.k), kc);
-                auto pointer = [&](Value address, unsigned space) {
-                  Value i64 = arith::IndexCastUIOp::create(b, l, b.getI64Type(),
-                                                           address);
-                  return LLVM::IntToPtrOp::create(
-                      b, l, LLVM::LLVMPointerType::get(b.getContext(), space),
-                      i64);
-                };
-                Value from =
-                    pointer(addI(b, l, base,
-                                 arith::MulIOp::create(
-                                     b, l, element, indexConst(b, l, bytes))),
-                            1);
-                Value slotRow =
-                    addI(b, l,
-                         arith::MulIOp::create(b, l, slot,
-                                               indexConst(b, l, kMmaTileM)),
-                         r);
-                Value to = pointer(
-                    addI(b, l, shared,
-                         arith::MulIOp::create(
-                             b, l,
-                             addI(b, l,
-                                  arith::MulIOp::create(
-                                      b, l, slotRow, indexConst(b, l, pitch)),
-                                  c),
-                             indexConst(b, l, bytes))),
-                    3);
-                Value count = arith::SelectOp::create(
-                    b, l, inside, i32Const(b, l, 16), i32Const(b, l, 0));
-                NVVM::CpAsyncOp::create(
-                    b, l, to, from, b.getI32IntegerAttr(16),
-                    NVVM::LoadCacheModifierKindAttr::get(
-                        b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                    count);
-              });
-        };
         // Stages the tiles of k step k0 into buffer `slot`.
         auto stage = [&](OpBuilder &b, Location l, Value slot, Value k0) {
           auto sync = [&](OpBuilder &b, Location l) {
@@ -529,8 +447,12 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
             auto branch = scf::IfOp::create(b, l, async, /*withElse=*/true);
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(branch.thenBlock());
-            copyAsync(b, l, aBase, aShared, slot, m0, io.m, k0);
-            copyAsync(b, l, bBase, bShared, slot, n0, io.n, k0);
+            for (auto [source, buffers, x0, size] :
+                 {std::tuple(&aSource, aBuffers, m0, io.m),
+                  std::tuple(&bSource, bBuffers, n0, io.n)})
+              copyTileAsync(b, l, *source, {}, x0, size, k0, io.k,
+                            buffer(buffers, slot), kMmaTileM, kMmaTileK, t,
+                            kMmaThreads);
             b.setInsertionPointToStart(branch.elseBlock());
             sync(b, l);
           }

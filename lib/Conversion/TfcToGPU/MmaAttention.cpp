@@ -9,16 +9,19 @@
 // t = lane % 4, a lane holds, of its warp's rows, rows g and g + 8:
 //
 //  0. Each key tile's K and V land in shared memory by cp.async.cg (16
-//     bytes per copy, zero-filled past the keys) in two commit groups: Q·Kᵀ
-//     waits for K only, V keeps landing during it and the softmax. Operands
-//     whose rows do not start on 16 bytes (checked once per block from the
-//     strided metadata) are staged by loads and stores instead. One buffer
-//     per operand: double buffering would take d = 128 past the 48 KB of
-//     static shared memory (dynamic shared memory is stage 4's).
+//     bytes per copy, zero-filled past the keys), pipelined with one
+//     buffer per operand: the next tile's K is issued as soon as every warp
+//     has its S (it lands during the softmax and P·V), the next tile's V as
+//     soon as P·V is done (it lands during the next Q·Kᵀ and softmax); each
+//     wait_group leaves only the newest group in flight. Operands whose
+//     rows do not start on 16 bytes (checked once per block from the
+//     strided metadata) are staged by loads and stores instead, in the
+//     same places. (Two buffers per operand would take d = 128 past the
+//     48 KB of static shared memory.)
 //  1. Q·Kᵀ: the warp's Q rows stay in registers as mma A fragments for the
 //     whole key loop (loaded once: rows g, g+8 x columns 2t, 2t+1, 2t+8,
 //     2t+9 of each 16 columns of d: d/4 registers, dv/2 more for O; at
-//     d = dv = 128, 168-224 registers by ptxas and no spills). Keys advance
+//     d = dv = 128, 168-228 registers by ptxas and no spills). Keys advance
 //     in tiles of 64, K and V staged in shared memory in their own type
 //     (rows padded by 8 elements: the 8 rows a fragment load touches start
 //     in different banks). S for 16 rows x 64 keys is 8 m16n8 tiles; each
@@ -40,9 +43,12 @@
 //     masked).
 //
 // Causal blocks stop at the last key their last row sees; windows start at
-// the tile of the first key their first row sees. Grouped-query attention
-// reads key/value head h / (H / Hkv). Head sizes: d a multiple of 16, dv of
-// 8, both at most 128 (emitAttention's SIMT kernel takes the others).
+// the tile of the first key their first row sees. Only the tiles that a
+// limit crosses (the causal diagonal, the window's edge, the end of the
+// keys) apply the limits to their scores: a uniform branch per tile.
+// Grouped-query attention reads key/value head h / (H / Hkv). Head sizes: d a
+// multiple of 16, dv of 8, both at most 128 (emitAttention's SIMT kernel takes
+// the others).
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,92 +149,6 @@ Value exp2(OpBuilder &b, Location loc, Value x) {
   return math::Exp2Op::create(b, loc, x);
 }
 
-/// A [B, H, T, D] operand as cp.async copies it: its aligned base pointer
-/// and strided metadata, and whether every row starts on 16 bytes with D
-/// contiguous (then 8 elements move per copy).
-struct AsyncSource {
-  Value pointer, offset;
-  SmallVector<Value> strides;
-  Value aligned;
-};
-
-AsyncSource asyncSource(OpBuilder &b, Location loc, Value memref) {
-  AsyncSource s;
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  s.pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  s.offset = meta.getOffset();
-  s.strides.assign(meta.getStrides().begin(), meta.getStrides().end());
-  int64_t bytes =
-      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
-  auto isMultiple = [&](Value v, int64_t m) {
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, v, indexConst(b, loc, m)),
-        indexConst(b, loc, 0));
-  };
-  Value start = addI(b, loc, s.pointer, mulI(b, loc, s.offset, bytes));
-  Value ok = isMultiple(start, 16);
-  for (int64_t d = 0; d < 3; ++d)
-    ok =
-        arith::AndIOp::create(b, loc, ok, isMultiple(s.strides[d], 16 / bytes));
-  s.aligned = arith::AndIOp::create(
-      b, loc, ok,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, s.strides[3],
-                            indexConst(b, loc, 1)));
-  return s;
-}
-
-/// The integer `address` as an LLVM pointer in `space`.
-Value toPointer(OpBuilder &b, Location loc, Value address, unsigned space) {
-  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
-}
-
-/// Rows kt.. of `src` ([lead..., row, col]: `lead` indexes the leading
-/// dims) into `shared` [kBlockK][>= cols] by cp.async.cg 16-byte copies,
-/// zero-filled past row `rows`, `thread` of kThreads.
-void copyTileAsync(OpBuilder &b, Location loc, Value thread, Value shared,
-                   int64_t cols, const AsyncSource &src, Value kt, Value rows,
-                   Value lastRow, ArrayRef<Value> lead) {
-  auto sharedType = cast<MemRefType>(shared.getType());
-  int64_t bytes = sharedType.getElementTypeBitWidth() / 8;
-  int64_t perCopy = 16 / bytes, chunks = cols / perCopy;
-  int64_t pitch = sharedType.getDimSize(1);
-  Value sharedBase =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
-  forLoop(b, loc, thread, indexConst(b, loc, kBlockK * chunks),
-          indexConst(b, loc, kThreads), [&](OpBuilder &b, Location l, Value e) {
-            Value r = arith::DivUIOp::create(b, l, e, indexConst(b, l, chunks));
-            Value c = mulI(
-                b, l, arith::RemUIOp::create(b, l, e, indexConst(b, l, chunks)),
-                perCopy);
-            Value row = addI(b, l, kt, r);
-            Value element = src.offset;
-            SmallVector<Value> idx(lead.begin(), lead.end());
-            idx.push_back(minIndex(b, l, row, lastRow));
-            idx.push_back(c);
-            for (auto [i, v] : llvm::enumerate(idx))
-              element = addI(b, l, element,
-                             arith::MulIOp::create(b, l, v, src.strides[i]));
-            Value from = toPointer(
-                b, l, addI(b, l, src.pointer, mulI(b, l, element, bytes)), 1);
-            Value to = toPointer(
-                b, l,
-                addI(b, l, sharedBase,
-                     mulI(b, l, addI(b, l, mulI(b, l, r, pitch), c), bytes)),
-                3);
-            Value size =
-                arith::SelectOp::create(b, l, ult(b, l, row, rows),
-                                        i32Const(b, l, 16), i32Const(b, l, 0));
-            NVVM::CpAsyncOp::create(
-                b, l, to, from, b.getI32IntegerAttr(16),
-                NVVM::LoadCacheModifierKindAttr::get(
-                    b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                size);
-          });
-}
-
 } // namespace
 
 bool gpuk::mmaAttentionApplies(kernel::AttentionOp op, Value query, Value key,
@@ -316,13 +236,61 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                            pair(rows[0], d8), pair(rows[1], d8)});
         }
 
-        KeyRange keys =
+        KeyRange range =
             attentionKeyRange(b, l, op, shape, q0, kBlockQ, kBlockK);
 
         AsyncSource keyAsync = asyncSource(b, l, key);
         AsyncSource valueAsync = asyncSource(b, l, value);
+        // The K or V tile of keys kt.. into its buffer, zeros past the keys:
+        // by cp.async where the rows allow 16-byte copies, else by loads
+        // and stores (its commit group is then empty).
+        auto stage = [&](OpBuilder &b, Location l, Value shared, Value src,
+                         int64_t cols, const AsyncSource &async, Value kt) {
+          auto branch = scf::IfOp::create(b, l, async.aligned,
+                                          /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(branch.thenBlock());
+            copyTileAsync(b, l, async, {bi, hk}, kt, tk, indexConst(b, l, 0),
+                          indexConst(b, l, cols), shared, kBlockK, cols, t,
+                          kThreads);
+            b.setInsertionPointToStart(branch.elseBlock());
+            forLoop(
+                b, l, t, indexConst(b, l, kBlockK * cols),
+                indexConst(b, l, kThreads),
+                [&](OpBuilder &b, Location l, Value e) {
+                  Value r =
+                      arith::DivUIOp::create(b, l, e, indexConst(b, l, cols));
+                  Value c =
+                      arith::RemUIOp::create(b, l, e, indexConst(b, l, cols));
+                  Value kj = addI(b, l, kt, r);
+                  Value v = memref::LoadOp::create(
+                      b, l, src,
+                      ValueRange{bi, hk, minIndex(b, l, kj, tkLast), c});
+                  v = arith::SelectOp::create(b, l, ult(b, l, kj, tk), v,
+                                              zeroE);
+                  memref::StoreOp::create(b, l, v, shared, ValueRange{r, c});
+                });
+          }
+        };
+        // The first tile's K and V, as two groups (K's first).
+        ifThen(b, l, ult(b, l, range.start, range.end),
+               [&](OpBuilder &b, Location l) {
+                 stage(b, l, ks, key, headDim, keyAsync, range.start);
+                 NVVM::CpAsyncCommitGroupOp::create(b, l);
+                 stage(b, l, vs, value, valueDim, valueAsync, range.start);
+                 NVVM::CpAsyncCommitGroupOp::create(b, l);
+               });
 
         PositionTerms terms = attentionTerms(b, l, op, shape, h, relBias);
+        // Interior tiles need neither the causal nor the window limit nor
+        // the key count: every key of the tile is seen by every row of the
+        // block. Only they skip the limits (their terms and positions).
+        PositionTerms interiorTerms = terms;
+        interiorTerms.causal = false;
+        interiorTerms.window = 0;
+        bool limited = terms.causal || terms.window > 0;
+        Value lastQuery = addI(b, l, q0, kBlockQ - 1);
 
         // State: m and l of rows g and g+8, then O as vTiles C fragments.
         SmallVector<Value> init = {f32Const(b, l, negInf), zeroF,
@@ -336,51 +304,19 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
           offsets.push_back(static_cast<int32_t>(8 * (e / 2) + e % 2));
         auto i32Vec = VectorType::get({kScores}, b.getI32Type());
         auto f32Vec = VectorType::get({kScores}, b.getF32Type());
+        auto i1Vec = VectorType::get({kScores}, b.getI1Type());
         const double log2e = 1.0 / std::log(2.0);
 
+        // Pipelined: K of the next tile lands during this tile's softmax
+        // and P·V, V of the next during the next tile's Q·Kᵀ and softmax.
+        // Groups complete in order K0 V0 K1 V1 ...; each wait leaves just
+        // the newest group in flight.
         SmallVector<Value> state = forLoopReduce(
-            b, l, keys.start, keys.end, indexConst(b, l, kBlockK), init,
+            b, l, range.start, range.end, indexConst(b, l, kBlockK), init,
             [&](OpBuilder &b, Location l, Value kt, ValueRange state) {
               SmallVector<Value> next(state);
-              // K and V tiles in shared memory, zeros past the keys.
-              auto stage = [&](Value shared, Value src, int64_t cols) {
-                forLoop(
-                    b, l, t, indexConst(b, l, kBlockK * cols),
-                    indexConst(b, l, kThreads),
-                    [&](OpBuilder &b, Location l, Value e) {
-                      Value r = arith::DivUIOp::create(b, l, e,
-                                                       indexConst(b, l, cols));
-                      Value c = arith::RemUIOp::create(b, l, e,
-                                                       indexConst(b, l, cols));
-                      Value kj = addI(b, l, kt, r);
-                      Value v = memref::LoadOp::create(
-                          b, l, src,
-                          ValueRange{bi, hk, minIndex(b, l, kj, tkLast), c});
-                      v = arith::SelectOp::create(b, l, ult(b, l, kj, tk), v,
-                                                  zeroE);
-                      memref::StoreOp::create(b, l, v, shared,
-                                              ValueRange{r, c});
-                    });
-              };
-              // K and V land by cp.async where their rows allow 16-byte
-              // copies (else by loads and stores), as two commit groups:
-              // Q·Kᵀ waits for K only, V keeps landing meanwhile.
-              auto stageAsync = [&](Value shared, Value src, int64_t cols,
-                                    const AsyncSource &async) {
-                auto branch = scf::IfOp::create(b, l, async.aligned,
-                                                /*withElseRegion=*/true);
-                {
-                  OpBuilder::InsertionGuard guard(b);
-                  b.setInsertionPointToStart(branch.thenBlock());
-                  copyTileAsync(b, l, t, shared, cols, async, kt, tk, tkLast,
-                                {bi, hk});
-                  b.setInsertionPointToStart(branch.elseBlock());
-                  stage(shared, src, cols);
-                }
-                NVVM::CpAsyncCommitGroupOp::create(b, l);
-              };
-              stageAsync(ks, key, headDim, keyAsync);
-              stageAsync(vs, value, valueDim, valueAsync);
+              Value kNext = addI(b, l, kt, kBlockK);
+              Value more = ult(b, l, kNext, range.end);
               NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
               gpu::BarrierOp::create(b, l);
 
@@ -406,6 +342,28 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                 }
                 acc.append(c);
               }
+
+              // Every warp is done with K: the next tile's may land.
+              gpu::BarrierOp::create(b, l);
+              ifThen(b, l, more, [&](OpBuilder &b, Location l) {
+                stage(b, l, ks, key, headDim, keyAsync, kNext);
+              });
+              NVVM::CpAsyncCommitGroupOp::create(b, l);
+
+              // Whether the limits apply to this tile: it ends past the
+              // keys, or past what the block's first row sees (causal), or
+              // starts before what its last row sees (window).
+              Value edge = ult(b, l, tk, kNext);
+              if (terms.causal)
+                edge = arith::OrIOp::create(
+                    b, l, edge,
+                    ult(b, l, addI(b, l, addI(b, l, q0, tk), 1),
+                        addI(b, l, kNext, tq)));
+              if (terms.window > 0)
+                edge = arith::OrIOp::create(
+                    b, l, edge,
+                    ult(b, l, addI(b, l, kt, addI(b, l, tq, terms.window)),
+                        addI(b, l, lastQuery, addI(b, l, tk, 1))));
 
               // The online softmax of rows g and g+8 on the fragments.
               QuadLanes quad(kScores);
@@ -455,7 +413,24 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                 positions.valid = valid;
                 positions.query =
                     arith::SubIOp::create(b, l, addI(b, l, row, tk), tq);
-                s = emitPositionTerms(quad, b, l, positions, terms, s);
+                if (!limited) {
+                  s = emitPositionTerms(quad, b, l, positions, terms, s);
+                } else {
+                  auto branch = scf::IfOp::create(b, l, f32Vec, edge,
+                                                  /*withElseRegion=*/true);
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPointToStart(branch.thenBlock());
+                  scf::YieldOp::create(
+                      b, l, emitPositionTerms(quad, b, l, positions, terms, s));
+                  b.setInsertionPointToStart(branch.elseBlock());
+                  ScorePositions all = positions;
+                  all.valid = arith::ConstantOp::create(
+                      b, l, DenseElementsAttr::get(i1Vec, true));
+                  scf::YieldOp::create(
+                      b, l,
+                      emitPositionTerms(quad, b, l, all, interiorTerms, s));
+                  s = branch.getResult(0);
+                }
 
                 Value mOld = state[2 * r], lOld = state[2 * r + 1];
                 Value mNew = arith::MaximumFOp::create(
@@ -493,7 +468,8 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                   probs[r].push_back(arith::TruncFOp::create(b, l, element, v));
               }
 
-              NVVM::CpAsyncWaitGroupOp::create(b, l, 0);
+              // V of this tile (K of the next may still be landing).
+              NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
               gpu::BarrierOp::create(b, l);
 
               // O += P·V, 16 keys per step, P as the A fragments. The B
@@ -528,8 +504,12 @@ LogicalResult gpuk::emitMmaAttention(OpBuilder &b, Location loc,
                   }
                 }
               }
-              // The tiles are not overwritten before every warp used them.
+              // Every warp is done with V: the next tile's may land.
               gpu::BarrierOp::create(b, l);
+              ifThen(b, l, more, [&](OpBuilder &b, Location l) {
+                stage(b, l, vs, value, valueDim, valueAsync, kNext);
+              });
+              NVVM::CpAsyncCommitGroupOp::create(b, l);
               return next;
             });
 
