@@ -2,9 +2,17 @@
 //
 // Part of tfc, a transformer compiler on MLIR.
 //
-// f32 products with enough work (emitWideGemm: at least 132 blocks) run in
-// 128 x 128 blocks with 8 x 8 accumulators per thread, read from shared
-// memory as float4; the others as follows.
+// f32 linear (A [M, K] and W [N, K], both contiguous along k; most of a
+// model's FLOPs) runs in emitLinearGemm: 128 x 128 or 64 x 64 blocks of
+// 256 threads, 8 x 8 or 4 x 4 accumulators per thread, the operand tiles
+// landing by cp.async in two buffers as [tile][16 + 4] and read as float4
+// along k; where even 64 x 64 blocks are fewer than the SMs, K is split
+// and a second kernel adds the partial sums in split order (deterministic)
+// before the epilogue.
+//
+// Other f32 products with enough work (emitWideGemm: at least 132 blocks)
+// run in 128 x 128 blocks with 8 x 8 accumulators per thread, read from
+// shared memory as float4; the others as follows.
 //
 // C[M, N] = A[M, K] · B[K, N] in blocks of kTileM x kTileN outputs (grid x
 // over column tiles, y over row tiles, z over the batch). 256 threads as a
@@ -84,6 +92,9 @@ struct GemmIO {
   /// input and weight): the tensor-core kernel copies their tiles by
   /// cp.async when the rows start on 16 bytes. Null otherwise.
   Value aRows, bRows;
+  /// Set on the split-K pass of emitLinearGemm: `store` gets the block's z
+  /// (batch · splits + split) as its only batch index.
+  bool partials = false;
   /// Writes the finished f32 value of C[batch, m, n].
   std::function<void(OpBuilder &, Location, ValueRange, Value, Value, Value)>
       store;
@@ -235,12 +246,275 @@ void emitWideGemm(OpBuilder &b, Location loc, const GemmIO &io) {
       });
 }
 
+/// The f32 kernel for linear's operands (A [M, K] and W [N, K], both
+/// contiguous along k): `tile` x `tile` outputs per block (64 or 128), 256
+/// threads as 16 x 16, thread (ty, tx) accumulating rows ty + 16i and
+/// columns tx + 16j (i, j < tile / 16). The operand tiles are staged as
+/// they lie, [tile][16 + 4] per k step of 16, by cp.async 16-byte copies
+/// into two buffers (the next step's land while this one is multiplied;
+/// operands whose rows do not start on 16 bytes are staged by loads and
+/// stores). Each 4 k are read as float4 along k: a row of A is a
+/// broadcast within the 16 threads of a ty; the 8 rows of W that a
+/// quarter-warp reads start 20 floats apart, in 8 different groups of 4
+/// banks. With `splits` > 1, block z = batch · splits + s multiplies only
+/// k in [s · kPerSplit, (s + 1) · kPerSplit) and `store` receives its
+/// partial sums (the caller reduces them).
+constexpr int64_t kAsyncTileK = 16, kAsyncPitch = kAsyncTileK + 4;
+void emitAsyncGemm(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
+                   Value splits, Value kPerSplit) {
+  int64_t per = tile / kThreadsX;
+  Value batch = product(b, loc, io.batchSizes);
+  std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, tile),
+                               ceilDiv(b, loc, io.m, tile),
+                               arith::MulIOp::create(b, loc, batch, splits)};
+  MLIRContext *ctx = b.getContext();
+  auto tileType = sharedType(ctx, {2, tile, kAsyncPitch});
+  launch(
+      b, loc, grid, kThreads, {tileType, tileType},
+      [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+        Value aBuffers = ids.shared[0], bBuffers = ids.shared[1];
+        Value t = ids.thread;
+        Value tx = arith::RemUIOp::create(b, l, t, indexConst(b, l, kThreadsX));
+        Value ty = arith::DivUIOp::create(b, l, t, indexConst(b, l, kThreadsX));
+        Value z = ids.block[2];
+        Value split = arith::RemUIOp::create(b, l, z, splits);
+        SmallVector<Value> bIdx = delinearize(
+            b, l, arith::DivUIOp::create(b, l, z, splits), io.batchSizes);
+        Value kBegin = arith::MulIOp::create(b, l, split, kPerSplit);
+        Value kEnd = minIndex(b, l, addI(b, l, kBegin, kPerSplit), io.k);
+        Value n0 =
+            arith::MulIOp::create(b, l, ids.block[0], indexConst(b, l, tile));
+        Value m0 =
+            arith::MulIOp::create(b, l, ids.block[1], indexConst(b, l, tile));
+        auto buffer = [&](Value all, Value slot) -> Value {
+          auto type = cast<MemRefType>(all.getType());
+          SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
+                                               b.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                             b.getIndexAttr(tile),
+                                             b.getIndexAttr(kAsyncPitch)};
+          SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+          auto viewType = memref::SubViewOp::inferRankReducedResultType(
+              {tile, kAsyncPitch}, type, offsets, sizes, strides);
+          return memref::SubViewOp::create(b, l, cast<MemRefType>(viewType),
+                                           all, offsets, sizes, strides);
+        };
+        AsyncSource aSource = asyncSource(b, l, io.aRows);
+        AsyncSource bSource = asyncSource(b, l, io.bRows);
+        Value async =
+            arith::AndIOp::create(b, l, aSource.aligned, bSource.aligned);
+        auto stage = [&](OpBuilder &b, Location l, Value slot, Value k0) {
+          auto branch = scf::IfOp::create(b, l, async, /*withElse=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(branch.thenBlock());
+          copyTileAsync(b, l, aSource, {}, m0, io.m, k0, kEnd,
+                        buffer(aBuffers, slot), tile, kAsyncTileK, t, kThreads);
+          copyTileAsync(b, l, bSource, {}, n0, io.n, k0, kEnd,
+                        buffer(bBuffers, slot), tile, kAsyncTileK, t, kThreads);
+          b.setInsertionPointToStart(branch.elseBlock());
+          stageTile(b, l, t, kThreads, buffer(aBuffers, slot), kAsyncTileK,
+                    tile, k0, m0, kEnd, io.m, /*kContiguous=*/true,
+                    /*kMajor=*/false,
+                    [&](OpBuilder &b, Location l, Value m, Value k) {
+                      return io.loadA(b, l, bIdx, m, k);
+                    });
+          stageTile(b, l, t, kThreads, buffer(bBuffers, slot), kAsyncTileK,
+                    tile, k0, n0, kEnd, io.n, /*kContiguous=*/true,
+                    /*kMajor=*/false,
+                    [&](OpBuilder &b, Location l, Value n, Value k) {
+                      return io.loadB(b, l, bIdx, k, n);
+                    });
+        };
+        ifThen(b, l, cmpLt(b, l, kBegin, kEnd), [&](OpBuilder &b, Location l) {
+          stage(b, l, indexConst(b, l, 0), kBegin);
+        });
+        NVVM::CpAsyncCommitGroupOp::create(b, l);
+        auto vec4 = VectorType::get({4}, b.getF32Type());
+        SmallVector<Value> init(per * per, f32Const(b, l, 0.0));
+        SmallVector<Value> acc = forLoopReduce(
+            b, l, kBegin, kEnd, indexConst(b, l, kAsyncTileK), init,
+            [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
+              Value step = arith::DivUIOp::create(
+                  b, l, arith::SubIOp::create(b, l, k0, kBegin),
+                  indexConst(b, l, kAsyncTileK));
+              Value slot =
+                  arith::RemUIOp::create(b, l, step, indexConst(b, l, 2));
+              Value other =
+                  arith::SubIOp::create(b, l, indexConst(b, l, 1), slot);
+              // The other buffer was last read before the previous step's
+              // closing barrier.
+              Value k1 = addI(b, l, k0, indexConst(b, l, kAsyncTileK));
+              ifThen(b, l, cmpLt(b, l, k1, kEnd),
+                     [&](OpBuilder &b, Location l) { stage(b, l, other, k1); });
+              NVVM::CpAsyncCommitGroupOp::create(b, l);
+              NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
+              gpu::BarrierOp::create(b, l);
+              Value as = buffer(aBuffers, slot), bs = buffer(bBuffers, slot);
+              SmallVector<Value> next = forLoopReduce(
+                  b, l, indexConst(b, l, 0), indexConst(b, l, kAsyncTileK),
+                  indexConst(b, l, 4), acc,
+                  [&](OpBuilder &b, Location l, Value kk, ValueRange acc) {
+                    auto rowsOf = [&](Value tileBuf, Value first) {
+                      SmallVector<SmallVector<Value>> rows;
+                      for (int64_t i = 0; i < per; ++i) {
+                        Value x = vector::LoadOp::create(
+                            b, l, vec4, tileBuf,
+                            ValueRange{addI(b, l, first,
+                                            indexConst(b, l, i * kThreadsY)),
+                                       kk},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+                        SmallVector<Value> v;
+                        for (int64_t e = 0; e < 4; ++e)
+                          v.push_back(vector::ExtractOp::create(b, l, x, e));
+                        rows.push_back(v);
+                      }
+                      return rows;
+                    };
+                    auto av = rowsOf(as, ty), bv = rowsOf(bs, tx);
+                    SmallVector<Value> out(acc);
+                    for (int64_t e = 0; e < 4; ++e)
+                      for (int64_t i = 0; i < per; ++i)
+                        for (int64_t j = 0; j < per; ++j)
+                          out[i * per + j] = math::FmaOp::create(
+                              b, l, av[i][e], bv[j][e], out[i * per + j]);
+                    return out;
+                  });
+              gpu::BarrierOp::create(b, l);
+              return next;
+            });
+        for (int64_t i = 0; i < per; ++i) {
+          Value m = addI(b, l, m0, addI(b, l, ty, indexConst(b, l, i * 16)));
+          for (int64_t j = 0; j < per; ++j) {
+            Value n = addI(b, l, n0, addI(b, l, tx, indexConst(b, l, j * 16)));
+            Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, m, io.m),
+                                                 cmpLt(b, l, n, io.n));
+            Value v = acc[i * per + j];
+            // Partial sums go by the block's z (batch · splits + s).
+            SmallVector<Value> target =
+                io.partials ? SmallVector<Value>{z} : bIdx;
+            ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
+              io.store(b, l, target, m, n, v);
+            });
+          }
+        }
+      });
+}
+
+/// Blocks that fill an H100 (132 SMs; an A100 has 108).
+constexpr int64_t kFillBlocks = 132;
+/// Split-K leaves each split at least this many k (and only splits products
+/// with K >= 2 · kMinSplitK).
+constexpr int64_t kMinSplitK = 128;
+
+/// linear in f32 on CUDA cores: emitAsyncGemm in 128 x 128 tiles where they
+/// give kFillBlocks blocks, else in 64 x 64 tiles, with K split where even
+/// those are too few: splits = min(ceil(kFillBlocks / blocks), K /
+/// kMinSplitK), each split a multiple of 16 k; the partial sums land in a
+/// [batch · splits, M, N] f32 buffer and a second kernel adds them in split
+/// order (deterministic) before the epilogue.
+void emitLinearGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+  Value batch = product(b, loc, io.batchSizes);
+  auto blocks = [&](int64_t tile) -> Value {
+    return arith::MulIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, ceilDiv(b, loc, io.m, tile),
+                              ceilDiv(b, loc, io.n, tile)),
+        batch);
+  };
+  Value one = indexConst(b, loc, 1);
+  auto uge = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, y);
+  };
+  Value fill = indexConst(b, loc, kFillBlocks);
+  Value small = blocks(kTileM);
+  // splits = max(1, min(ceil(fill / blocks), K / kMinSplitK)).
+  Value wanted = arith::CeilDivUIOp::create(
+      b, loc, fill, arith::MaxUIOp::create(b, loc, small, one));
+  Value splits = arith::MaxUIOp::create(
+      b, loc, one,
+      arith::MinUIOp::create(
+          b, loc, wanted,
+          arith::DivUIOp::create(b, loc, io.k,
+                                 indexConst(b, loc, kMinSplitK))));
+  // Each split a whole number of k steps; splits recounted from it.
+  Value steps = ceilDiv(b, loc, io.k, kAsyncTileK);
+  Value kPerSplit = arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, steps, splits),
+      indexConst(b, loc, kAsyncTileK));
+  splits = arith::MaxUIOp::create(
+      b, loc, one,
+      arith::CeilDivUIOp::create(
+          b, loc, io.k, arith::MaxUIOp::create(b, loc, kPerSplit, one)));
+  Value kAll = arith::MaxUIOp::create(b, loc, io.k, one);
+
+  auto wide = scf::IfOp::create(b, loc, uge(blocks(128), fill),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(wide.thenBlock());
+  emitAsyncGemm(b, loc, io, 128, one, kAll);
+  b.setInsertionPointToStart(wide.elseBlock());
+  auto split = scf::IfOp::create(b, loc, uge(one, splits),
+                                 /*withElseRegion=*/true);
+  b.setInsertionPointToStart(split.thenBlock());
+  emitAsyncGemm(b, loc, io, kTileM, one, kAll);
+  b.setInsertionPointToStart(split.elseBlock());
+  {
+    MLIRContext *ctx = b.getContext();
+    auto partialType = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+        Float32Type::get(ctx));
+    Value rows = arith::MulIOp::create(b, loc, batch, splits);
+    Value partial = memref::AllocOp::create(b, loc, partialType,
+                                            ValueRange{rows, io.m, io.n});
+    GemmIO parts = io;
+    parts.partials = true;
+    parts.store = [&](OpBuilder &b, Location l, ValueRange z, Value m, Value n,
+                      Value v) {
+      memref::StoreOp::create(b, l, v, partial, ValueRange{z[0], m, n});
+    };
+    emitAsyncGemm(b, loc, parts, kTileM, splits, kPerSplit);
+    // out[b, m, n] = epilogue(sum over s in order of partial[b·splits + s]).
+    Value outputs = arith::MulIOp::create(
+        b, loc, batch, arith::MulIOp::create(b, loc, io.m, io.n));
+    gpu::LaunchOp sum = launch(
+        b, loc, {ceilDiv(b, loc, outputs, kThreads), one, one}, kThreads, {},
+        [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+          Value e = addI(b, l,
+                         arith::MulIOp::create(b, l, ids.block[0],
+                                               indexConst(b, l, kThreads)),
+                         ids.thread);
+          ifThen(b, l, cmpLt(b, l, e, outputs), [&](OpBuilder &b, Location l) {
+            Value n = arith::RemUIOp::create(b, l, e, io.n);
+            Value rest = arith::DivUIOp::create(b, l, e, io.n);
+            Value m = arith::RemUIOp::create(b, l, rest, io.m);
+            Value bz = arith::DivUIOp::create(b, l, rest, io.m);
+            Value first = arith::MulIOp::create(b, l, bz, splits);
+            SmallVector<Value> sum = forLoopReduce(
+                b, l, indexConst(b, l, 0), splits, indexConst(b, l, 1),
+                {f32Const(b, l, 0.0)},
+                [&](OpBuilder &b, Location l, Value s,
+                    ValueRange acc) -> SmallVector<Value> {
+                  Value v = memref::LoadOp::create(
+                      b, l, partial, ValueRange{addI(b, l, first, s), m, n});
+                  return {arith::AddFOp::create(b, l, acc[0], v)};
+                });
+            io.store(b, l, delinearize(b, l, bz, io.batchSizes), m, n, sum[0]);
+          });
+        });
+    // Named apart from the product's kernels (TFC_CUDA_PROFILE, SASS).
+    sum.setFunctionAttr(
+        FlatSymbolRefAttr::get(b.getContext(), "tfc_linear_splitk_sum_f32"));
+  }
+}
+
 void emitSmallGemm(OpBuilder &b, Location loc, const GemmIO &io);
 
 void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   if (io.element.isF16() || io.element.isBF16() ||
       (io.tf32 && io.element.isF32()))
     return emitMmaGemm(b, loc, io);
+  if (io.aRows && io.bRows)
+    return emitLinearGemm(b, loc, io);
   // The wide kernel where it still fills the GPU (sizes are known on the
   // host at run time), else the 64 x 64 one.
   Value wideBlocks = arith::MulIOp::create(

@@ -1,7 +1,11 @@
-// The GPU products: 64x64 output tiles per block of 16x16 threads, 4x4
-// accumulators per thread, K in steps of 16 staged in shared memory; the
-// linear's bias and GELU are applied to the accumulators before the store.
-// The batched matmul broadcasts the weight's missing batch dims.
+// The GPU products in f32 on CUDA cores. linear (both operands contiguous
+// along k): 128 x 128 tiles where they fill the GPU, else 64 x 64 ones,
+// else 64 x 64 ones with K split and a kernel adding the partial sums in
+// order; the operand tiles land by cp.async in two buffers, [tile][16 + 4],
+// and are read as float4 along k; the linear's bias and GELU are applied to
+// the accumulators (or the sums) before the store. matmul: 64x64 tiles of
+// 16x16 threads, 4x4 accumulators each, K staged k-major. The batched
+// matmul broadcasts the weight's missing batch dims.
 // REQUIRES: libdevice
 // RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
 // RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
@@ -11,14 +15,39 @@
 module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "mm"} {
   // GPU-LABEL: func.func @linear
   // GPU: memref.collapse_shape
-  // GPU: gpu.launch
-  // GPU-SAME: in (%{{.*}} = %c256
-  // GPU-DAG: memref.alloca() : memref<16x64xf32, #gpu.address_space<workgroup>>
-  // GPU: scf.for
-  // GPU: gpu.barrier
-  // GPU-COUNT-16: math.fma
-  // GPU: gpu.barrier
   // GPU: scf.if
+  // GPU: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}} function(@tfc_linear_f32)
+  // GPU: memref.alloca() : memref<2x128x20xf32, #gpu.address_space<workgroup>>
+  // GPU: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+  // GPU: nvvm.cp.async.commit.group
+  // GPU: scf.for
+  // GPU: nvvm.cp.async.commit.group
+  // GPU-NEXT: nvvm.cp.async.wait.group 1
+  // GPU-NEXT: gpu.barrier
+  // GPU: scf.for
+  // GPU-COUNT-16: vector.load {{.*}} vector<4xf32>
+  // GPU-COUNT-256: math.fma
+  // GPU: gpu.barrier
+  // GPU: arith.addf
+  // GPU: math.tanh
+  // GPU: memref.store
+  // GPU: } else {
+  // GPU: scf.if
+  // GPU: gpu.launch
+  // GPU: memref.alloca() : memref<2x64x20xf32, #gpu.address_space<workgroup>>
+  // GPU: scf.for
+  // GPU-COUNT-8: vector.load {{.*}} vector<4xf32>
+  // GPU-COUNT-64: math.fma
+  // GPU: math.tanh
+  // GPU: } else {
+  // GPU: memref.alloc({{.*}}) : memref<?x?x?xf32>
+  // GPU: gpu.launch
+  // GPU: memref.alloca() : memref<2x64x20xf32, #gpu.address_space<workgroup>>
+  // GPU-NOT: math.tanh
+  // GPU: memref.store {{.*}} : memref<?x?x?xf32>
+  // GPU: gpu.launch {{.*}} function(@tfc_linear_splitk_sum_f32)
+  // GPU: scf.for
+  // GPU: memref.load {{.*}} : memref<?x?x?xf32>
   // GPU: arith.addf
   // GPU: math.tanh
   // GPU: memref.store
