@@ -342,6 +342,9 @@ MemoryPlanner::~MemoryPlanner() {
   releaseArena();
   for (Scratch &s : scratch)
     releaseScratch(s);
+  for (Scratch &s : sourceScratch)
+    if (s.ptr)
+      source.free(s.ptr, source.ctx);
 }
 
 void MemoryPlanner::releaseScratch(Scratch &s) {
@@ -641,6 +644,33 @@ void MemoryPlanner::setDestinations(
       ptr = outputScratch(i, l.size, l.align);
     if (ptr)
       destinations[static_cast<uint32_t>(ordinal)] = ptr;
+  }
+}
+
+void MemoryPlanner::keepOutputs() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!running || mode != TFC_PLAN_REPLAYED || hostSource)
+    return;
+  for (size_t i = 0; i < plan->outputs.size(); ++i) {
+    int64_t ordinal = plan->outputs[i];
+    if (ordinal < 0)
+      continue;
+    const Lifetime &l = plan->lifetimes[static_cast<size_t>(ordinal)];
+    if (sourceScratch.size() <= i)
+      sourceScratch.resize(i + 1);
+    Scratch &s = sourceScratch[i];
+    if (!s.ptr || s.bytes < l.size || s.align < l.align) {
+      // Grown to serve every request so far.
+      uint64_t bytes = std::max(l.size, s.bytes);
+      uint64_t align = std::max(l.align, s.align);
+      void *p = source.alloc(bytes, align, source.ctx);
+      if (!p)
+        continue; // served from the heap as before
+      if (s.ptr)
+        source.free(s.ptr, source.ctx);
+      s = {p, bytes, align};
+    }
+    destinations[static_cast<uint32_t>(ordinal)] = s.ptr;
   }
 }
 

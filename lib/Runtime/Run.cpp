@@ -408,13 +408,7 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
   // table and planner; its outputs are downloaded below.
   MemoryPlanner &runPlanner = cuda ? cuda->planner : planner;
   void *const *runTable = table.empty() ? emptyTable : table.data();
-  std::vector<cuda::CUdeviceptr> deviceInputs;
   std::vector<AlignedBuffer> downloads;
-  std::vector<void *> deviceOutputs;
-  auto releaseInputs = [&] {
-    for (cuda::CUdeviceptr p : deviceInputs)
-      cuda->driver->release(p);
-  };
   if (cuda) {
     cuda->failure.clear();
     CudaState::Scope scope(cuda.get());
@@ -428,40 +422,44 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
       uint64_t bytes = tfc_dtype_size(inputs[i].dtype);
       for (int32_t k = 0; k < inputs[i].rank; ++k)
         bytes *= static_cast<uint64_t>(inputs[i].shape[k]);
-      cuda::CUdeviceptr ptr = 0;
+      // Kept across runs: a repeated forward reads its inputs at the same
+      // addresses (CUDA Graphs).
       std::string error;
-      if (!cuda->driver->allocate(bytes, ptr, error)) {
-        releaseInputs();
+      void *buffer =
+          cuda->inputBuffer(static_cast<size_t>(index), i, bytes, error);
+      if (!buffer)
         return setError(TFC_ERR_OUT_OF_MEMORY,
                         "device memory for input '" + entry.inputs[i].name +
                             "': " + error);
-      }
-      deviceInputs.push_back(ptr);
-      if (!cuda->driver->copyToDevice(ptr, inDesc[i].aligned, bytes, error)) {
-        releaseInputs();
+      auto ptr = reinterpret_cast<cuda::CUdeviceptr>(buffer);
+      if (!cuda->driver->copyToDevice(ptr, inDesc[i].aligned, bytes, error))
         return setError(TFC_ERR_INTERNAL, "uploading input '" +
                                               entry.inputs[i].name +
                                               "': " + error);
-      }
-      inDesc[i].allocated = inDesc[i].aligned = reinterpret_cast<void *>(ptr);
+      inDesc[i].allocated = inDesc[i].aligned = buffer;
     }
   }
   runPlanner.beginRun(signature);
   if (into && !cuda)
     runPlanner.setDestinations(destinations);
+  if (cuda)
+    runPlanner.keepOutputs();
   cuda::CUevent startEvent = nullptr, endEvent = nullptr;
   {
     MemoryPlanner::Scope scope(&runPlanner);
     CudaState::Scope cudaScope(cuda.get());
     std::string ignored;
     if (cuda) {
-      cuda->beginRun();
+      cuda->beginRun(/*run=*/true);
       if (!cuda->driver->recordEvent(startEvent, ignored))
         startEvent = nullptr;
     }
     entryFns[index](runTable, inPtrs.data(), outPtrs.data());
-    if (cuda && !cuda->driver->recordEvent(endEvent, ignored))
-      endEvent = nullptr;
+    if (cuda) {
+      cuda->finishRun(signature);
+      if (!cuda->driver->recordEvent(endEvent, ignored))
+        endEvent = nullptr;
+    }
   }
   // An allocation hook that returned null made the entry return early
   // (tfc-check-allocations): its outputs are undefined.
@@ -528,18 +526,19 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
                         "': " + error;
         break;
       }
-      if (d.allocated)
-        deviceOutputs.push_back(d.allocated);
-      d.allocated = nullptr; // the host copy below reads the download
+      // A whole allocation: the plan learns it is output i (a replay then
+      // serves it from a buffer kept across runs, keepOutputs); it stays in
+      // the plan's care. The host copy below reads the download.
+      uint64_t count = 1;
+      for (int32_t k = 0; k < rank; ++k)
+        count *= static_cast<uint64_t>(sizes[k]);
+      if (d.allocated && d.allocated == d.aligned && d.offset == 0 &&
+          last + 1 == count)
+        runPlanner.noteOutput(i, d.allocated, bytes);
+      d.allocated = nullptr;
       d.aligned = host;
       d.offset = 0;
     }
-    // After all downloads (outputs may share a buffer or view an input):
-    // the device outputs leave the plan's care and are freed.
-    for (void *p : deviceOutputs)
-      if (runPlanner.adopt(p))
-        deviceFree(p, cuda.get());
-    releaseInputs();
     if (outOfMemory) {
       runPlanner.endRun();
       return outOfMemoryError();

@@ -26,6 +26,7 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 using CUevent = void *;
+using CUgraphExec = void *;
 
 /// The driver: opened once per process, with device TFC_CUDA_DEVICE (default
 /// 0) and its primary context current on the threads that call in.
@@ -57,6 +58,29 @@ public:
                    std::string &error);
   bool launch(CUfunction fn, const int64_t grid[3], const int64_t block[3],
               unsigned sharedBytes, void **args, std::string &error);
+
+  /// CUDA Graphs (driver 12.4 or later: cuFuncGetParamInfo and stream
+  /// capture). Without them the calls below fail and runs launch kernel by
+  /// kernel.
+  bool supportsGraphs() const { return graphs; }
+  /// The byte size of each of `fn`'s parameters.
+  bool paramSizes(CUfunction fn, std::vector<size_t> &sizes,
+                  std::string &error);
+  /// One launch of a graph: `args[i]` points to parameter i.
+  struct GraphLaunch {
+    CUfunction fn;
+    int64_t grid[3], block[3];
+    unsigned sharedBytes;
+    void **args;
+  };
+  /// Captures `launches` in order (on a stream of the driver's, relaxed
+  /// mode) as an executable graph.
+  bool captureGraph(const std::vector<GraphLaunch> &launches, CUgraphExec &out,
+                    std::string &error);
+  /// Launches `graph` on the default stream (ordered with launch() and the
+  /// copies).
+  bool launchGraph(CUgraphExec graph, std::string &error);
+  void destroyGraph(CUgraphExec graph);
 
   /// Events for timing on the default stream.
   bool recordEvent(CUevent &event, std::string &error);
@@ -98,6 +122,18 @@ private:
   int (*cuEventSynchronize)(CUevent) = nullptr;
   int (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
   int (*cuEventDestroy)(CUevent) = nullptr;
+  // Optional (graphs).
+  bool graphs = false;
+  CUstream captureStream = nullptr;
+  int (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *) = nullptr;
+  int (*cuStreamCreate)(CUstream *, unsigned) = nullptr;
+  int (*cuStreamBeginCapture)(CUstream, int) = nullptr;
+  int (*cuStreamEndCapture)(CUstream, void **) = nullptr;
+  int (*cuGraphInstantiateWithFlags)(CUgraphExec *, void *,
+                                     unsigned long long) = nullptr;
+  int (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  int (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+  int (*cuGraphDestroy)(void *) = nullptr;
   int (*cuGetErrorName)(int, const char **) = nullptr;
   int (*cuGetErrorString)(int, const char **) = nullptr;
 };

@@ -172,6 +172,14 @@ public:
   /// failure records no plan.
   bool takeAllocationFailure(int64_t &size);
 
+  /// In a replayed run of a planner on device memory, before the entry:
+  /// the allocation a recorded run returned as output i (noteOutput) is
+  /// served from a buffer of the planner's kept across runs, so that a
+  /// repeated run writes its outputs at the same addresses (a CUDA Graph's
+  /// launches stay valid). The caller downloads it; it is never freed by
+  /// the run.
+  void keepOutputs();
+
   const PlannerStats &stats() const { return lastStats; }
 
   /// Routes the calling thread's hook allocations to `planner` while alive.
@@ -227,6 +235,8 @@ private:
   static void releaseScratch(Scratch &s);
   /// Per output index, host planners only: see setDestinations.
   std::vector<Scratch> scratch;
+  /// keepOutputs' buffers, from the source.
+  std::vector<Scratch> sourceScratch;
 
   const size_t maxPlans;
   MemorySource source;

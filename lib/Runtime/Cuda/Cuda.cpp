@@ -105,6 +105,20 @@ bool Driver::open(std::string &error) {
             missingName + " (too old a driver?)";
     return false;
   }
+  auto optional = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        dlsym(library, name));
+    return fn != nullptr;
+  };
+  graphs = optional(cuFuncGetParamInfo, "cuFuncGetParamInfo");
+  graphs &= optional(cuStreamCreate, "cuStreamCreate");
+  graphs &= optional(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  graphs &= optional(cuStreamEndCapture, "cuStreamEndCapture");
+  graphs &=
+      optional(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  graphs &= optional(cuGraphLaunch, "cuGraphLaunch");
+  graphs &= optional(cuGraphExecDestroy, "cuGraphExecDestroy");
+  graphs &= optional(cuGraphDestroy, "cuGraphDestroy");
   int result = cuInit(0);
   if (result != kSuccess) {
     error = "no usable CUDA driver: " + describe(result, "cuInit");
@@ -244,6 +258,88 @@ bool Driver::launch(CUfunction fn, const int64_t grid[3],
     return false;
   }
   return true;
+}
+
+bool Driver::paramSizes(CUfunction fn, std::vector<size_t> &sizes,
+                        std::string &error) {
+  sizes.clear();
+  if (!graphs) {
+    error = "the driver has no cuFuncGetParamInfo";
+    return false;
+  }
+  // CUDA_ERROR_INVALID_VALUE past the last parameter. (A kernel has at
+  // most a few hundred: 32 KB of parameters.)
+  for (size_t i = 0; i < 4096; ++i) {
+    size_t offset = 0, size = 0;
+    if (cuFuncGetParamInfo(fn, i, &offset, &size) != kSuccess)
+      return true;
+    sizes.push_back(size);
+  }
+  error = "a kernel with more than 4096 parameters";
+  return false;
+}
+
+bool Driver::captureGraph(const std::vector<GraphLaunch> &launches,
+                          CUgraphExec &out, std::string &error) {
+  out = nullptr;
+  if (!graphs) {
+    error = "the driver has no CUDA Graphs";
+    return false;
+  }
+  int result;
+  if (!captureStream && (result = cuStreamCreate(&captureStream, 0)) != 0) {
+    captureStream = nullptr;
+    error = describe(result, "cuStreamCreate");
+    return false;
+  }
+  constexpr int kCaptureModeRelaxed = 2;
+  if ((result = cuStreamBeginCapture(captureStream, kCaptureModeRelaxed)) !=
+      kSuccess) {
+    error = describe(result, "cuStreamBeginCapture");
+    return false;
+  }
+  int failed = kSuccess;
+  for (const GraphLaunch &l : launches) {
+    failed = cuLaunchKernel(
+        l.fn, static_cast<unsigned>(l.grid[0]),
+        static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+        static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]),
+        static_cast<unsigned>(l.block[2]), l.sharedBytes, captureStream, l.args,
+        nullptr);
+    if (failed != kSuccess)
+      break;
+  }
+  void *graph = nullptr;
+  result = cuStreamEndCapture(captureStream, &graph);
+  if (failed != kSuccess || result != kSuccess) {
+    error = failed != kSuccess ? describe(failed, "cuLaunchKernel (capture)")
+                               : describe(result, "cuStreamEndCapture");
+    if (graph)
+      cuGraphDestroy(graph);
+    return false;
+  }
+  result = cuGraphInstantiateWithFlags(&out, graph, 0);
+  cuGraphDestroy(graph);
+  if (result != kSuccess) {
+    out = nullptr;
+    error = describe(result, "cuGraphInstantiateWithFlags");
+    return false;
+  }
+  return true;
+}
+
+bool Driver::launchGraph(CUgraphExec graph, std::string &error) {
+  int result = cuGraphLaunch(graph, nullptr);
+  if (result != kSuccess) {
+    error = describe(result, "cuGraphLaunch");
+    return false;
+  }
+  return true;
+}
+
+void Driver::destroyGraph(CUgraphExec graph) {
+  if (graph && cuGraphExecDestroy)
+    cuGraphExecDestroy(graph);
 }
 
 bool Driver::recordEvent(CUevent &event, std::string &error) {

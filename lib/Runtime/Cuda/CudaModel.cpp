@@ -144,6 +144,11 @@ void *tfc::rt::deviceAlloc(uint64_t size, uint64_t align, void *ctx) {
 
 void tfc::rt::deviceFree(void *ptr, void *ctx) {
   auto *state = static_cast<CudaState *>(ctx);
+  // The recorded launches that use it have not been issued yet.
+  if (state->recording) {
+    state->deferredFrees.push_back(ptr);
+    return;
+  }
   auto p = reinterpret_cast<cuda::CUdeviceptr>(ptr);
   {
     std::lock_guard<std::mutex> lock(state->alignedMutex);
@@ -186,7 +191,7 @@ void cudaHookParallelFor(int64_t n, void (*fn)(void *, int64_t, int64_t),
 
 void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
                     int64_t bx, int64_t by, int64_t bz, int32_t shared,
-                    void **args, int64_t) {
+                    void **args, int64_t num_args) {
   CudaState *state = currentState;
   if (!state || !state->failure.empty())
     return;
@@ -211,6 +216,23 @@ void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
   }
   const int64_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   std::string error;
+  if (state->recording) {
+    const std::vector<size_t> &sizes = state->paramSizes[kernel];
+    if (num_args != static_cast<int64_t>(sizes.size())) {
+      state->failure = "kernel '" + state->kernelNames[kernel] + "' takes " +
+                       std::to_string(sizes.size()) + " parameters, not " +
+                       std::to_string(num_args);
+      return;
+    }
+    CudaState::RecordedLaunch l{kernel, {gx, gy, gz}, {bx, by, bz}, shared, {}};
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto *p = static_cast<const uint8_t *>(args[i]);
+      l.args.insert(l.args.end(), p, p + sizes[i]);
+    }
+    state->pending.push_back(std::move(l));
+    ++state->launches;
+    return;
+  }
   CudaState::TimedLaunch timed{kernel, nullptr, nullptr};
   if (state->profiling && !state->driver->recordEvent(timed.start, error))
     timed.start = nullptr;
@@ -251,6 +273,103 @@ CudaState::CudaState(cuda::Driver *driver)
     : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}),
       profiling(KernelProfile::get() != nullptr) {}
 
+void *CudaState::inputBuffer(size_t entry, size_t input, uint64_t bytes,
+                             std::string &error) {
+  auto &slot = inputBuffers[{entry, input}];
+  if (slot.first && slot.second >= bytes)
+    return slot.first;
+  if (slot.first)
+    deviceFree(slot.first, this);
+  slot = {nullptr, 0};
+  failure.clear();
+  void *p = deviceAlloc(bytes ? bytes : 1, 256, this);
+  if (!p) {
+    error = failure;
+    failure.clear();
+    return nullptr;
+  }
+  slot = {p, bytes};
+  return p;
+}
+
+namespace {
+/// Pointers to each parameter of `l` (into its bytes).
+std::vector<void *> argPointers(const CudaState::RecordedLaunch &l,
+                                const std::vector<size_t> &sizes) {
+  std::vector<void *> out;
+  size_t at = 0;
+  for (size_t size : sizes) {
+    out.push_back(const_cast<uint8_t *>(l.args.data() + at));
+    at += size;
+  }
+  return out;
+}
+} // namespace
+
+void CudaState::finishRun(const std::string &key) {
+  if (!recording)
+    return;
+  recording = false;
+  issueRecorded(key);
+  // After the launches that used them (cuMemFree waits for the device).
+  for (void *p : deferredFrees)
+    deviceFree(p, this);
+  deferredFrees.clear();
+}
+
+void CudaState::issueRecorded(const std::string &key) {
+  if (!failure.empty()) {
+    pending.clear();
+    return;
+  }
+  std::string error;
+  // A bounded cache: past 16 entries and shapes, start again.
+  if (graphCache.size() >= 16 && !graphCache.count(key)) {
+    for (auto &entry : graphCache)
+      driver->destroyGraph(entry.second.exec);
+    graphCache.clear();
+  }
+  CachedGraph &cached = graphCache[key];
+  if (!pending.empty() && cached.launches == pending) {
+    pending.clear();
+    if (!cached.exec) {
+      std::vector<std::vector<void *>> pointers;
+      std::vector<cuda::Driver::GraphLaunch> launches;
+      for (const RecordedLaunch &l : cached.launches) {
+        pointers.push_back(argPointers(l, paramSizes[l.kernel]));
+        cuda::Driver::GraphLaunch g{kernels[l.kernel],
+                                    {l.grid[0], l.grid[1], l.grid[2]},
+                                    {l.block[0], l.block[1], l.block[2]},
+                                    static_cast<unsigned>(l.shared),
+                                    pointers.back().data()};
+        launches.push_back(g);
+      }
+      if (!driver->captureGraph(launches, cached.exec, error)) {
+        failure = "capturing the run as a CUDA Graph: " + error;
+        return;
+      }
+    }
+    if (!driver->launchGraph(cached.exec, error))
+      failure = error;
+    else
+      ++graphRuns;
+    return;
+  }
+  driver->destroyGraph(cached.exec);
+  cached.exec = nullptr;
+  cached.launches = std::move(pending);
+  pending.clear();
+  for (const RecordedLaunch &l : cached.launches) {
+    std::vector<void *> pointers = argPointers(l, paramSizes[l.kernel]);
+    if (!driver->launch(kernels[l.kernel], l.grid, l.block,
+                        static_cast<unsigned>(l.shared), pointers.data(),
+                        error)) {
+      failure = "kernel '" + kernelNames[l.kernel] + "': " + error;
+      return;
+    }
+  }
+}
+
 void CudaState::collectProfile(bool run) {
   KernelProfile *profile = KernelProfile::get();
   for (const TimedLaunch &t : timedLaunches) {
@@ -282,6 +401,10 @@ CudaState::~CudaState() {
   }
   for (void *p : deviceBuffers)
     deviceFree(p, this);
+  for (auto &entry : inputBuffers)
+    deviceFree(entry.second.first, this);
+  for (auto &entry : graphCache)
+    driver->destroyGraph(entry.second.exec);
   driver->unloadModule(module);
 }
 
@@ -343,6 +466,15 @@ tfc_status tfc::rt::loadCudaModel(
     if (!driver->getFunction(state->module, name.c_str(), fn, error))
       return setError(TFC_ERR_INVALID_MODEL, path + ": " + error);
     state->kernels.push_back(fn);
+  }
+  // Graphs need every kernel's parameter sizes (to record launches).
+  const char *graphsEnv = std::getenv("TFC_CUDA_GRAPHS");
+  state->graphs = driver->supportsGraphs() && !state->profiling &&
+                  !(graphsEnv && std::string(graphsEnv) == "0");
+  for (size_t i = 0; state->graphs && i < state->kernels.size(); ++i) {
+    state->paramSizes.emplace_back();
+    state->graphs =
+        driver->paramSizes(state->kernels[i], state->paramSizes.back(), error);
   }
   model.cuda = std::move(state);
   return TFC_OK;

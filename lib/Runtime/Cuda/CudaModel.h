@@ -20,7 +20,9 @@
 #include "tfc/Runtime/tfc.h"
 #include "tfc/Schemas/ModelABI.h"
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -65,8 +67,59 @@ struct CudaState {
   bool profiling = false;
   std::vector<TimedLaunch> timedLaunches;
 
-  /// Starts counting the launches of a run.
-  void beginRun() { launches = 0; }
+  /// CUDA Graphs: on where the driver has them and every kernel's
+  /// parameter sizes are known, unless TFC_CUDA_GRAPHS=0 or profiling. A
+  /// run's launches are then recorded (kernel, grid, parameter bytes) and
+  /// issued when its entry returns (the host code never reads device
+  /// memory): the same launches as the last run of that entry and shapes
+  /// (same buffers included) replay one graph, captured the second time
+  /// they are seen; other launches go one by one and become the
+  /// candidate. Persistent buffers (inputBuffer, the memory plan's arena)
+  /// make a repeated forward's launches identical from its third run.
+  bool graphs = false;
+  std::vector<std::vector<size_t>> paramSizes;
+  struct RecordedLaunch {
+    int64_t kernel;
+    int64_t grid[3], block[3];
+    int32_t shared;
+    std::vector<uint8_t> args;
+    bool operator==(const RecordedLaunch &o) const {
+      return kernel == o.kernel && shared == o.shared &&
+             std::equal(grid, grid + 3, o.grid) &&
+             std::equal(block, block + 3, o.block) && args == o.args;
+    }
+  };
+  bool recording = false;
+  std::vector<RecordedLaunch> pending;
+  /// Device memory the entry released while its launches were recorded:
+  /// freed once they are issued.
+  std::vector<void *> deferredFrees;
+  struct CachedGraph {
+    std::vector<RecordedLaunch> launches;
+    cuda::CUgraphExec exec = nullptr;
+  };
+  std::map<std::string, CachedGraph> graphCache;
+  /// Runs whose launches were one graph (since load).
+  uint64_t graphRuns = 0;
+
+  /// Device buffers for the inputs of entry `entry`, kept across runs (a
+  /// graph's launches read them at fixed addresses): input `input`'s,
+  /// grown to `bytes` when smaller. Null with `error` on failure.
+  void *inputBuffer(size_t entry, size_t input, uint64_t bytes,
+                    std::string &error);
+  std::map<std::pair<size_t, size_t>, std::pair<void *, uint64_t>> inputBuffers;
+
+  /// Starts counting the launches of a run (and recording them when
+  /// graphs are on and `run` is a run, not init).
+  void beginRun(bool run = false) {
+    launches = 0;
+    recording = run && graphs;
+    pending.clear();
+  }
+  /// After the entry returned: issues a recorded run's launches (`key`:
+  /// the entry and its input shapes). A failure lands in `failure`.
+  void finishRun(const std::string &key);
+  void issueRecorded(const std::string &key);
   /// After a synchronisation: adds the timed launches to the process's
   /// kernel profile (printed at exit), and for a run (not init) its launch
   /// count.

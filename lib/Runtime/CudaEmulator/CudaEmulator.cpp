@@ -24,9 +24,16 @@
 // barrier some threads never reach (deadlock), a collective operation with
 // exited lanes.
 //
+// Streams exist for capture only (launches on them run at once otherwise,
+// like those on the default stream): a captured launch copies its
+// parameters (their sizes: the image's per-kernel table, also what
+// cuFuncGetParamInfo reports), and a graph launch runs its kernels in
+// capture order.
+//
 // Environment: TFC_CUDA_EMULATOR_CC, the compute capability it reports
 // (default 90); TFC_CUDA_EMULATOR_MEMORY, bytes of device memory (default
-// 8 GiB).
+// 8 GiB); TFC_CUDA_EMULATOR_STATS=1, kernel and graph launch counts
+// printed at exit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +129,22 @@ struct Module {
 struct Function {
   tfc_emu_kernel_fn entry;
   std::string name;
+  /// Parameter sizes (from the image's table; empty if it has none).
+  std::vector<size_t> params;
+};
+
+/// A launch as a stream capture records it: the parameters copied.
+struct Node {
+  Function *function;
+  unsigned grid[3], block[3];
+  std::vector<std::vector<uint8_t>> params;
+};
+struct Graph {
+  std::vector<Node> nodes;
+};
+struct Stream {
+  /// The graph being captured, or null.
+  std::unique_ptr<Graph> capture;
 };
 
 struct Event {
@@ -133,10 +156,26 @@ struct State {
   std::map<uintptr_t, size_t> allocations;
   uint64_t live = 0, limit = 0;
   std::vector<std::unique_ptr<Function>> functions;
+  /// TFC_CUDA_EMULATOR_STATS: counts printed at exit.
+  bool stats = false;
+  uint64_t kernelLaunches = 0, graphLaunches = 0, graphKernels = 0,
+           captures = 0;
 
   State() {
     const char *mem = std::getenv("TFC_CUDA_EMULATOR_MEMORY");
     limit = mem ? std::strtoull(mem, nullptr, 10) : (8ull << 30);
+    const char *stat = std::getenv("TFC_CUDA_EMULATOR_STATS");
+    stats = stat && *stat && std::string(stat) != "0";
+  }
+  ~State() {
+    if (stats)
+      std::fprintf(stderr,
+                   "tfc CUDA emulator: %llu kernel launches, %llu graph "
+                   "launches (%llu kernels), %llu graphs captured\n",
+                   static_cast<unsigned long long>(kernelLaunches),
+                   static_cast<unsigned long long>(graphLaunches),
+                   static_cast<unsigned long long>(graphKernels),
+                   static_cast<unsigned long long>(captures));
   }
 
   /// Whether [addr, addr + size) lies inside one allocation.
@@ -749,17 +788,25 @@ int cuModuleGetFunction(void **function, void *module, const char *name) {
   void *entry = dlsym(m->library, symbol.c_str());
   if (!entry)
     return fail(kNotFound, std::string("no kernel '") + name + "'");
+  std::vector<size_t> params;
+  std::string table = std::string(TFC_EMU_PARAMS_PREFIX) + name;
+  if (auto *sizes = static_cast<const unsigned long long *>(
+          dlsym(m->library, table.c_str())))
+    params.assign(sizes + 1, sizes + 1 + sizes[0]);
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.functions.push_back(std::make_unique<Function>(
-      Function{reinterpret_cast<tfc_emu_kernel_fn>(entry), name}));
+  s.functions.push_back(std::make_unique<Function>(Function{
+      reinterpret_cast<tfc_emu_kernel_fn>(entry), name, std::move(params)}));
   *function = s.functions.back().get();
   return kSuccess;
 }
 
+static int runKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
+                     unsigned bx, unsigned by, unsigned bz, void **params);
+
 int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                    unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                   void *, void **params, void **extra) {
+                   void *stream, void **params, void **extra) {
   auto *fn = static_cast<Function *>(function);
   uint64_t threads = uint64_t(bx) * by * bz;
   if (!fn || !gx || !gy || !gz || !bx || !by || !bz || threads > 1024 ||
@@ -768,6 +815,30 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   if (shared)
     return fail(kInvalidValue, "the CUDA emulator has no dynamic shared "
                                "memory");
+  if (auto *st = static_cast<Stream *>(stream); st && st->capture) {
+    // Captured, not run: the parameters are copied, as the driver does.
+    if (fn->params.empty() && fn->entry)
+      return fail(kInvalidValue, "kernel '" + fn->name +
+                                     "' has no parameter table to capture");
+    Node node{fn, {gx, gy, gz}, {bx, by, bz}, {}};
+    for (size_t i = 0; i < fn->params.size(); ++i) {
+      const auto *p = static_cast<const uint8_t *>(params[i]);
+      node.params.emplace_back(p, p + fn->params[i]);
+    }
+    st->capture->nodes.push_back(std::move(node));
+    return kSuccess;
+  }
+  {
+    State &s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    ++s.kernelLaunches;
+  }
+  return runKernel(fn, gx, gy, gz, bx, by, bz, params);
+}
+
+static int runKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
+                     unsigned bx, unsigned by, unsigned bz, void **params) {
+  uint64_t threads = uint64_t(bx) * by * bz;
   // Shared memory is process-wide: one launch at a time.
   static std::mutex launchMutex;
   std::lock_guard<std::mutex> lock(launchMutex);
@@ -803,6 +874,95 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                                    std::to_string(l.ctaid[1]) + "," +
                                    std::to_string(l.ctaid[2]) +
                                    "): " + l.error);
+  return kSuccess;
+}
+
+void tfc_cuda_emulator_stats(unsigned long long out[4]) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  out[0] = s.kernelLaunches;
+  out[1] = s.graphLaunches;
+  out[2] = s.graphKernels;
+  out[3] = s.captures;
+}
+
+int cuFuncGetParamInfo(void *function, size_t index, size_t *offset,
+                       size_t *size) {
+  auto *fn = static_cast<Function *>(function);
+  if (!fn || index >= fn->params.size())
+    return kInvalidValue; // past the last parameter: not an error to report
+  size_t at = 0;
+  for (size_t i = 0;; ++i) {
+    size_t align = std::min<size_t>(fn->params[i], 8);
+    at = (at + align - 1) / align * align;
+    if (i == index)
+      break;
+    at += fn->params[i];
+  }
+  *offset = at;
+  *size = fn->params[index];
+  return kSuccess;
+}
+
+int cuStreamCreate(void **stream, unsigned) {
+  *stream = new Stream;
+  return kSuccess;
+}
+int cuStreamDestroy_v2(void *stream) {
+  delete static_cast<Stream *>(stream);
+  return kSuccess;
+}
+int cuStreamBeginCapture_v2(void *stream, int) {
+  auto *st = static_cast<Stream *>(stream);
+  if (!st || st->capture)
+    return fail(kInvalidValue, "cuStreamBeginCapture: no stream, or "
+                               "already capturing");
+  st->capture = std::make_unique<Graph>();
+  return kSuccess;
+}
+int cuStreamEndCapture(void *stream, void **graph) {
+  auto *st = static_cast<Stream *>(stream);
+  if (!st || !st->capture)
+    return fail(kInvalidValue, "cuStreamEndCapture: not capturing");
+  *graph = st->capture.release();
+  return kSuccess;
+}
+int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
+  if (!graph)
+    return kInvalidValue;
+  *exec = new Graph(*static_cast<Graph *>(graph));
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  ++s.captures;
+  return kSuccess;
+}
+int cuGraphLaunch(void *exec, void *) {
+  auto *g = static_cast<Graph *>(exec);
+  if (!g)
+    return kInvalidValue;
+  {
+    State &s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    ++s.graphLaunches;
+    s.graphKernels += g->nodes.size();
+  }
+  for (Node &n : g->nodes) {
+    std::vector<void *> params;
+    for (std::vector<uint8_t> &p : n.params)
+      params.push_back(p.data());
+    int result = runKernel(n.function, n.grid[0], n.grid[1], n.grid[2],
+                           n.block[0], n.block[1], n.block[2], params.data());
+    if (result != kSuccess)
+      return result;
+  }
+  return kSuccess;
+}
+int cuGraphExecDestroy(void *exec) {
+  delete static_cast<Graph *>(exec);
+  return kSuccess;
+}
+int cuGraphDestroy(void *graph) {
+  delete static_cast<Graph *>(graph);
   return kSuccess;
 }
 

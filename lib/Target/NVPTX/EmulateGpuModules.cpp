@@ -282,6 +282,14 @@ bool prepareForEmulation(llvm::Module &m, std::string &error) {
     }
     b.CreateCall(kernel, args);
     b.CreateRetVoid();
+    // The parameter sizes, as cuFuncGetParamInfo reports them.
+    SmallVector<uint64_t> sizes = {kernel->arg_size()};
+    for (llvm::Argument &a : kernel->args())
+      sizes.push_back(m.getDataLayout().getTypeAllocSize(a.getType()));
+    auto *table = llvm::ConstantDataArray::get(ctx, sizes);
+    new llvm::GlobalVariable(m, table->getType(), /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, table,
+                             TFC_EMU_PARAMS_PREFIX + kernel->getName());
     kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
   }
   return true;

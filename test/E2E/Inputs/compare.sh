@@ -9,7 +9,9 @@
 # TOLERANCE is per element (tfc-interpret --elementwise): every output must
 # satisfy |out_i - ref_i| <= TOLERANCE x max(|ref_i|, rms(ref)) at every
 # element, be finite everywhere and not constant (interp::compareElementwise).
-# Tools come from PATH (lit puts the build's bin first).
+# Tools come from PATH (lit puts the build's bin first). TFC_RUN_ARGS: more
+# tfc-run options (e.g. "--time 3": the outputs compared are then the last
+# timed run's).
 set -euo pipefail
 work=$1 model=$2 lib=$3 weights=$4 entry=$5 outputs=$6 tolerance=$7
 shift 7
@@ -27,6 +29,8 @@ for o in $outputs; do
   run_args+=(--output "$o=$work/$o.npy")
   compare_args+=(--compare-npy "$work/$o.npy")
 done
-tfc-run "$lib" --weights "$weights" --entry "$entry" "${run_args[@]}" > "$work/run.log"
+read -r -a extra_args <<< "${TFC_RUN_ARGS:-}"
+tfc-run "$lib" --weights "$weights" --entry "$entry" "${run_args[@]}" \
+  ${extra_args[@]+"${extra_args[@]}"} > "$work/run.log"
 tfc-interpret "$model" --entry "$entry" --weights "$weights" "$@" \
   "${compare_args[@]}" --elementwise --tolerance "$tolerance"
