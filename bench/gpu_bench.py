@@ -9,9 +9,11 @@
    around the kernels, without the input/output copies). PyTorch:
    torch.nn.functional.scaled_dot_product_attention on CUDA tensors, timed
    with CUDA events. TFLOP/s count 4·B·H·S²·D (half of it when causal).
-2. GPT-2 small and BERT-base forward at seq 128 and 512: tfc device time against
-   PyTorch eager (bench/torch_models.py on CUDA, f32), same weights; the max
-   abs difference of the outputs is printed too.
+2. GPT-2 small and BERT-base forward at seq 128 and 512, in f32, tf32, f16 and
+   bf16: tfc device time (a CUDA Graph's replay, and kernel by kernel with
+   TFC_CUDA_GRAPHS=0) against PyTorch eager (bench/torch_models.py on CUDA,
+   its weights in the same type), same weights; the max abs difference of
+   the outputs (tfc's last timed run's) is printed too.
 
 Needs an NVIDIA GPU, its driver and PyTorch with CUDA. Prints one line per
 configuration with both times and the ratio.
@@ -43,9 +45,10 @@ ATTENTION = """module attributes {{tfc.model = "attention"}} {{
 """
 
 
-def tfc_device_ms(binary, lib, args, iters):
+def tfc_device_ms(binary, lib, args, iters, env=None):
     return bench_timing.tfc_run_median_ms(
-        [os.path.join(binary, "tfc-run"), lib, "--time", str(iters)] + args, device=True)
+        [os.path.join(binary, "tfc-run"), lib, "--time", str(iters)] + args, env=env,
+        device=True)
 
 
 def torch_ms(fn, iters):
@@ -99,13 +102,17 @@ def models(args, tmp):
                                     for s in (128, 512)):
         ids = rng.integers(0, vocab, size=(1, seq), dtype=np.int64)
         # f32 as both compute by default, then tf32 products on both sides
-        # (tfc-compile --gpu-fp32-matmul=tf32, PyTorch's allow_tf32).
-        for precision in ("f32", "tf32"):
+        # (tfc-compile --gpu-fp32-matmul=tf32, PyTorch's allow_tf32), then
+        # the model in f16 and bf16 (tfc-compile --compute-type, PyTorch's
+        # weights converted: model.half()).
+        for precision in ("f32", "tf32", "f16", "bf16"):
             lib = os.path.join(tmp, f"{name}-{precision}.so")
             weights = os.path.join(tmp, name + ".safetensors")
+            half = precision in ("f16", "bf16")
             subprocess.run([os.path.join(args.bin, "tfc-compile"),
                             os.path.join(root, "examples", tfm + ".tfm"), "--target=cuda",
                             "--gpu-fp32-matmul=" + ("tf32" if precision == "tf32" else "ieee"),
+                            "--compute-type=" + (precision if half else "f32"),
                             "-o", lib], check=True)
             subprocess.run([os.path.join(args.bin, "tfc-weights"), lib, "-o", weights],
                            check=True, capture_output=True)
@@ -119,9 +126,15 @@ def models(args, tmp):
                 np.save(path, value)
                 run.append(f"--input={key}={path}")
             out = os.path.join(tmp, name + "_out.npy")
+            # --output: the last timed run's (from the third run on, a
+            # CUDA Graph's replay); also timed kernel by kernel.
             ms = tfc_device_ms(args.bin, lib, run + [f"--output={out}" if name == "gpt2"
                                                       else f"--output=hidden={out}"], args.iters)
-            w = {k: v.cuda() for k, v in torch_models.load_safetensors(weights).items()}
+            ms_launches = tfc_device_ms(args.bin, lib, run, args.iters,
+                                        env=dict(os.environ, TFC_CUDA_GRAPHS="0"))
+            dtype = {"f16": torch.float16, "bf16": torch.bfloat16}.get(precision)
+            w = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).cuda()
+                 for k, v in torch_models.load_safetensors(weights).items()}
             model = torch_models.Gpt2(w) if name == "gpt2" else torch_models.Bert(w)
             targs = [torch.from_numpy(v).cuda() for v in inputs.values()]
             torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
@@ -132,7 +145,8 @@ def models(args, tmp):
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             got = np.load(out)
-            print(f"{name} seq={seq} {precision}: tfc {ms:.3f} ms | PyTorch {torch.__version__} "
+            print(f"{name} seq={seq} {precision}: tfc {ms:.3f} ms (graph; {ms_launches:.3f} ms "
+                  f"kernel by kernel) | PyTorch {torch.__version__} "
                   f"eager {peer:.3f} ms | tfc/PyTorch time ratio {ms / peer:.2f} | max abs diff "
                   f"{float(np.max(np.abs(ref - got))):.2e} "
                   f"(scale {float(np.max(np.abs(ref))):.2f})", flush=True)

@@ -81,7 +81,7 @@ class Bert:
              w["embeddings.position_embeddings.weight"][:t] +
              w["embeddings.token_type_embeddings.weight"][token_type_ids])
         x = self._ln(x, "embeddings")
-        bias = torch.zeros(attention_mask.shape, dtype=torch.float32,
+        bias = torch.zeros(attention_mask.shape, dtype=x.dtype,
                            device=attention_mask.device)
         bias = bias.masked_fill(attention_mask == 0, float("-inf"))[:, None, None, :]
         for l in range(self.layers):

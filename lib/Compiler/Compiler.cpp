@@ -59,6 +59,15 @@ mlir::LogicalResult applyCommandLine(mlir::PassManager &pm) {
   return mlir::success();
 }
 
+/// --compute-type=f16|bf16: the model's f32 values in that type.
+void addComputeTypePass(mlir::PassManager &pm, const CompileOptions &options) {
+  if (options.computeType == "f32")
+    return;
+  mlir::tfc::TfcConvertComputeTypeOptions convert;
+  convert.type = options.computeType;
+  pm.addPass(mlir::tfc::createTfcConvertComputeType(convert));
+}
+
 void addQuantizePass(mlir::PassManager &pm, const CompileOptions &options) {
   if (options.quantize.empty())
     return;
@@ -244,6 +253,7 @@ mlir::LogicalResult Session::lower(Stage stage) {
   mlir::tfc::FusionPipelineOptions fusion;
   fusion.remarks = options_.remarks;
   mlir::tfc::buildFusionPipeline(pm, fusion);
+  addComputeTypePass(pm, options_);
   addQuantizePass(pm, options_);
   setActivationBlock(*module_, options_);
   target_->prepare(*module_);

@@ -38,6 +38,10 @@ public:
     if (o.gpuEmulate)
       return "--gpu-emulate is for --target=cuda (it compiles CUDA kernels "
              "for the CPU's emulator of a GPU)";
+    if (o.computeType != "f32")
+      return "--compute-type=" + o.computeType +
+             " is for --target=cuda (the CPU kernels compute in f32; "
+             "--quantize stores weights in 8 or 4 bits)";
     return "";
   }
 
@@ -148,6 +152,10 @@ public:
              " tunes the CPU kernels' GEMM; a CUDA model has none";
     if (o.gpuFp32Matmul != "ieee" && o.gpuFp32Matmul != "tf32")
       return "--gpu-fp32-matmul takes ieee or tf32, not '" + o.gpuFp32Matmul +
+             "'";
+    if (o.computeType != "f32" && o.computeType != "f16" &&
+        o.computeType != "bf16")
+      return "--compute-type takes f32, f16 or bf16, not '" + o.computeType +
              "'";
     return "";
   }

@@ -108,6 +108,13 @@ cl::opt<std::string> gpuFp32Matmul(
              "(tensor cores, operands rounded to tf32, as PyTorch's "
              "allow_tf32)"),
     cl::value_desc("ieee|tf32"), cl::init("ieee"), cl::cat(options));
+cl::opt<std::string> computeType(
+    "compute-type",
+    cl::desc("With --target=cuda: the type an f32 model computes in: f32 "
+             "(default), f16 or bf16 (weights converted once at load, "
+             "activations stored in it, inputs and outputs still f32; the "
+             "kernels accumulate in f32)"),
+    cl::value_desc("f32|f16|bf16"), cl::init("f32"), cl::cat(options));
 cl::opt<bool> gpuEmulate(
     "gpu-emulate",
     cl::desc("With --target=cuda: compile the kernels for this CPU instead "
@@ -397,6 +404,7 @@ int main(int argc, char **argv) {
   options.gpuArchs.assign(gpuArchs.begin(), gpuArchs.end());
   options.cudaPath = cudaPath;
   options.gpuFp32Matmul = gpuFp32Matmul;
+  options.computeType = computeType;
   options.gpuEmulate = gpuEmulate;
   options.cpu = cpu;
   options.features = features;

@@ -71,6 +71,9 @@ struct CompileOptions {
   /// CUDA: f32 products with f32 FMAs ("ieee") or on the tensor cores with
   /// operands rounded to tf32 ("tf32", as PyTorch's allow_tf32).
   std::string gpuFp32Matmul = "ieee";
+  /// CUDA: the type the model computes in: f32 (as written), f16 or bf16
+  /// (tfc-convert-compute-type; weights converted once at init).
+  std::string computeType = "f32";
   /// CUDA: kernels compiled for the host CPU, for the CUDA emulator
   /// (libtfc_cuda_emulator.so as TFC_CUDA_DRIVER), instead of to PTX.
   bool gpuEmulate = false;

@@ -162,4 +162,26 @@ def TfcQuantizeWeights : Pass<"tfc-quantize-weights", "mlir::ModuleOp"> {
   ];
 }
 
+def TfcConvertComputeType : Pass<"tfc-convert-compute-type", "mlir::ModuleOp"> {
+  let summary = "Compute an f32 model in f16 or bf16";
+  let description = [{
+    With `type` = f16 or bf16 (tfc-compile --compute-type), every f32 value
+    of the model becomes `type`: each op's f32 results and f32 constants,
+    the arguments and results of functions other than the entries. The
+    weights stay f32 as bound (the file's) and are converted by a
+    `tfc.cast` right after each `tfc.weight`, which tfc-model-abi moves
+    into tfc_model_init (a derived constant, converted once); an entry's f32
+    inputs are converted on the way in and its f32 outputs back to f32 on
+    the way out, so its signature does not change. The kernels still
+    accumulate, normalise and take softmaxes in f32; what is f16/bf16 is
+    what they read and write, as with PyTorch's `model.half()`. With
+    `type` = f32 nothing changes.
+  }];
+  let dependentDialects = ["::mlir::tfc::TfcDialect"];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"f32\"",
+           "f32, f16 or bf16">
+  ];
+}
+
 #endif // TFC_DIALECT_TFC_TRANSFORMS_PASSES_TD
