@@ -35,6 +35,8 @@
 // (groupID = lane / 4, t = lane % 4: A rows g, g+8 x cols 2t, 2t+1, 2t+8,
 // 2t+9; B cols g x rows 2t.., 2t+8..; C rows g, g+8 x cols 2t, 2t+1). The
 // epilogue is the SIMT one. Other element types use the f32 SIMT kernel.
+// Where its blocks are fewer than the SMs, K is split as for f32 linear
+// (emitSplitK).
 //
 // f32 products with tf32 (tfc-compile --gpu-fp32-matmul=tf32, as PyTorch's
 // allow_tf32) take the tensor-core kernel too: the tiles stay f32 in shared
@@ -75,6 +77,15 @@ constexpr int64_t kThreads = kThreadsX * kThreadsY;
 constexpr int64_t kPerThreadM = kTileM / kThreadsY; // 4
 constexpr int64_t kPerThreadN = kTileN / kThreadsX; // 4
 
+constexpr int64_t kMmaWarps = 4;
+constexpr int64_t kMmaThreads = kMmaWarps * kWarpSize;
+constexpr int64_t kMmaTileM = 64, kMmaTileN = 64, kMmaTileK = 16;
+/// Shared rows are padded so that consecutive rows start in other banks:
+/// by 8 16-bit elements, or 4 f32 ones (tf32).
+constexpr int64_t kMmaRowPad = 8, kMmaRowPadF32 = 4;
+/// Each warp: 2 x 4 tiles of m16n8 (a 32 x 32 quarter of the block).
+constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
+
 /// How one product reads its operands and writes its result.
 struct GemmIO {
   Value m, n, k;
@@ -92,7 +103,9 @@ struct GemmIO {
   /// input and weight): the tensor-core kernel copies their tiles by
   /// cp.async when the rows start on 16 bytes. Null otherwise.
   Value aRows, bRows;
-  /// Set on the split-K pass of emitLinearGemm: `store` gets the block's z
+  /// The op ("linear", "matmul"): names the split-K sum kernel.
+  StringRef opName;
+  /// Set on the split-K pass (emitSplitK): `store` gets the block's z
   /// (batch · splits + split) as its only batch index.
   bool partials = false;
   /// Writes the finished f32 value of C[batch, m, n].
@@ -147,7 +160,8 @@ void stageTile(OpBuilder &b, Location loc, Value thread, int64_t threads,
   }
 }
 
-void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io);
+void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
+                 Value kPerSplit);
 
 constexpr int64_t kWideTile = 128, kWideTileK = 8, kWidePad = 4;
 constexpr int64_t kWideHalf = kWideTile / 2;
@@ -406,105 +420,128 @@ constexpr int64_t kFillBlocks = 132;
 /// with K >= 2 · kMinSplitK).
 constexpr int64_t kMinSplitK = 128;
 
-/// linear in f32 on CUDA cores: emitAsyncGemm in 128 x 128 tiles where they
-/// give kFillBlocks blocks, else in 64 x 64 tiles, with K split where even
-/// those are too few: splits = min(ceil(kFillBlocks / blocks), K /
-/// kMinSplitK), each split a multiple of 16 k; the partial sums land in a
-/// [batch · splits, M, N] f32 buffer and a second kernel adds them in split
-/// order (deterministic) before the epilogue.
-void emitLinearGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+/// A kernel of a product that multiplies, in block z = batch · splits + s,
+/// k in [s · kPerSplit, min(K, (s + 1) · kPerSplit)).
+using SplitKernel =
+    function_ref<void(const GemmIO &, Value splits, Value kPerSplit)>;
+
+/// `kernel` on `io` with K split where its `tile` x `tile` blocks are fewer
+/// than kFillBlocks: splits = min(ceil(kFillBlocks / blocks), K /
+/// kMinSplitK), each a multiple of 16 k; the partial sums land in a
+/// [batch · splits, M, N] f32 buffer and a second kernel,
+/// tfc_<op>_splitk_sum_<type>, adds them in split order (deterministic)
+/// and applies the epilogue.
+void emitSplitK(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
+                SplitKernel kernel) {
   Value batch = product(b, loc, io.batchSizes);
-  auto blocks = [&](int64_t tile) -> Value {
-    return arith::MulIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, ceilDiv(b, loc, io.m, tile),
-                              ceilDiv(b, loc, io.n, tile)),
-        batch);
-  };
+  Value blocks = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, ceilDiv(b, loc, io.m, tile),
+                            ceilDiv(b, loc, io.n, tile)),
+      batch);
   Value one = indexConst(b, loc, 1);
-  auto uge = [&](Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, y);
-  };
   Value fill = indexConst(b, loc, kFillBlocks);
-  Value small = blocks(kTileM);
   // splits = max(1, min(ceil(fill / blocks), K / kMinSplitK)).
   Value wanted = arith::CeilDivUIOp::create(
-      b, loc, fill, arith::MaxUIOp::create(b, loc, small, one));
+      b, loc, fill, arith::MaxUIOp::create(b, loc, blocks, one));
   Value splits = arith::MaxUIOp::create(
       b, loc, one,
       arith::MinUIOp::create(
           b, loc, wanted,
           arith::DivUIOp::create(b, loc, io.k,
                                  indexConst(b, loc, kMinSplitK))));
-  // Each split a whole number of k steps; splits recounted from it.
-  Value steps = ceilDiv(b, loc, io.k, kAsyncTileK);
+  // Each split a whole number of k steps of 16; splits recounted from it.
+  Value steps = ceilDiv(b, loc, io.k, 16);
   Value kPerSplit = arith::MulIOp::create(
       b, loc, arith::CeilDivUIOp::create(b, loc, steps, splits),
-      indexConst(b, loc, kAsyncTileK));
+      indexConst(b, loc, 16));
   splits = arith::MaxUIOp::create(
       b, loc, one,
       arith::CeilDivUIOp::create(
           b, loc, io.k, arith::MaxUIOp::create(b, loc, kPerSplit, one)));
   Value kAll = arith::MaxUIOp::create(b, loc, io.k, one);
 
-  auto wide = scf::IfOp::create(b, loc, uge(blocks(128), fill),
-                                /*withElseRegion=*/true);
+  auto split = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, splits, one),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(split.thenBlock());
+  kernel(io, one, kAll);
+  b.setInsertionPointToStart(split.elseBlock());
+  MLIRContext *ctx = b.getContext();
+  auto partialType = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+      Float32Type::get(ctx));
+  Value rows = arith::MulIOp::create(b, loc, batch, splits);
+  Value partial = memref::AllocOp::create(b, loc, partialType,
+                                          ValueRange{rows, io.m, io.n});
+  GemmIO parts = io;
+  parts.partials = true;
+  parts.store = [&](OpBuilder &b, Location l, ValueRange z, Value m, Value n,
+                    Value v) {
+    memref::StoreOp::create(b, l, v, partial, ValueRange{z[0], m, n});
+  };
+  kernel(parts, splits, kPerSplit);
+  // out[b, m, n] = epilogue(sum over s in order of partial[b·splits + s]).
+  Value outputs = arith::MulIOp::create(
+      b, loc, batch, arith::MulIOp::create(b, loc, io.m, io.n));
+  gpu::LaunchOp sum = launch(
+      b, loc, {ceilDiv(b, loc, outputs, kThreads), one, one}, kThreads, {},
+      [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+        Value e = addI(b, l,
+                       arith::MulIOp::create(b, l, ids.block[0],
+                                             indexConst(b, l, kThreads)),
+                       ids.thread);
+        ifThen(b, l, cmpLt(b, l, e, outputs), [&](OpBuilder &b, Location l) {
+          Value n = arith::RemUIOp::create(b, l, e, io.n);
+          Value rest = arith::DivUIOp::create(b, l, e, io.n);
+          Value m = arith::RemUIOp::create(b, l, rest, io.m);
+          Value bz = arith::DivUIOp::create(b, l, rest, io.m);
+          Value first = arith::MulIOp::create(b, l, bz, splits);
+          SmallVector<Value> sum = forLoopReduce(
+              b, l, indexConst(b, l, 0), splits, indexConst(b, l, 1),
+              {f32Const(b, l, 0.0)},
+              [&](OpBuilder &b, Location l, Value s,
+                  ValueRange acc) -> SmallVector<Value> {
+                Value v = memref::LoadOp::create(
+                    b, l, partial, ValueRange{addI(b, l, first, s), m, n});
+                return {arith::AddFOp::create(b, l, acc[0], v)};
+              });
+          io.store(b, l, delinearize(b, l, bz, io.batchSizes), m, n, sum[0]);
+        });
+      });
+  // Named apart from the product's kernels (TFC_CUDA_PROFILE, SASS).
+  std::string name = ("tfc_" + io.opName + "_splitk_sum_").str();
+  llvm::raw_string_ostream(name) << io.element;
+  sum.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
+}
+
+/// linear in f32 on CUDA cores: emitAsyncGemm in 128 x 128 tiles where they
+/// give kFillBlocks blocks, else in 64 x 64 tiles, split along K where even
+/// those are too few (emitSplitK).
+void emitLinearGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+  Value batch = product(b, loc, io.batchSizes);
+  Value wideBlocks = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, ceilDiv(b, loc, io.m, kWideTile),
+                            ceilDiv(b, loc, io.n, kWideTile)),
+      batch);
+  auto wide = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, wideBlocks,
+                            indexConst(b, loc, kFillBlocks)),
+      /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(wide.thenBlock());
-  emitAsyncGemm(b, loc, io, 128, one, kAll);
+  Value one = indexConst(b, loc, 1);
+  emitAsyncGemm(b, loc, io, kWideTile, one,
+                arith::MaxUIOp::create(b, loc, io.k, one));
   b.setInsertionPointToStart(wide.elseBlock());
-  auto split = scf::IfOp::create(b, loc, uge(one, splits),
-                                 /*withElseRegion=*/true);
-  b.setInsertionPointToStart(split.thenBlock());
-  emitAsyncGemm(b, loc, io, kTileM, one, kAll);
-  b.setInsertionPointToStart(split.elseBlock());
-  {
-    MLIRContext *ctx = b.getContext();
-    auto partialType = MemRefType::get(
-        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
-        Float32Type::get(ctx));
-    Value rows = arith::MulIOp::create(b, loc, batch, splits);
-    Value partial = memref::AllocOp::create(b, loc, partialType,
-                                            ValueRange{rows, io.m, io.n});
-    GemmIO parts = io;
-    parts.partials = true;
-    parts.store = [&](OpBuilder &b, Location l, ValueRange z, Value m, Value n,
-                      Value v) {
-      memref::StoreOp::create(b, l, v, partial, ValueRange{z[0], m, n});
-    };
-    emitAsyncGemm(b, loc, parts, kTileM, splits, kPerSplit);
-    // out[b, m, n] = epilogue(sum over s in order of partial[b·splits + s]).
-    Value outputs = arith::MulIOp::create(
-        b, loc, batch, arith::MulIOp::create(b, loc, io.m, io.n));
-    gpu::LaunchOp sum = launch(
-        b, loc, {ceilDiv(b, loc, outputs, kThreads), one, one}, kThreads, {},
-        [&](OpBuilder &b, Location l, const LaunchIds &ids) {
-          Value e = addI(b, l,
-                         arith::MulIOp::create(b, l, ids.block[0],
-                                               indexConst(b, l, kThreads)),
-                         ids.thread);
-          ifThen(b, l, cmpLt(b, l, e, outputs), [&](OpBuilder &b, Location l) {
-            Value n = arith::RemUIOp::create(b, l, e, io.n);
-            Value rest = arith::DivUIOp::create(b, l, e, io.n);
-            Value m = arith::RemUIOp::create(b, l, rest, io.m);
-            Value bz = arith::DivUIOp::create(b, l, rest, io.m);
-            Value first = arith::MulIOp::create(b, l, bz, splits);
-            SmallVector<Value> sum = forLoopReduce(
-                b, l, indexConst(b, l, 0), splits, indexConst(b, l, 1),
-                {f32Const(b, l, 0.0)},
-                [&](OpBuilder &b, Location l, Value s,
-                    ValueRange acc) -> SmallVector<Value> {
-                  Value v = memref::LoadOp::create(
-                      b, l, partial, ValueRange{addI(b, l, first, s), m, n});
-                  return {arith::AddFOp::create(b, l, acc[0], v)};
-                });
-            io.store(b, l, delinearize(b, l, bz, io.batchSizes), m, n, sum[0]);
-          });
-        });
-    // Named apart from the product's kernels (TFC_CUDA_PROFILE, SASS).
-    sum.setFunctionAttr(
-        FlatSymbolRefAttr::get(b.getContext(), "tfc_linear_splitk_sum_f32"));
-  }
+  emitSplitK(b, loc, io, kTileM,
+             [&](const GemmIO &io, Value splits, Value kPerSplit) {
+               emitAsyncGemm(b, loc, io, kTileM, splits, kPerSplit);
+             });
 }
 
 void emitSmallGemm(OpBuilder &b, Location loc, const GemmIO &io);
@@ -512,7 +549,10 @@ void emitSmallGemm(OpBuilder &b, Location loc, const GemmIO &io);
 void emitTiledGemm(OpBuilder &b, Location loc, const GemmIO &io) {
   if (io.element.isF16() || io.element.isBF16() ||
       (io.tf32 && io.element.isF32()))
-    return emitMmaGemm(b, loc, io);
+    return emitSplitK(b, loc, io, kMmaTileM,
+                      [&](const GemmIO &io, Value splits, Value kPerSplit) {
+                        emitMmaGemm(b, loc, io, splits, kPerSplit);
+                      });
   if (io.aRows && io.bRows)
     return emitLinearGemm(b, loc, io);
   // The wide kernel where it still fills the GPU (sizes are known on the
@@ -612,19 +652,12 @@ void emitSmallGemm(OpBuilder &b, Location loc, const GemmIO &io) {
       });
 }
 
-constexpr int64_t kMmaWarps = 4;
-constexpr int64_t kMmaThreads = kMmaWarps * kWarpSize;
-constexpr int64_t kMmaTileM = 64, kMmaTileN = 64, kMmaTileK = 16;
-/// Shared rows are padded so that consecutive rows start in other banks:
-/// by 8 16-bit elements, or 4 f32 ones (tf32).
-constexpr int64_t kMmaRowPad = 8, kMmaRowPadF32 = 4;
-/// Each warp: 2 x 4 tiles of m16n8 (a 32 x 32 quarter of the block).
-constexpr int64_t kWarpTilesM = 2, kWarpTilesN = 4;
-
-void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
+void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
+                 Value kPerSplit) {
   Value batch = product(b, loc, io.batchSizes);
   std::array<Value, 3> grid = {ceilDiv(b, loc, io.n, kMmaTileN),
-                               ceilDiv(b, loc, io.m, kMmaTileM), batch};
+                               ceilDiv(b, loc, io.m, kMmaTileM),
+                               arith::MulIOp::create(b, loc, batch, splits)};
   MLIRContext *ctx = b.getContext();
   Type element = io.element;
   bool tf32 = element.isF32();
@@ -665,8 +698,12 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         Value wn = arith::RemUIOp::create(b, l, warp, indexConst(b, l, 2));
         Value rowBase = arith::MulIOp::create(b, l, wm, indexConst(b, l, 32));
         Value colBase = arith::MulIOp::create(b, l, wn, indexConst(b, l, 32));
-        SmallVector<Value> bIdx =
-            delinearize(b, l, ids.block[2], io.batchSizes);
+        Value z = ids.block[2];
+        SmallVector<Value> bIdx = delinearize(
+            b, l, arith::DivUIOp::create(b, l, z, splits), io.batchSizes);
+        Value kBegin = arith::MulIOp::create(
+            b, l, arith::RemUIOp::create(b, l, z, splits), kPerSplit);
+        Value kEnd = minIndex(b, l, addI(b, l, kBegin, kPerSplit), io.k);
         Value n0 = arith::MulIOp::create(b, l, ids.block[0],
                                          indexConst(b, l, kMmaTileN));
         Value m0 = arith::MulIOp::create(b, l, ids.block[1],
@@ -703,13 +740,13 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
         auto stage = [&](OpBuilder &b, Location l, Value slot, Value k0) {
           auto sync = [&](OpBuilder &b, Location l) {
             stageTile(b, l, t, kMmaThreads, buffer(aBuffers, slot), kMmaTileK,
-                      kMmaTileM, k0, m0, io.k, io.m, io.aKContiguous,
+                      kMmaTileM, k0, m0, kEnd, io.m, io.aKContiguous,
                       /*kMajor=*/false,
                       [&](OpBuilder &b, Location l, Value m, Value k) {
                         return io.loadA(b, l, bIdx, m, k);
                       });
             stageTile(b, l, t, kMmaThreads, buffer(bBuffers, slot), kMmaTileK,
-                      kMmaTileN, k0, n0, io.k, io.n, io.bKContiguous,
+                      kMmaTileN, k0, n0, kEnd, io.n, io.bKContiguous,
                       /*kMajor=*/false,
                       [&](OpBuilder &b, Location l, Value n, Value k) {
                         return io.loadB(b, l, bIdx, k, n);
@@ -724,7 +761,7 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
             for (auto [source, buffers, x0, size] :
                  {std::tuple(&aSource, aBuffers, m0, io.m),
                   std::tuple(&bSource, bBuffers, n0, io.n)})
-              copyTileAsync(b, l, *source, {}, x0, size, k0, io.k,
+              copyTileAsync(b, l, *source, {}, x0, size, k0, kEnd,
                             buffer(buffers, slot), kMmaTileM, kMmaTileK, t,
                             kMmaThreads);
             b.setInsertionPointToStart(branch.elseBlock());
@@ -732,16 +769,16 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
           }
         };
         // (No product of K = 0 reads its operands.)
-        ifThen(b, l, cmpLt(b, l, indexConst(b, l, 0), io.k),
-               [&](OpBuilder &b, Location l) {
-                 stage(b, l, indexConst(b, l, 0), indexConst(b, l, 0));
-               });
+        ifThen(b, l, cmpLt(b, l, kBegin, kEnd), [&](OpBuilder &b, Location l) {
+          stage(b, l, indexConst(b, l, 0), kBegin);
+        });
         NVVM::CpAsyncCommitGroupOp::create(b, l);
         SmallVector<Value> acc = forLoopReduce(
-            b, l, indexConst(b, l, 0), io.k, indexConst(b, l, kMmaTileK), init,
+            b, l, kBegin, kEnd, indexConst(b, l, kMmaTileK), init,
             [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
-              Value step =
-                  arith::DivUIOp::create(b, l, k0, indexConst(b, l, kMmaTileK));
+              Value step = arith::DivUIOp::create(
+                  b, l, arith::SubIOp::create(b, l, k0, kBegin),
+                  indexConst(b, l, kMmaTileK));
               Value slot =
                   arith::RemUIOp::create(b, l, step, indexConst(b, l, 2));
               Value other =
@@ -749,7 +786,7 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
               // The next step's tiles go to the other buffer, which every
               // warp finished with at the last step's closing barrier.
               Value k1 = addI(b, l, k0, indexConst(b, l, kMmaTileK));
-              ifThen(b, l, cmpLt(b, l, k1, io.k),
+              ifThen(b, l, cmpLt(b, l, k1, kEnd),
                      [&](OpBuilder &b, Location l) { stage(b, l, other, k1); });
               // A group per step, empty after the last: waiting for all but
               // the newest one lands this step's tiles and leaves the next
@@ -835,8 +872,11 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io) {
               Value inside = arith::AndIOp::create(b, l, cmpLt(b, l, m, io.m),
                                                    cmpLt(b, l, n, io.n));
               Value v = acc[(mi * kWarpTilesN + ni) * 4 + c];
+              // Partial sums go by the block's z (batch · splits + s).
+              SmallVector<Value> target =
+                  io.partials ? SmallVector<Value>{z} : bIdx;
               ifThen(b, l, inside, [&](OpBuilder &b, Location l) {
-                io.store(b, l, bIdx, m, n, v);
+                io.store(b, l, target, m, n, v);
               });
             }
       });
@@ -872,6 +912,7 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
   io.k = memref::DimOp::create(b, loc, a, 1);
   io.n = memref::DimOp::create(b, loc, weight, 0);
   io.element = cast<MemRefType>(a.getType()).getElementType();
+  io.opName = "linear";
   io.loadA = [&](OpBuilder &b, Location l, ValueRange, Value m, Value k) {
     return memref::LoadOp::create(b, l, a, ValueRange{m, k}).getResult();
   };
@@ -921,6 +962,7 @@ LogicalResult gpuk::emitMatmul(OpBuilder &b, Location loc, kernel::MatmulOp op,
     return memref::LoadOp::create(b, l, rhs, idx).getResult();
   };
   io.element = lType.getElementType();
+  io.opName = "matmul";
   io.aKContiguous = !tl;
   io.bKContiguous = tr;
   io.tf32 = tf32;
