@@ -442,15 +442,19 @@ tfc_status tfc_model::run(const char *entryName, const tfc_tensor *inputs,
   runPlanner.beginRun(signature);
   if (into && !cuda)
     runPlanner.setDestinations(destinations);
-  if (cuda)
+  if (cuda) {
     runPlanner.keepOutputs();
+    // A kept buffer it could not allocate is no error: that output comes
+    // from the heap as before.
+    cuda->failure.clear();
+  }
   cuda::CUevent startEvent = nullptr, endEvent = nullptr;
   {
     MemoryPlanner::Scope scope(&runPlanner);
     CudaState::Scope cudaScope(cuda.get());
     std::string ignored;
     if (cuda) {
-      cuda->beginRun(/*run=*/true);
+      cuda->beginRun(/*record=*/runPlanner.replaying());
       if (!cuda->driver->recordEvent(startEvent, ignored))
         startEvent = nullptr;
     }

@@ -73,8 +73,9 @@ public:
     unsigned sharedBytes;
     void **args;
   };
-  /// Captures `launches` in order (on a stream of the driver's, relaxed
-  /// mode) as an executable graph.
+  /// Captures `launches` in order as an executable graph (on a stream of
+  /// its own, non-blocking: work other threads put on the default stream
+  /// meanwhile neither joins nor invalidates the capture).
   bool captureGraph(const std::vector<GraphLaunch> &launches, CUgraphExec &out,
                     std::string &error);
   /// Launches `graph` on the default stream (ordered with launch() and the
@@ -124,9 +125,9 @@ private:
   int (*cuEventDestroy)(CUevent) = nullptr;
   // Optional (graphs).
   bool graphs = false;
-  CUstream captureStream = nullptr;
   int (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *) = nullptr;
   int (*cuStreamCreate)(CUstream *, unsigned) = nullptr;
+  int (*cuStreamDestroy)(CUstream) = nullptr;
   int (*cuStreamBeginCapture)(CUstream, int) = nullptr;
   int (*cuStreamEndCapture)(CUstream, void **) = nullptr;
   int (*cuGraphInstantiateWithFlags)(CUgraphExec *, void *,

@@ -179,6 +179,9 @@ public:
   /// launches stay valid). The caller downloads it; it is never freed by
   /// the run.
   void keepOutputs();
+  /// Whether the run under way replays a plan (since beginRun; a replay
+  /// that falls back mid-run still counts).
+  bool replaying() const { return running && mode == TFC_PLAN_REPLAYED; }
 
   const PlannerStats &stats() const { return lastStats; }
 

@@ -113,6 +113,14 @@ struct GemmIO {
       store;
 };
 
+/// Whether `k` elements of `bytes` each are whole 16-byte copies.
+Value wholeCopies(OpBuilder &b, Location loc, Value k, int64_t bytes) {
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, k, indexConst(b, loc, 16 / bytes)),
+      indexConst(b, loc, 0));
+}
+
 Value cmpLt(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
 }
@@ -315,8 +323,11 @@ void emitAsyncGemm(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
         };
         AsyncSource aSource = asyncSource(b, l, io.aRows);
         AsyncSource bSource = asyncSource(b, l, io.bRows);
-        Value async =
-            arith::AndIOp::create(b, l, aSource.aligned, bSource.aligned);
+        // (K whole 16-byte copies too: the last copy of a row must not
+        // reach past K into a strided view's next values.)
+        Value async = arith::AndIOp::create(
+            b, l, arith::AndIOp::create(b, l, aSource.aligned, bSource.aligned),
+            wholeCopies(b, l, io.k, aSource.bytes));
         auto stage = [&](OpBuilder &b, Location l, Value slot, Value k0) {
           auto branch = scf::IfOp::create(b, l, async, /*withElse=*/true);
           OpBuilder::InsertionGuard guard(b);
@@ -734,7 +745,10 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
         if (io.aRows && io.bRows) {
           aSource = asyncSource(b, l, io.aRows);
           bSource = asyncSource(b, l, io.bRows);
-          async = arith::AndIOp::create(b, l, aSource.aligned, bSource.aligned);
+          async = arith::AndIOp::create(
+              b, l,
+              arith::AndIOp::create(b, l, aSource.aligned, bSource.aligned),
+              wholeCopies(b, l, io.k, aSource.bytes));
         }
         // Stages the tiles of k step k0 into buffer `slot`.
         auto stage = [&](OpBuilder &b, Location l, Value slot, Value k0) {

@@ -112,6 +112,7 @@ bool Driver::open(std::string &error) {
   };
   graphs = optional(cuFuncGetParamInfo, "cuFuncGetParamInfo");
   graphs &= optional(cuStreamCreate, "cuStreamCreate");
+  graphs &= optional(cuStreamDestroy, "cuStreamDestroy_v2");
   graphs &= optional(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
   graphs &= optional(cuStreamEndCapture, "cuStreamEndCapture");
   graphs &=
@@ -267,12 +268,19 @@ bool Driver::paramSizes(CUfunction fn, std::vector<size_t> &sizes,
     error = "the driver has no cuFuncGetParamInfo";
     return false;
   }
-  // CUDA_ERROR_INVALID_VALUE past the last parameter. (A kernel has at
-  // most a few hundred: 32 KB of parameters.)
+  // CUDA_ERROR_INVALID_VALUE past the last parameter; any other error
+  // means the sizes are unknown. (A kernel has at most a few hundred: 32 KB
+  // of parameters.)
+  constexpr int kInvalidValue = 1;
   for (size_t i = 0; i < 4096; ++i) {
     size_t offset = 0, size = 0;
-    if (cuFuncGetParamInfo(fn, i, &offset, &size) != kSuccess)
+    int result = cuFuncGetParamInfo(fn, i, &offset, &size);
+    if (result == kInvalidValue)
       return true;
+    if (result != kSuccess) {
+      error = describe(result, "cuFuncGetParamInfo");
+      return false;
+    }
     sizes.push_back(size);
   }
   error = "a kernel with more than 4096 parameters";
@@ -286,12 +294,18 @@ bool Driver::captureGraph(const std::vector<GraphLaunch> &launches,
     error = "the driver has no CUDA Graphs";
     return false;
   }
-  int result;
-  if (!captureStream && (result = cuStreamCreate(&captureStream, 0)) != 0) {
-    captureStream = nullptr;
+  constexpr unsigned kStreamNonBlocking = 1;
+  CUstream captureStream = nullptr;
+  int result = cuStreamCreate(&captureStream, kStreamNonBlocking);
+  if (result != kSuccess) {
     error = describe(result, "cuStreamCreate");
     return false;
   }
+  struct Destroy {
+    Driver *d;
+    CUstream s;
+    ~Destroy() { d->cuStreamDestroy(s); }
+  } destroy{this, captureStream};
   constexpr int kCaptureModeRelaxed = 2;
   if ((result = cuStreamBeginCapture(captureStream, kCaptureModeRelaxed)) !=
       kSuccess) {

@@ -219,11 +219,14 @@ void cudaHookLaunch(int64_t kernel, int64_t gx, int64_t gy, int64_t gz,
   if (state->recording) {
     const std::vector<size_t> &sizes = state->paramSizes[kernel];
     if (num_args != static_cast<int64_t>(sizes.size())) {
-      state->failure = "kernel '" + state->kernelNames[kernel] + "' takes " +
-                       std::to_string(sizes.size()) + " parameters, not " +
-                       std::to_string(num_args);
-      return;
+      // The driver's parameter sizes do not fit the model's launches: no
+      // graphs for this model; this launch and the rest go one by one.
+      state->graphs = false;
+      state->stopRecording();
     }
+  }
+  if (state->recording) {
+    const std::vector<size_t> &sizes = state->paramSizes[kernel];
     CudaState::RecordedLaunch l{kernel, {gx, gy, gz}, {bx, by, bz}, shared, {}};
     for (size_t i = 0; i < sizes.size(); ++i) {
       const auto *p = static_cast<const uint8_t *>(args[i]);
@@ -270,8 +273,8 @@ const tfc_rt_hooks tfc::rt::kCudaHooks = {cudaHookAlloc, cudaHookFree,
                                           nullptr};
 
 CudaState::CudaState(cuda::Driver *driver)
-    : driver(driver), planner(8, MemorySource{deviceAlloc, deviceFree, this}),
-      profiling(KernelProfile::get() != nullptr) {}
+    : driver(driver), profiling(KernelProfile::get() != nullptr),
+      planner(8, MemorySource{deviceAlloc, deviceFree, this}) {}
 
 void *CudaState::inputBuffer(size_t entry, size_t input, uint64_t bytes,
                              std::string &error) {
@@ -306,15 +309,39 @@ std::vector<void *> argPointers(const CudaState::RecordedLaunch &l,
 }
 } // namespace
 
-void CudaState::finishRun(const std::string &key) {
+bool CudaState::launchAll(const std::vector<RecordedLaunch> &list) {
+  std::string error;
+  for (const RecordedLaunch &l : list) {
+    std::vector<void *> pointers = argPointers(l, paramSizes[l.kernel]);
+    if (!driver->launch(kernels[l.kernel], l.grid, l.block,
+                        static_cast<unsigned>(l.shared), pointers.data(),
+                        error)) {
+      failure = "kernel '" + kernelNames[l.kernel] + "': " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+void CudaState::stopRecording() {
   if (!recording)
     return;
   recording = false;
-  issueRecorded(key);
+  if (failure.empty())
+    launchAll(pending);
+  pending.clear();
+}
+
+void CudaState::finishRun(const std::string &key) {
+  if (recording) {
+    recording = false;
+    issueRecorded(key);
+  }
   // After the launches that used them (cuMemFree waits for the device).
-  for (void *p : deferredFrees)
-    deviceFree(p, this);
+  std::vector<void *> frees = std::move(deferredFrees);
   deferredFrees.clear();
+  for (void *p : frees)
+    deviceFree(p, this);
 }
 
 void CudaState::issueRecorded(const std::string &key) {
@@ -330,8 +357,18 @@ void CudaState::issueRecorded(const std::string &key) {
     graphCache.clear();
   }
   CachedGraph &cached = graphCache[key];
-  if (!pending.empty() && cached.launches == pending) {
+  if (!pending.empty() && cached.launches == pending && !cached.noGraph) {
     pending.clear();
+    // A graph that cannot be made or launched (the driver's limits, a
+    // capture another thread's work disturbed): the same launches one by
+    // one, and this key launches so from now on.
+    auto fallBack = [&](const std::string &why) {
+      (void)why;
+      driver->destroyGraph(cached.exec);
+      cached.exec = nullptr;
+      cached.noGraph = true;
+      launchAll(cached.launches);
+    };
     if (!cached.exec) {
       std::vector<std::vector<void *>> pointers;
       std::vector<cuda::Driver::GraphLaunch> launches;
@@ -344,30 +381,20 @@ void CudaState::issueRecorded(const std::string &key) {
                                     pointers.back().data()};
         launches.push_back(g);
       }
-      if (!driver->captureGraph(launches, cached.exec, error)) {
-        failure = "capturing the run as a CUDA Graph: " + error;
-        return;
-      }
+      if (!driver->captureGraph(launches, cached.exec, error))
+        return fallBack(error);
     }
     if (!driver->launchGraph(cached.exec, error))
-      failure = error;
-    else
-      ++graphRuns;
+      return fallBack(error);
+    ++graphRuns;
     return;
   }
   driver->destroyGraph(cached.exec);
   cached.exec = nullptr;
+  cached.noGraph = false;
   cached.launches = std::move(pending);
   pending.clear();
-  for (const RecordedLaunch &l : cached.launches) {
-    std::vector<void *> pointers = argPointers(l, paramSizes[l.kernel]);
-    if (!driver->launch(kernels[l.kernel], l.grid, l.block,
-                        static_cast<unsigned>(l.shared), pointers.data(),
-                        error)) {
-      failure = "kernel '" + kernelNames[l.kernel] + "': " + error;
-      return;
-    }
-  }
+  launchAll(cached.launches);
 }
 
 void CudaState::collectProfile(bool run) {
@@ -400,7 +427,8 @@ CudaState::~CudaState() {
     driver->destroyEvent(t.end);
   }
   for (void *p : deviceBuffers)
-    deviceFree(p, this);
+    if (p)
+      deviceFree(p, this);
   for (auto &entry : inputBuffers)
     deviceFree(entry.second.first, this);
   for (auto &entry : graphCache)
@@ -485,7 +513,8 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
   cuda::Driver &driver = *state.driver;
   CudaState::Scope scope(&state);
   for (void *p : state.deviceBuffers)
-    deviceFree(p, &state);
+    if (p)
+      deviceFree(p, &state);
   state.deviceBuffers.clear();
   state.deviceTable.clear();
   state.failure.clear();
@@ -527,5 +556,13 @@ tfc_status tfc::rt::initCudaModel(tfc_model &model) {
     return setError(TFC_ERR_INTERNAL, "computing the derived constants on " +
                                           driver.description() + ": " +
                                           state.failure);
+  // Weights only init read (converted, packed or merged into derived
+  // constants) leave the device.
+  for (size_t i = 0; i < spec.weights.size() && i < state.deviceBuffers.size();
+       ++i)
+    if (spec.weights[i].initOnly && state.deviceBuffers[i]) {
+      deviceFree(state.deviceBuffers[i], &state);
+      state.deviceBuffers[i] = state.deviceTable[i] = nullptr;
+    }
   return TFC_OK;
 }

@@ -54,7 +54,6 @@ struct CudaState {
   /// Device time of the last run's entry (CUDA events around its launches),
   /// or a negative value when it could not be measured.
   double lastDeviceMs = -1;
-  MemoryPlanner planner;
 
   /// Kernel launches since the last beginRun.
   uint64_t launches = 0;
@@ -97,6 +96,8 @@ struct CudaState {
   struct CachedGraph {
     std::vector<RecordedLaunch> launches;
     cuda::CUgraphExec exec = nullptr;
+    /// Capturing or launching its graph failed: launched one by one.
+    bool noGraph = false;
   };
   std::map<std::string, CachedGraph> graphCache;
   /// Runs whose launches were one graph (since load).
@@ -109,21 +110,31 @@ struct CudaState {
                     std::string &error);
   std::map<std::pair<size_t, size_t>, std::pair<void *, uint64_t>> inputBuffers;
 
-  /// Starts counting the launches of a run (and recording them when
-  /// graphs are on and `run` is a run, not init).
-  void beginRun(bool run = false) {
+  /// Starts counting the launches of a run, and recording them when
+  /// graphs are on and `record` (a run on a replayed memory plan: only its
+  /// buffers are where the next run's will be; recording defers frees).
+  void beginRun(bool record = false) {
     launches = 0;
-    recording = run && graphs;
+    recording = record && graphs;
     pending.clear();
   }
   /// After the entry returned: issues a recorded run's launches (`key`:
   /// the entry and its input shapes). A failure lands in `failure`.
   void finishRun(const std::string &key);
   void issueRecorded(const std::string &key);
+  /// Launches `list` one by one; false (with `failure` set) on an error.
+  bool launchAll(const std::vector<RecordedLaunch> &list);
+  /// Stops recording for good (graphs off for this model): the launches
+  /// recorded so far go now, in order.
+  void stopRecording();
   /// After a synchronisation: adds the timed launches to the process's
   /// kernel profile (printed at exit), and for a run (not init) its launch
   /// count.
   void collectProfile(bool run);
+
+  /// Last: its destructor releases device memory through deviceFree, which
+  /// reads the members above.
+  MemoryPlanner planner;
 
   /// Marks the calling thread as running this model's host code.
   class Scope {

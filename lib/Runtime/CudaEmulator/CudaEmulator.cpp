@@ -129,8 +129,10 @@ struct Module {
 struct Function {
   tfc_emu_kernel_fn entry;
   std::string name;
-  /// Parameter sizes (from the image's table; empty if it has none).
+  /// Parameter sizes, from the image's table (images made before it had
+  /// none: hasParams false).
   std::vector<size_t> params;
+  bool hasParams = false;
 };
 
 /// A launch as a stream capture records it: the parameters copied.
@@ -790,13 +792,15 @@ int cuModuleGetFunction(void **function, void *module, const char *name) {
     return fail(kNotFound, std::string("no kernel '") + name + "'");
   std::vector<size_t> params;
   std::string table = std::string(TFC_EMU_PARAMS_PREFIX) + name;
-  if (auto *sizes = static_cast<const unsigned long long *>(
-          dlsym(m->library, table.c_str())))
+  auto *sizes =
+      static_cast<const unsigned long long *>(dlsym(m->library, table.c_str()));
+  if (sizes)
     params.assign(sizes + 1, sizes + 1 + sizes[0]);
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.functions.push_back(std::make_unique<Function>(Function{
-      reinterpret_cast<tfc_emu_kernel_fn>(entry), name, std::move(params)}));
+  s.functions.push_back(std::make_unique<Function>(
+      Function{reinterpret_cast<tfc_emu_kernel_fn>(entry), name,
+               std::move(params), sizes != nullptr}));
   *function = s.functions.back().get();
   return kSuccess;
 }
@@ -817,7 +821,7 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                                "memory");
   if (auto *st = static_cast<Stream *>(stream); st && st->capture) {
     // Captured, not run: the parameters are copied, as the driver does.
-    if (fn->params.empty() && fn->entry)
+    if (!fn->hasParams)
       return fail(kInvalidValue, "kernel '" + fn->name +
                                      "' has no parameter table to capture");
     Node node{fn, {gx, gy, gz}, {bx, by, bz}, {}};
@@ -889,6 +893,8 @@ void tfc_cuda_emulator_stats(unsigned long long out[4]) {
 int cuFuncGetParamInfo(void *function, size_t index, size_t *offset,
                        size_t *size) {
   auto *fn = static_cast<Function *>(function);
+  if (fn && !fn->hasParams)
+    return kNotFound; // an image without parameter tables
   if (!fn || index >= fn->params.size())
     return kInvalidValue; // past the last parameter: not an error to report
   size_t at = 0;

@@ -88,21 +88,25 @@ struct ConvertComputeTypePass
   }
 
   LogicalResult convertFunction(func::FuncOp fn, FloatType to) {
-    // An entry keeps its signature; other functions (outlined blocks) take
-    // and return the new types, as their callers (converted below) pass.
+    // An entry keeps its signature but for its states; other functions
+    // (outlined blocks) take and return the new types, as their callers
+    // (converted below) pass.
     bool entry = fn.isPublic();
     Block &body = fn.getBody().front();
     OpBuilder b(fn.getContext());
-    if (!entry) {
-      SmallVector<Type> inputs, results;
-      for (Type t : fn.getArgumentTypes())
-        inputs.push_back(convert(t, to));
-      for (Type t : fn.getResultTypes())
-        results.push_back(convert(t, to));
-      fn.setType(b.getFunctionType(inputs, results));
-      for (BlockArgument arg : body.getArguments())
-        arg.setType(convert(arg.getType(), to));
-    }
+    // An entry's states (--kv-cache: `tfc.state` arguments, `tfc.state_for`
+    // results) are the runtime's to keep between runs: in the new type too,
+    // else each step would convert the whole cache.
+    SmallVector<Type> inputs, results;
+    for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
+      inputs.push_back(!entry || fn.getArgAttr(i, "tfc.state") ? convert(t, to)
+                                                               : t);
+    for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
+      results.push_back(
+          !entry || fn.getResultAttr(i, "tfc.state_for") ? convert(t, to) : t);
+    fn.setType(b.getFunctionType(inputs, results));
+    for (BlockArgument arg : body.getArguments())
+      arg.setType(inputs[arg.getArgNumber()]);
     // Every op's f32 results (and nested regions' block arguments).
     WalkResult walked = fn.walk([&](Operation *op) -> WalkResult {
       if (op == fn.getOperation())

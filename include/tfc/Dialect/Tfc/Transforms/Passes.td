@@ -172,7 +172,9 @@ def TfcConvertComputeType : Pass<"tfc-convert-compute-type", "mlir::ModuleOp"> {
     `tfc.cast` right after each `tfc.weight`, which tfc-model-abi moves
     into tfc_model_init (a derived constant, converted once); an entry's f32
     inputs are converted on the way in and its f32 outputs back to f32 on
-    the way out, so its signature does not change. The kernels still
+    the way out, so its signature does not change, but for its states
+    (`tfc.state` arguments and `tfc.state_for` results: KV caches), which
+    the runtime keeps in the new type. The kernels still
     accumulate, normalise and take softmaxes in f32; what is f16/bf16 is
     what they read and write, as with PyTorch's `model.half()`. With
     `type` = f32 nothing changes.
