@@ -129,6 +129,62 @@ Value addI(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AddIOp::create(b, loc, x, y);
 }
 
+/// Buffer `slot` of `all` ([2][rows][pitch] in shared memory), as a
+/// [rows][pitch] view.
+Value bufferSlot(OpBuilder &b, Location l, Value all, Value slot) {
+  auto type = cast<MemRefType>(all.getType());
+  int64_t rows = type.getDimSize(1), pitch = type.getDimSize(2);
+  SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(rows),
+                                     b.getIndexAttr(pitch)};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      {rows, pitch}, type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, l, cast<MemRefType>(viewType), all,
+                                   offsets, sizes, strides);
+}
+
+/// The k loop of the cp.async kernels, over [kBegin, kEnd) in steps of
+/// `kStep` with two buffers: `stage(slot, k0)` issues the copies of step k0
+/// into buffer `slot`; `multiply(slot, acc)` uses buffer `slot` and returns
+/// the new accumulators. Step k0's tiles are issued one step ahead, into the
+/// buffer every thread finished with at the previous step's closing
+/// barrier; one commit group per step (empty after the last), so waiting for
+/// all but the newest lands this step's tiles and leaves the next step's in
+/// flight.
+SmallVector<Value> doubleBufferedKLoop(
+    OpBuilder &b, Location loc, Value kBegin, Value kEnd, int64_t kStep,
+    ValueRange init,
+    function_ref<void(OpBuilder &, Location, Value slot, Value k0)> stage,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value slot,
+                                    ValueRange acc)>
+        multiply) {
+  ifThen(b, loc, cmpLt(b, loc, kBegin, kEnd), [&](OpBuilder &b, Location l) {
+    stage(b, l, indexConst(b, l, 0), kBegin);
+  });
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  return forLoopReduce(
+      b, loc, kBegin, kEnd, indexConst(b, loc, kStep), init,
+      [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
+        Value step = arith::DivUIOp::create(
+            b, l, arith::SubIOp::create(b, l, k0, kBegin),
+            indexConst(b, l, kStep));
+        Value slot = arith::RemUIOp::create(b, l, step, indexConst(b, l, 2));
+        Value other = arith::SubIOp::create(b, l, indexConst(b, l, 1), slot);
+        Value k1 = addI(b, l, k0, indexConst(b, l, kStep));
+        ifThen(b, l, cmpLt(b, l, k1, kEnd),
+               [&](OpBuilder &b, Location l) { stage(b, l, other, k1); });
+        NVVM::CpAsyncCommitGroupOp::create(b, l);
+        NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
+        gpu::BarrierOp::create(b, l);
+        SmallVector<Value> next = multiply(b, l, slot, acc);
+        // The buffer is not overwritten before every thread used it.
+        gpu::BarrierOp::create(b, l);
+        return next;
+      });
+}
+
 /// Stages the `tileK` x `tile` slice of one operand starting at (k0, x0)
 /// into `shared`, cooperatively over `threads` threads: element (k, x) is
 /// `load(x, k)` (an in-range read), extended to f32 when `shared` holds f32,
@@ -308,18 +364,8 @@ void emitAsyncGemm(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
             arith::MulIOp::create(b, l, ids.block[0], indexConst(b, l, tile));
         Value m0 =
             arith::MulIOp::create(b, l, ids.block[1], indexConst(b, l, tile));
-        auto buffer = [&](Value all, Value slot) -> Value {
-          auto type = cast<MemRefType>(all.getType());
-          SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
-                                               b.getIndexAttr(0)};
-          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                             b.getIndexAttr(tile),
-                                             b.getIndexAttr(kAsyncPitch)};
-          SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-          auto viewType = memref::SubViewOp::inferRankReducedResultType(
-              {tile, kAsyncPitch}, type, offsets, sizes, strides);
-          return memref::SubViewOp::create(b, l, cast<MemRefType>(viewType),
-                                           all, offsets, sizes, strides);
+        auto buffer = [&](Value all, Value slot) {
+          return bufferSlot(b, l, all, slot);
         };
         AsyncSource aSource = asyncSource(b, l, io.aRows);
         AsyncSource bSource = asyncSource(b, l, io.bRows);
@@ -350,30 +396,11 @@ void emitAsyncGemm(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
                       return io.loadB(b, l, bIdx, k, n);
                     });
         };
-        ifThen(b, l, cmpLt(b, l, kBegin, kEnd), [&](OpBuilder &b, Location l) {
-          stage(b, l, indexConst(b, l, 0), kBegin);
-        });
-        NVVM::CpAsyncCommitGroupOp::create(b, l);
         auto vec4 = VectorType::get({4}, b.getF32Type());
         SmallVector<Value> init(per * per, f32Const(b, l, 0.0));
-        SmallVector<Value> acc = forLoopReduce(
-            b, l, kBegin, kEnd, indexConst(b, l, kAsyncTileK), init,
-            [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
-              Value step = arith::DivUIOp::create(
-                  b, l, arith::SubIOp::create(b, l, k0, kBegin),
-                  indexConst(b, l, kAsyncTileK));
-              Value slot =
-                  arith::RemUIOp::create(b, l, step, indexConst(b, l, 2));
-              Value other =
-                  arith::SubIOp::create(b, l, indexConst(b, l, 1), slot);
-              // The other buffer was last read before the previous step's
-              // closing barrier.
-              Value k1 = addI(b, l, k0, indexConst(b, l, kAsyncTileK));
-              ifThen(b, l, cmpLt(b, l, k1, kEnd),
-                     [&](OpBuilder &b, Location l) { stage(b, l, other, k1); });
-              NVVM::CpAsyncCommitGroupOp::create(b, l);
-              NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
-              gpu::BarrierOp::create(b, l);
+        SmallVector<Value> acc = doubleBufferedKLoop(
+            b, l, kBegin, kEnd, kAsyncTileK, init, stage,
+            [&](OpBuilder &b, Location l, Value slot, ValueRange acc) {
               Value as = buffer(aBuffers, slot), bs = buffer(bBuffers, slot);
               SmallVector<Value> next = forLoopReduce(
                   b, l, indexConst(b, l, 0), indexConst(b, l, kAsyncTileK),
@@ -404,7 +431,6 @@ void emitAsyncGemm(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
                               b, l, av[i][e], bv[j][e], out[i * per + j]);
                     return out;
                   });
-              gpu::BarrierOp::create(b, l);
               return next;
             });
         for (int64_t i = 0; i < per; ++i) {
@@ -725,18 +751,8 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
         constexpr int64_t kAcc = kWarpTilesM * kWarpTilesN * 4;
         SmallVector<Value> init(kAcc, f32Const(b, l, 0.0));
         // Buffer `slot` ([64][k], k innermost, in the element type).
-        auto buffer = [&](Value all, Value slot) -> Value {
-          auto type = cast<MemRefType>(all.getType());
-          SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
-                                               b.getIndexAttr(0)};
-          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                             b.getIndexAttr(kMmaTileM),
-                                             b.getIndexAttr(pitch)};
-          SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-          auto viewType = memref::SubViewOp::inferRankReducedResultType(
-              {kMmaTileM, pitch}, type, offsets, sizes, strides);
-          return memref::SubViewOp::create(b, l, cast<MemRefType>(viewType),
-                                           all, offsets, sizes, strides);
+        auto buffer = [&](Value all, Value slot) {
+          return bufferSlot(b, l, all, slot);
         };
         // cp.async where both operands are row-major buffers whose rows
         // start on 16 bytes (checked once per block), else loads and stores.
@@ -783,31 +799,10 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
           }
         };
         // (No product of K = 0 reads its operands.)
-        ifThen(b, l, cmpLt(b, l, kBegin, kEnd), [&](OpBuilder &b, Location l) {
-          stage(b, l, indexConst(b, l, 0), kBegin);
-        });
-        NVVM::CpAsyncCommitGroupOp::create(b, l);
-        SmallVector<Value> acc = forLoopReduce(
-            b, l, kBegin, kEnd, indexConst(b, l, kMmaTileK), init,
-            [&](OpBuilder &b, Location l, Value k0, ValueRange acc) {
-              Value step = arith::DivUIOp::create(
-                  b, l, arith::SubIOp::create(b, l, k0, kBegin),
-                  indexConst(b, l, kMmaTileK));
-              Value slot =
-                  arith::RemUIOp::create(b, l, step, indexConst(b, l, 2));
-              Value other =
-                  arith::SubIOp::create(b, l, indexConst(b, l, 1), slot);
-              // The next step's tiles go to the other buffer, which every
-              // warp finished with at the last step's closing barrier.
-              Value k1 = addI(b, l, k0, indexConst(b, l, kMmaTileK));
-              ifThen(b, l, cmpLt(b, l, k1, kEnd),
-                     [&](OpBuilder &b, Location l) { stage(b, l, other, k1); });
-              // A group per step, empty after the last: waiting for all but
-              // the newest one lands this step's tiles and leaves the next
-              // step's in flight.
-              NVVM::CpAsyncCommitGroupOp::create(b, l);
-              NVVM::CpAsyncWaitGroupOp::create(b, l, 1);
-              gpu::BarrierOp::create(b, l);
+        SmallVector<Value> acc = doubleBufferedKLoop(
+            b, l, kBegin, kEnd, kMmaTileK, init, stage,
+            [&](OpBuilder &b, Location l, Value slot,
+                ValueRange acc) -> SmallVector<Value> {
               Value as = buffer(aBuffers, slot), bs = buffer(bBuffers, slot);
               auto mmaTile = [&](ArrayRef<Value> aFrag, ArrayRef<Value> bFrag,
                                  ValueRange c, ArrayRef<int64_t> shape) {
@@ -845,7 +840,6 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
                         cur[base + c] = d[c];
                     }
                 }
-                gpu::BarrierOp::create(b, l);
                 return cur;
               }
               // Fragments by ldmatrix.x4: A's four 8x8 quarters of a 16x16
@@ -872,7 +866,6 @@ void emitMmaGemm(OpBuilder &b, Location loc, const GemmIO &io, Value splits,
                       aFrags[mi], bFrags[ni], acc.slice(base, 4), {16, 8, 16});
                   next.append(d.begin(), d.end());
                 }
-              gpu::BarrierOp::create(b, l);
               return next;
             });
         for (int64_t mi = 0; mi < kWarpTilesM; ++mi)
