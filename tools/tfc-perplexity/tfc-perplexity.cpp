@@ -4,7 +4,7 @@
 //
 //   tfc-perplexity MODEL.so --weights CHECKPOINT --text-file FILE
 //                  [--tokenizer PATH] [--context N] [--chunks N]
-//                  [--entry NAME] [--threads N]
+//                  [--entry NAME] [--threads N] [--no-cache]
 //
 // The perplexity of a causal language model over a text, measured as
 // llama.cpp's perplexity tool measures it, so the two can be compared on the
@@ -15,6 +15,11 @@
 // adds one; the negative log-likelihood of token j + 1 given the logits at
 // position j is summed over the second half of each chunk (j from N/2 to
 // N - 2, so every scored token has at least N/2 tokens of context).
+// A model compiled for generation (--kv-cache: the entry `<entry>_cached`)
+// runs each chunk as one prefill of a session, as llama.cpp's tool does: the
+// keys and values are written to the cache and attention reads them back, at
+// the cache's type (--kv-cache-type=f16 rounds them as llama.cpp's default
+// cache does), so the figure is the one the model generates with.
 // Perplexity = exp(mean NLL); the ± is the standard error of that mean
 // carried through exp (llama.cpp's estimate).
 //
@@ -46,7 +51,8 @@ const char *const kUsage =
 
 The perplexity of a causal language model over a text file, measured as
 llama.cpp's perplexity tool does: chunks of the context length, the second
-half of each chunk scored.
+half of each chunk scored. A model compiled with --kv-cache runs each chunk
+through its KV cache (a session on `<entry>_cached`), at the cache's type.
 
 options:
   -w, --weights PATH     the weights (.safetensors, a Hugging Face directory,
@@ -58,6 +64,8 @@ options:
       --chunks N         score at most N chunks (default: all)
       --entry NAME       the entry that returns logits for every position
                          (default: forward)
+      --no-cache         run the entry itself even when the model has its
+                         cached form (keys and values never stored)
       --threads N        worker threads (default: TFC_NUM_THREADS or all)
       --nll-out FILE     write each scored token's negative log-likelihood,
                          in order, as a float64 .npy (for comparisons token
@@ -93,6 +101,7 @@ int main(int argc, char **argv) {
   std::string model, weights, tokenizerPath, textPath, nllOut,
       entry = "forward";
   int64_t context = 512, maxChunks = -1, threads = 0;
+  bool noCache = false;
   tfc::tools::CommandLine cli("tfc-perplexity", kUsage);
   cli.add_option("model", model);
   cli.add_option("-w,--weights", weights);
@@ -106,6 +115,7 @@ int main(int argc, char **argv) {
   cli.add_option("--threads", threads)
       ->transform(tfc::tools::integerAtLeast(1));
   cli.add_option("--nll-out", nllOut);
+  cli.add_flag("--no-cache", noCache);
   cli.parseOrExit(argc, argv);
   if (model.empty() || weights.empty() || textPath.empty())
     fail("a model, --weights and --text-file are required (see --help)");
@@ -142,27 +152,45 @@ int main(int argc, char **argv) {
   int64_t e = tfc_model_find_entry(m, entry.c_str());
   if (e < 0)
     fail(model + " has no entry '" + entry + "' (--entry)");
-  if (tfc_entry_num_inputs(m, e) != 1 || tfc_entry_num_outputs(m, e) != 1)
-    fail("entry '" + entry + "' must take token ids and return logits (one "
-         "input, one output)");
+  // The cached form, when the model has one: the same token ids and logits,
+  // plus `past` and the caches, which a session supplies.
+  std::string cachedEntry = entry + "_cached";
+  int64_t cached = noCache ? -1 : tfc_model_find_entry(m, cachedEntry.c_str());
+  int64_t run = cached >= 0 ? cached : e;
+  const std::string &runName = cached >= 0 ? cachedEntry : entry;
+  size_t callerInputs = 0;
+  for (size_t i = 0; i < tfc_entry_num_inputs(m, run); ++i) {
+    tfc_tensor_info info;
+    check(tfc_entry_input_info(m, run, i, &info));
+    if (!tfc_entry_input_is_state(m, run, i) &&
+        (cached < 0 || std::strcmp(info.name, "past") != 0))
+      ++callerInputs;
+  }
+  if (callerInputs != 1 || tfc_entry_num_outputs(m, run) != 1)
+    fail("entry '" + runName +
+         "' must take token ids and return logits (one input, one output)");
   tfc_tensor_info inInfo, outInfo;
   check(tfc_entry_input_info(m, e, 0, &inInfo));
-  check(tfc_entry_output_info(m, e, 0, &outInfo));
+  check(tfc_entry_output_info(m, run, 0, &outInfo));
   if (inInfo.rank != 2 || (inInfo.dtype != TFC_I64 && inInfo.dtype != TFC_I32))
     fail("entry '" + entry + "': input '" + inInfo.name +
          "' is not [batch, seq] token ids");
   if (outInfo.rank != 3 || outInfo.dtype != TFC_F32)
-    fail("entry '" + entry + "': output '" + outInfo.name +
+    fail("entry '" + runName + "': output '" + outInfo.name +
          "' is not f32 [batch, seq, vocab] logits");
   check(tfc_model_load_weights(m, weights.c_str()));
+  tfc_session *session = nullptr;
+  if (cached >= 0)
+    check(tfc_session_create(m, cachedEntry.c_str(), 1, context, &session));
 
   std::printf("tfc-perplexity: %zu tokens%s, %lld chunks of %lld, scoring "
-              "positions %lld..%lld of each\n",
+              "positions %lld..%lld of each, %s\n",
               tokens.size(), bos >= 0 ? " (BOS at each chunk)" : "",
-              static_cast<long long>(chunks),
-              static_cast<long long>(context),
+              static_cast<long long>(chunks), static_cast<long long>(context),
               static_cast<long long>(context / 2),
-              static_cast<long long>(context - 2));
+              static_cast<long long>(context - 2),
+              session ? ("through the KV cache (" + cachedEntry + ")").c_str()
+                      : ("entry " + entry).c_str());
   double nll = 0, nll2 = 0;
   int64_t count = 0;
   std::vector<double> losses;
@@ -177,9 +205,14 @@ int main(int argc, char **argv) {
     input.data = inInfo.dtype == TFC_I64 ? static_cast<void *>(ids.data())
                                          : static_cast<void *>(ids32.data());
     tfc_tensor output = {};
-    check(tfc_run(m, entry.c_str(), &input, 1, &output, 1));
+    if (session) {
+      check(tfc_session_rewind(session, 0));
+      check(tfc_session_run(session, &input, 1, &output, 1));
+    } else {
+      check(tfc_run(m, entry.c_str(), &input, 1, &output, 1));
+    }
     if (output.rank != 3 || output.shape[1] != context)
-      fail("entry '" + entry + "' returned logits of another shape");
+      fail("entry '" + runName + "' returned logits of another shape");
     int64_t vocab = output.shape[2];
     const float *logits = static_cast<const float *>(output.data);
     for (int64_t j = context / 2; j + 1 < context; ++j) {
@@ -218,6 +251,7 @@ int main(int argc, char **argv) {
               "%.0f tokens/s)\n",
               ppl, ppl * error, static_cast<long long>(count), seconds,
               chunks * context / seconds);
+  tfc_session_free(session);
   tfc_model_free(m);
   std::string writeError;
   if (!nllOut.empty() &&
