@@ -14,6 +14,13 @@
    TFC_CUDA_GRAPHS=0) against PyTorch eager (bench/torch_models.py on CUDA,
    its weights in the same type), same weights; the max abs difference of
    the outputs (tfc's last timed run's) is printed too.
+3. Decode: a Llama-architecture decoder at SmolLM2-135M's and
+   Qwen2.5-0.5B's sizes (random weights, examples/llama.tfm), compiled with
+   --kv-cache --kv-cache-last --compute-type=f16, generating 256 tokens
+   after a 16-token prompt through a CUDA session (tfc-generate): tokens/s
+   against the bound set by reading every f16 weight once per token at the
+   copy bandwidth PyTorch measures on this GPU (a 1 GiB device-to-device
+   copy), and with CUDA Graphs off.
 
 Needs an NVIDIA GPU, its driver and PyTorch with CUDA. Prints one line per
 configuration with both times and the ratio.
@@ -159,6 +166,66 @@ def models(args, tmp):
                 print(f"#   {line}", flush=True)
 
 
+# Llama-architecture sizes of real decoders (examples/llama.tfm: untied
+# head, no biases).
+DECODERS = (
+    ("SmolLM2-135M", dict(layers=30, d_model=576, heads=9, kv_heads=3, d_ff=1536,
+                          vocab=49152)),
+    ("Qwen2.5-0.5B", dict(layers=24, d_model=896, heads=14, kv_heads=2, d_ff=4864,
+                          vocab=151936)),
+)
+
+
+def copy_bandwidth_gbs():
+    """Device-to-device copy bandwidth (read + write) PyTorch measures."""
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = torch_ms(lambda: y.copy_(x), 20)
+    return 2 * x.numel() / ms / 1e6
+
+
+def decode(args, tmp):
+    import re
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    bandwidth = copy_bandwidth_gbs()
+    print(f"# device-to-device copy bandwidth: {bandwidth:.0f} GB/s", flush=True)
+    for name, dims in DECODERS:
+        d = dict(dims)
+        d_head = d["d_model"] // d["heads"]
+        defines = [f"-D{k}={v}" for k, v in d.items()]
+        lib = os.path.join(tmp, f"decode-{name}.so")
+        weights = os.path.join(tmp, f"decode-{name}.safetensors")
+        subprocess.run([os.path.join(args.bin, "tfc-compile"),
+                        os.path.join(root, "examples", "llama.tfm"), "--target=cuda",
+                        "--kv-cache", "--kv-cache-last", "--compute-type=f16", "-o", lib]
+                       + defines, check=True)
+        subprocess.run([os.path.join(args.bin, "tfc-weights"), lib, "-o", weights],
+                       check=True, capture_output=True)
+        # Weights read per token, in f16: every layer's matrices and the
+        # LM head (the embedding lookup reads one row).
+        per_layer = (d["d_model"] * d_head * (d["heads"] * 2 + d["kv_heads"] * 2)
+                     + 3 * d["d_model"] * d["d_ff"])
+        params = d["layers"] * per_layer + d["vocab"] * d["d_model"]
+        bound = bandwidth * 1e9 / (2 * params)
+        ids = ",".join(str(i) for i in range(1, 17))
+        for graphs in ("1", "0"):
+            out = subprocess.run(
+                [os.path.join(args.bin, "tfc-generate"), lib, "--weights", weights,
+                 "--ids", ids, "-n", "256", "--quiet"],
+                capture_output=True, text=True,
+                env=dict(os.environ, TFC_CUDA_GRAPHS=graphs))
+            m = re.search(r"decode ([0-9.]+) tokens/s over (\d+) steps", out.stderr)
+            if out.returncode != 0 or not m:
+                print(f"decode {name}: tfc-generate failed: {out.stderr.strip()[-400:]}",
+                      flush=True)
+                break
+            rate = float(m.group(1))
+            print(f"decode {name} f16 ({params / 1e6:.0f}M parameters, graphs "
+                  f"{'on' if graphs == '1' else 'off'}): tfc {rate:.0f} tokens/s over "
+                  f"{m.group(2)} steps | bandwidth bound {bound:.0f} tokens/s | "
+                  f"{100 * rate / bound:.0f} % of it", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin"))
@@ -170,6 +237,7 @@ def main():
     print(f"# GPU: {torch.cuda.get_device_name()}, PyTorch {torch.__version__}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         models(args, tmp)
+        decode(args, tmp)
         attention(args, tmp)
 
 

@@ -299,6 +299,20 @@ static Value toPointer(OpBuilder &b, Location loc, Value address,
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
 }
 
+Value gpuk::loadGlobalVector(OpBuilder &b, Location loc, const AsyncSource &src,
+                             ValueRange indices, VectorType type) {
+  Value element = indexConst(b, loc, 0);
+  for (auto [i, v] : llvm::enumerate(indices))
+    element = arith::AddIOp::create(
+        b, loc, element, arith::MulIOp::create(b, loc, v, src.strides[i]));
+  Value address = arith::AddIOp::create(
+      b, loc, src.address,
+      arith::MulIOp::create(b, loc, element, indexConst(b, loc, src.bytes)));
+  return LLVM::LoadOp::create(b, loc, type,
+                              toPointer(b, loc, address, /*global=*/1),
+                              /*alignment=*/16);
+}
+
 void gpuk::copyTileAsync(OpBuilder &b, Location loc, const AsyncSource &src,
                          ArrayRef<Value> lead, Value row0, Value rowEnd,
                          Value col0, Value colEnd, Value shared,

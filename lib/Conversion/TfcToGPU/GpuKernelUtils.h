@@ -100,6 +100,12 @@ void copyTileAsync(OpBuilder &b, Location loc, const AsyncSource &src,
                    Value colEnd, Value shared, int64_t tileRows,
                    int64_t tileCols, Value thread, int64_t threads);
 
+/// The 16 bytes at src[indices] from global memory as one vector of
+/// `type` (a single 16-byte load: src.aligned, the last index a multiple of
+/// 16 / src.bytes).
+Value loadGlobalVector(OpBuilder &b, Location loc, const AsyncSource &src,
+                       ValueRange indices, VectorType type);
+
 /// memref[indices] as f32 (extended from f16/bf16).
 Value loadF32(OpBuilder &b, Location loc, Value memref, ValueRange indices);
 /// Stores the f32 `value` into memref[indices] in the memref's element type.

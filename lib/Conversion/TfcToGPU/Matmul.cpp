@@ -38,6 +38,10 @@
 // Where its blocks are fewer than the SMs, K is split as for f32 linear
 // (emitSplitK).
 //
+// A linear of 1 to 4 rows (a decode step) is a matrix-vector product in any
+// element type (emitGemv): a warp per output column reading the weight row
+// in 16-byte loads; chosen on the host from the run's row count.
+//
 // f32 products with tf32 (tfc-compile --gpu-fp32-matmul=tf32, as PyTorch's
 // allow_tf32) take the tensor-core kernel too: the tiles stay f32 in shared
 // memory (rows padded by 4 floats: the lanes' fragment reads, rows g and
@@ -554,6 +558,134 @@ void emitSplitK(OpBuilder &b, Location loc, const GemmIO &io, int64_t tile,
   sum.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
 }
 
+/// A linear of at most kGemvRows rows (a decode step's) reads every weight
+/// once and does two FLOPs per weight: it is bound by memory, so it runs as
+/// a matrix-vector product. One warp per output column n: the lanes read
+/// W[n, :] and the rows of A in 16-byte loads (kGemvUnroll per lane in
+/// flight), accumulate in f32 vectors, sum them across the warp by shuffles;
+/// lane 0 applies the epilogue and stores the column for each row. Rows
+/// that are not whole 16-byte copies (K, or an unaligned start) take the
+/// same loop one element per lane.
+constexpr int64_t kGemvRows = 4, kGemvWarps = 4, kGemvUnroll = 4;
+
+void emitGemv(OpBuilder &b, Location loc, const GemmIO &io) {
+  MLIRContext *ctx = b.getContext();
+  Type element = io.element, f32 = Float32Type::get(ctx);
+  AsyncSource a = asyncSource(b, loc, io.aRows),
+              w = asyncSource(b, loc, io.bRows);
+  int64_t perCopy = 16 / a.bytes;
+  Value zeroIdx = indexConst(b, loc, 0);
+  Value vectorized = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, a.aligned, w.aligned),
+      arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, io.k, indexConst(b, loc, perCopy)),
+          zeroIdx));
+  Value chunks =
+      arith::DivUIOp::create(b, loc, io.k, indexConst(b, loc, perCopy));
+  Value one = indexConst(b, loc, 1);
+  gpu::LaunchOp kernel = launch(
+      b, loc, {ceilDiv(b, loc, io.n, kGemvWarps), one, one},
+      kGemvWarps * kWarpSize, {},
+      [&](OpBuilder &b, Location l, const LaunchIds &ids) {
+        Value lane = arith::RemUIOp::create(b, l, ids.thread,
+                                            indexConst(b, l, kWarpSize));
+        Value warp = arith::DivUIOp::create(b, l, ids.thread,
+                                            indexConst(b, l, kWarpSize));
+        Value n = addI(b, l,
+                       arith::MulIOp::create(b, l, ids.block[0],
+                                             indexConst(b, l, kGemvWarps)),
+                       warp);
+        // The warp's column exists (uniform across the warp).
+        ifThen(b, l, cmpLt(b, l, n, io.n), [&](OpBuilder &b, Location l) {
+          Value lastRow =
+              arith::SubIOp::create(b, l, io.m, indexConst(b, l, 1));
+          SmallVector<Value> rows;
+          for (int64_t r = 0; r < kGemvRows; ++r)
+            rows.push_back(minIndex(b, l, indexConst(b, l, r), lastRow));
+          SmallVector<Type> sumTypes(kGemvRows, f32);
+          auto paths = scf::IfOp::create(b, l, sumTypes, vectorized,
+                                         /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(paths.thenBlock());
+            auto stored = VectorType::get({perCopy}, element);
+            auto wide = VectorType::get({perCopy}, f32);
+            Value zeros = arith::ConstantOp::create(
+                b, l, wide,
+                DenseElementsAttr::get(wide, b.getF32FloatAttr(0.0)));
+            auto widen = [&](Value v) -> Value {
+              return element.isF32()
+                         ? v
+                         : arith::ExtFOp::create(b, l, wide, v).getResult();
+            };
+            Value lastChunk =
+                arith::SubIOp::create(b, l, chunks, indexConst(b, l, 1));
+            SmallVector<Value> init(kGemvRows, zeros);
+            SmallVector<Value> acc = forLoopReduce(
+                b, l, lane, chunks, indexConst(b, l, kWarpSize * kGemvUnroll),
+                init, [&](OpBuilder &b, Location l, Value c0, ValueRange acc) {
+                  SmallVector<Value> next(acc);
+                  for (int64_t u = 0; u < kGemvUnroll; ++u) {
+                    Value c = addI(b, l, c0, indexConst(b, l, u * kWarpSize));
+                    // Past the row: a valid read, weighted by zero.
+                    Value k = arith::MulIOp::create(
+                        b, l, minIndex(b, l, c, lastChunk),
+                        indexConst(b, l, perCopy));
+                    Value wv = arith::SelectOp::create(
+                        b, l, cmpLt(b, l, c, chunks),
+                        widen(loadGlobalVector(b, l, w, {n, k}, stored)),
+                        zeros);
+                    for (int64_t r = 0; r < kGemvRows; ++r)
+                      next[r] = math::FmaOp::create(
+                          b, l,
+                          widen(
+                              loadGlobalVector(b, l, a, {rows[r], k}, stored)),
+                          wv, next[r]);
+                  }
+                  return next;
+                });
+            SmallVector<Value> sums;
+            for (Value v : acc)
+              sums.push_back(vector::ReductionOp::create(
+                  b, l, vector::CombiningKind::ADD, v));
+            scf::YieldOp::create(b, l, sums);
+          }
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(paths.elseBlock());
+            SmallVector<Value> init(kGemvRows, f32Const(b, l, 0.0));
+            SmallVector<Value> sums = forLoopReduce(
+                b, l, lane, io.k, indexConst(b, l, kWarpSize), init,
+                [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
+                  Value wk = loadF32(b, l, io.bRows, ValueRange{n, k});
+                  SmallVector<Value> next;
+                  for (int64_t r = 0; r < kGemvRows; ++r)
+                    next.push_back(math::FmaOp::create(
+                        b, l, loadF32(b, l, io.aRows, ValueRange{rows[r], k}),
+                        wk, acc[r]));
+                  return next;
+                });
+            scf::YieldOp::create(b, l, sums);
+          }
+          Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                              lane, indexConst(b, l, 0));
+          for (int64_t r = 0; r < kGemvRows; ++r) {
+            Value sum = warpReduce(b, l, paths.getResult(r), Reduction::Add);
+            Value m = indexConst(b, l, r);
+            ifThen(b, l,
+                   arith::AndIOp::create(b, l, first, cmpLt(b, l, m, io.m)),
+                   [&](OpBuilder &b, Location l) {
+                     io.store(b, l, ValueRange{}, m, n, sum);
+                   });
+          }
+        });
+      });
+  std::string name = ("tfc_" + io.opName + "_gemv_").str();
+  llvm::raw_string_ostream(name) << element;
+  kernel.setFunctionAttr(FlatSymbolRefAttr::get(ctx, name));
+}
+
 /// linear in f32 on CUDA cores: emitAsyncGemm in 128 x 128 tiles where they
 /// give kFillBlocks blocks, else in 64 x 64 tiles, split along K where even
 /// those are too few (emitSplitK).
@@ -939,6 +1071,18 @@ LogicalResult gpuk::emitLinear(OpBuilder &b, Location loc, kernel::LinearOp op,
     v = buildActivation(b, l, v, activation);
     storeF32(b, l, v, c, ValueRange{m, n});
   };
+  // 1 to kGemvRows rows: the matrix-vector kernel; else the tiled GEMMs.
+  Value few = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, io.m,
+                            indexConst(b, loc, kGemvRows)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, io.m,
+                            indexConst(b, loc, 1)));
+  auto branch = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  emitGemv(b, loc, io);
+  b.setInsertionPointToStart(branch.elseBlock());
   emitTiledGemm(b, loc, io);
   return success();
 }

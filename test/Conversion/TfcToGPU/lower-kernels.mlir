@@ -64,9 +64,13 @@ func.func @attention_simt(%q: memref<?x8x?x64xf32>, %k: memref<?x2x?x64xf32>, %v
 
 // -----
 
-// Products: the f32 linear in 64x64 tiles with its GELU epilogue, the bf16
-// batched matmul on the tensor cores.
+// Products: the f32 linear (1 to 4 rows: a warp per column; else in tiles)
+// with its GELU epilogue, the bf16 batched matmul on the tensor cores.
 // CHECK-LABEL: func @products
+// CHECK: gpu.launch
+// CHECK-SAME: in (%{{.*}} = %c128
+// CHECK: gpu.shuffle
+// CHECK: math.tanh
 // CHECK: gpu.launch
 // CHECK-SAME: in (%{{.*}} = %c256
 // CHECK-COUNT-16: math.fma

@@ -5,7 +5,11 @@
 // and are read as float4 along k; the linear's bias and GELU are applied to
 // the accumulators (or the sums) before the store. matmul: 64x64 tiles of
 // 16x16 threads, 4x4 accumulators each, K staged k-major. The batched
-// matmul broadcasts the weight's missing batch dims.
+// matmul broadcasts the weight's missing batch dims. A linear of 1 to 4 rows
+// (a decode step) is a matrix-vector product first: a warp per output
+// column, 16-byte loads of the weight row and the input rows (4 per lane in
+// flight, f32 vector sums), a shuffle reduction, the epilogue in lane 0;
+// rows not whole 16-byte copies take one element per lane.
 // REQUIRES: libdevice
 // RUN: tfc-opt %s --convert-tfc-to-kernels --one-shot-bufferize="bufferize-function-boundaries" --tfc-cuda-lower-kernels | FileCheck %s --check-prefix=GPU
 // RUN: tfc-compile %s --target=cuda --emit=ptx -o %t.ptx
@@ -15,6 +19,22 @@
 module attributes {tfc.target = #tfc.target<cuda>, tfc.model = "mm"} {
   // GPU-LABEL: func.func @linear
   // GPU: memref.collapse_shape
+  // GPU: arith.cmpi ule, %{{.*}}, %c4
+  // GPU: scf.if
+  // GPU: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{.*}} function(@tfc_linear_gemv_f32)
+  // GPU: scf.if {{.*}} -> (f32, f32, f32, f32)
+  // GPU: scf.for
+  // GPU-COUNT-4: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+  // GPU: math.fma {{.*}} : vector<4xf32>
+  // GPU: vector.reduction <add>
+  // GPU: } else {
+  // GPU: scf.for
+  // GPU: memref.load
+  // GPU: gpu.shuffle  xor
+  // GPU: arith.addf
+  // GPU: math.tanh
+  // GPU: memref.store
+  // GPU: } else {
   // GPU: scf.if
   // GPU: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}} function(@tfc_linear_f32)
   // GPU: memref.alloca() : memref<2x128x20xf32, #gpu.address_space<workgroup>>
