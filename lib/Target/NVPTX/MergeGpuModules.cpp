@@ -11,6 +11,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <map>
+#include <string>
+
 namespace mlir::tfc {
 #define GEN_PASS_DEF_MERGEGPUMODULES
 #include "tfc/Target/NVPTX/Passes.h.inc"
@@ -22,6 +25,18 @@ namespace {
 
 constexpr llvm::StringLiteral kMergedName = "tfc_kernels";
 constexpr int64_t kSharedAlignment = 16;
+
+/// The kernel as text with its own name left out: equal texts are the same
+/// kernel (the same operations, types, attributes and symbol references).
+std::string fingerprint(SymbolOpInterface kernel) {
+  StringAttr name = kernel.getNameAttr();
+  kernel.setName(StringAttr::get(kernel->getContext(), "__tfc_kernel"));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernel->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  kernel.setName(name);
+  return text;
+}
 
 struct MergeGpuModulesPass
     : mlir::tfc::impl::MergeGpuModulesBase<MergeGpuModulesPass> {
@@ -36,6 +51,10 @@ struct MergeGpuModulesPass
     SymbolTable mergedTable(merged);
     // (old module, old kernel) -> new kernel name.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    // A kernel identical to one already merged (the same op of another
+    // layer: the same sizes, epilogue and types) is not kept twice; its
+    // launches call the first.
+    std::map<std::string, StringAttr> byBody;
     for (gpu::GPUModuleOp old : modules) {
       for (Operation &op :
            llvm::make_early_inc_range(old.getBody()->getOperations())) {
@@ -43,10 +62,22 @@ struct MergeGpuModulesPass
         if (!symbol)
           continue;
         StringAttr oldName = symbol.getNameAttr();
+        std::string body;
+        if (isa<gpu::GPUFuncOp>(op))
+          body = fingerprint(symbol);
+        if (!body.empty()) {
+          auto it = byBody.find(body);
+          if (it != byBody.end()) {
+            renamed[{old.getNameAttr(), oldName}] = it->second;
+            continue;
+          }
+        }
         op.remove();
         // Renames on a clash and returns the name it got.
         StringAttr newName = mergedTable.insert(&op);
         renamed[{old.getNameAttr(), oldName}] = newName;
+        if (!body.empty())
+          byBody.emplace(std::move(body), newName);
       }
     }
     module.walk([&](gpu::LaunchFuncOp launch) {

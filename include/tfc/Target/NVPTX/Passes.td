@@ -15,7 +15,10 @@ def MergeGpuModules : Pass<"tfc-merge-gpu-modules", "mlir::ModuleOp"> {
     gpu-kernel-outlining makes one `gpu.module` per launch. This pass moves
     every kernel into a single `gpu.module @tfc_kernels` (renaming kernels
     whose names clash) and updates the `gpu.launch_func` references, so that
-    a model has one device module per architecture, loaded once. Every
+    a model has one device module per architecture, loaded once. A kernel
+    identical to one already moved (the same op in another layer) is dropped
+    and its launches call that one: a model's PTX holds each distinct kernel
+    once, whatever its depth. Every
     kernel's workgroup (shared) buffers are aligned to 16 bytes
     (`llvm.align`), as ldmatrix rows and cp.async copies need.
   }];
