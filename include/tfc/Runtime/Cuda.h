@@ -78,6 +78,13 @@ public:
   /// meanwhile neither joins nor invalidates the capture).
   bool captureGraph(const std::vector<GraphLaunch> &launches, CUgraphExec &out,
                     std::string &error);
+  /// Makes `exec` run `launches` instead (the same kernels, blocks and
+  /// shared sizes in the same order as its graph; grids and parameters may
+  /// differ, as a decode step's do): captured and applied by
+  /// cuGraphExecUpdate, much cheaper than a new graph. False, `exec`
+  /// unchanged, where the driver lacks it or refuses the update.
+  bool updateGraph(CUgraphExec exec, const std::vector<GraphLaunch> &launches,
+                   std::string &error);
   /// Launches `graph` on the default stream (ordered with launch() and the
   /// copies).
   bool launchGraph(CUgraphExec graph, std::string &error);
@@ -92,6 +99,9 @@ private:
   Driver() = default;
   bool open(std::string &error);
   std::string describe(int result, const char *call);
+  /// `launches` captured in order as a graph (not instantiated).
+  bool capture(const std::vector<GraphLaunch> &launches, void *&graph,
+               std::string &error);
 
   void *library = nullptr;
   int device = 0, capability = 0;
@@ -135,6 +145,7 @@ private:
   int (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
   int (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   int (*cuGraphDestroy)(void *) = nullptr;
+  int (*cuGraphExecUpdate)(CUgraphExec, void *, void *) = nullptr;
   int (*cuGetErrorName)(int, const char **) = nullptr;
   int (*cuGetErrorString)(int, const char **) = nullptr;
 };

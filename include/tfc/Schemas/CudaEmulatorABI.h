@@ -38,9 +38,9 @@
  * number of parameters, then each one's size in bytes (cuFuncGetParamInfo). */
 #define TFC_EMU_PARAMS_PREFIX "__tfc_emu_params_"
 /* The emulator's own export: void tfc_cuda_emulator_stats(unsigned long long
- * out[4]), the kernel launches, graph launches, kernels run by graph
- * launches and graphs instantiated so far (TFC_CUDA_EMULATOR_STATS prints
- * them at exit). */
+ * out[5]), the kernel launches, graph launches, kernels run by graph
+ * launches, graphs instantiated and graphs updated (cuGraphExecUpdate) so
+ * far (TFC_CUDA_EMULATOR_STATS prints them at exit). */
 #define TFC_EMU_STATS_SYMBOL "tfc_cuda_emulator_stats"
 
 /* The most argument and result slots of any operation below. */

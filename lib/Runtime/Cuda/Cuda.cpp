@@ -120,6 +120,7 @@ bool Driver::open(std::string &error) {
   graphs &= optional(cuGraphLaunch, "cuGraphLaunch");
   graphs &= optional(cuGraphExecDestroy, "cuGraphExecDestroy");
   graphs &= optional(cuGraphDestroy, "cuGraphDestroy");
+  optional(cuGraphExecUpdate, "cuGraphExecUpdate_v2");
   int result = cuInit(0);
   if (result != kSuccess) {
     error = "no usable CUDA driver: " + describe(result, "cuInit");
@@ -287,9 +288,9 @@ bool Driver::paramSizes(CUfunction fn, std::vector<size_t> &sizes,
   return false;
 }
 
-bool Driver::captureGraph(const std::vector<GraphLaunch> &launches,
-                          CUgraphExec &out, std::string &error) {
-  out = nullptr;
+bool Driver::capture(const std::vector<GraphLaunch> &launches, void *&graph,
+                     std::string &error) {
+  graph = nullptr;
   if (!graphs) {
     error = "the driver has no CUDA Graphs";
     return false;
@@ -323,20 +324,54 @@ bool Driver::captureGraph(const std::vector<GraphLaunch> &launches,
     if (failed != kSuccess)
       break;
   }
-  void *graph = nullptr;
   result = cuStreamEndCapture(captureStream, &graph);
   if (failed != kSuccess || result != kSuccess) {
     error = failed != kSuccess ? describe(failed, "cuLaunchKernel (capture)")
                                : describe(result, "cuStreamEndCapture");
     if (graph)
       cuGraphDestroy(graph);
+    graph = nullptr;
     return false;
   }
-  result = cuGraphInstantiateWithFlags(&out, graph, 0);
+  return true;
+}
+
+bool Driver::captureGraph(const std::vector<GraphLaunch> &launches,
+                          CUgraphExec &out, std::string &error) {
+  out = nullptr;
+  void *graph = nullptr;
+  if (!capture(launches, graph, error))
+    return false;
+  int result = cuGraphInstantiateWithFlags(&out, graph, 0);
   cuGraphDestroy(graph);
   if (result != kSuccess) {
     out = nullptr;
     error = describe(result, "cuGraphInstantiateWithFlags");
+    return false;
+  }
+  return true;
+}
+
+bool Driver::updateGraph(CUgraphExec exec,
+                         const std::vector<GraphLaunch> &launches,
+                         std::string &error) {
+  if (!cuGraphExecUpdate) {
+    error = "the driver has no cuGraphExecUpdate";
+    return false;
+  }
+  void *graph = nullptr;
+  if (!capture(launches, graph, error))
+    return false;
+  // CUgraphExecUpdateResultInfo: the result and the nodes it names.
+  struct {
+    int result;
+    void *errorNode, *errorFromNode;
+  } info = {};
+  int result = cuGraphExecUpdate(exec, graph, &info);
+  cuGraphDestroy(graph);
+  if (result != kSuccess) {
+    error = describe(result, "cuGraphExecUpdate") + " (update result " +
+            std::to_string(info.result) + ")";
     return false;
   }
   return true;

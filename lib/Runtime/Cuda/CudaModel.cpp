@@ -357,44 +357,67 @@ void CudaState::issueRecorded(const std::string &key) {
     graphCache.clear();
   }
   CachedGraph &cached = graphCache[key];
-  if (!pending.empty() && cached.launches == pending && !cached.noGraph) {
+  // The same kernels as the last run of this key, in the same order, with
+  // the same blocks and shared sizes: one graph. Replayed as it is where
+  // the parameters and grids are the same too (a repeated forward), else
+  // updated in place (a decode step: the position moved) or, the first
+  // time, captured.
+  auto sameKernels = [](const std::vector<RecordedLaunch> &a,
+                        const std::vector<RecordedLaunch> &b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [](const RecordedLaunch &x, const RecordedLaunch &y) {
+                        return x.kernel == y.kernel && x.shared == y.shared &&
+                               std::equal(x.block, x.block + 3, y.block);
+                      });
+  };
+  if (pending.empty() || cached.noGraph ||
+      !sameKernels(cached.launches, pending)) {
+    driver->destroyGraph(cached.exec);
+    cached.exec = nullptr;
+    cached.noGraph = cached.noGraph && sameKernels(cached.launches, pending);
+    cached.launches = std::move(pending);
     pending.clear();
-    // A graph that cannot be made or launched (the driver's limits, a
-    // capture another thread's work disturbed): the same launches one by
-    // one, and this key launches so from now on.
-    auto fallBack = [&](const std::string &why) {
-      (void)why;
-      driver->destroyGraph(cached.exec);
-      cached.exec = nullptr;
-      cached.noGraph = true;
-      launchAll(cached.launches);
-    };
-    if (!cached.exec) {
-      std::vector<std::vector<void *>> pointers;
-      std::vector<cuda::Driver::GraphLaunch> launches;
-      for (const RecordedLaunch &l : cached.launches) {
-        pointers.push_back(argPointers(l, paramSizes[l.kernel]));
-        cuda::Driver::GraphLaunch g{kernels[l.kernel],
-                                    {l.grid[0], l.grid[1], l.grid[2]},
-                                    {l.block[0], l.block[1], l.block[2]},
-                                    static_cast<unsigned>(l.shared),
-                                    pointers.back().data()};
-        launches.push_back(g);
-      }
-      if (!driver->captureGraph(launches, cached.exec, error))
-        return fallBack(error);
-    }
-    if (!driver->launchGraph(cached.exec, error))
-      return fallBack(error);
-    ++graphRuns;
+    launchAll(cached.launches);
     return;
   }
-  driver->destroyGraph(cached.exec);
-  cached.exec = nullptr;
-  cached.noGraph = false;
+  bool same = cached.launches == pending;
   cached.launches = std::move(pending);
   pending.clear();
-  launchAll(cached.launches);
+  // A graph that cannot be made or launched (the driver's limits, a capture
+  // another thread's work disturbed): the same launches one by one, and
+  // these kernels launch so from now on.
+  auto fallBack = [&] {
+    driver->destroyGraph(cached.exec);
+    cached.exec = nullptr;
+    cached.noGraph = true;
+    launchAll(cached.launches);
+  };
+  if (!cached.exec || !same) {
+    std::vector<std::vector<void *>> pointers;
+    std::vector<cuda::Driver::GraphLaunch> launches;
+    for (const RecordedLaunch &l : cached.launches) {
+      pointers.push_back(argPointers(l, paramSizes[l.kernel]));
+      cuda::Driver::GraphLaunch g{kernels[l.kernel],
+                                  {l.grid[0], l.grid[1], l.grid[2]},
+                                  {l.block[0], l.block[1], l.block[2]},
+                                  static_cast<unsigned>(l.shared),
+                                  pointers.back().data()};
+      launches.push_back(g);
+    }
+    if (cached.exec && driver->updateGraph(cached.exec, launches, error)) {
+      ++graphUpdates;
+    } else {
+      // No graph yet, or one the driver would not update: a new one.
+      driver->destroyGraph(cached.exec);
+      cached.exec = nullptr;
+      if (!driver->captureGraph(launches, cached.exec, error))
+        return fallBack();
+    }
+  }
+  if (!driver->launchGraph(cached.exec, error))
+    return fallBack();
+  ++graphRuns;
 }
 
 void CudaState::collectProfile(bool run) {

@@ -68,13 +68,16 @@ struct CudaState {
 
   /// CUDA Graphs: on where the driver has them and every kernel's
   /// parameter sizes are known, unless TFC_CUDA_GRAPHS=0 or profiling. A
-  /// run's launches are then recorded (kernel, grid, parameter bytes) and
+  /// run's launches are recorded (kernel, grid, parameter bytes) and
   /// issued when its entry returns (the host code never reads device
-  /// memory): the same launches as the last run of that entry and shapes
-  /// (same buffers included) replay one graph, captured the second time
-  /// they are seen; other launches go one by one and become the
-  /// candidate. Persistent buffers (inputBuffer, the memory plan's arena)
-  /// make a repeated forward's launches identical from its third run.
+  /// memory): the same kernels (blocks, shared sizes) as the last run of
+  /// that entry and shapes are one graph, captured the second time they
+  /// are seen, replayed as it is where the parameters and grids are the
+  /// same too (a repeated forward: same buffers), else updated in place
+  /// (cuGraphExecUpdate: a decode step, whose position moved); other
+  /// launches go one by one and become the candidate. Persistent buffers
+  /// (inputBuffer, the memory plan's arena) make a repeated forward's
+  /// launches identical from its third run.
   bool graphs = false;
   std::vector<std::vector<size_t>> paramSizes;
   struct RecordedLaunch {
@@ -100,8 +103,9 @@ struct CudaState {
     bool noGraph = false;
   };
   std::map<std::string, CachedGraph> graphCache;
-  /// Runs whose launches were one graph (since load).
-  uint64_t graphRuns = 0;
+  /// Runs whose launches were one graph (since load), and those of them
+  /// whose graph was updated in place first.
+  uint64_t graphRuns = 0, graphUpdates = 0;
 
   /// Device buffers for the inputs of entry `entry`, kept across runs (a
   /// graph's launches read them at fixed addresses): input `input`'s,

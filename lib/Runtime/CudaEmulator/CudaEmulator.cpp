@@ -60,7 +60,8 @@
 namespace {
 
 constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
-              kInvalidImage = 200, kNotFound = 500, kLaunchFailed = 719;
+              kInvalidImage = 200, kNotFound = 500, kLaunchFailed = 719,
+              kGraphExecUpdateFailure = 910;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
 constexpr unsigned kWarp = 32;
 constexpr size_t kStackBytes = 512 * 1024;
@@ -161,7 +162,7 @@ struct State {
   /// TFC_CUDA_EMULATOR_STATS: counts printed at exit.
   bool stats = false;
   uint64_t kernelLaunches = 0, graphLaunches = 0, graphKernels = 0,
-           captures = 0;
+           captures = 0, updates = 0;
 
   State() {
     const char *mem = std::getenv("TFC_CUDA_EMULATOR_MEMORY");
@@ -173,11 +174,13 @@ struct State {
     if (stats)
       std::fprintf(stderr,
                    "tfc CUDA emulator: %llu kernel launches, %llu graph "
-                   "launches (%llu kernels), %llu graphs captured\n",
+                   "launches (%llu kernels), %llu graphs captured, %llu "
+                   "updated\n",
                    static_cast<unsigned long long>(kernelLaunches),
                    static_cast<unsigned long long>(graphLaunches),
                    static_cast<unsigned long long>(graphKernels),
-                   static_cast<unsigned long long>(captures));
+                   static_cast<unsigned long long>(captures),
+                   static_cast<unsigned long long>(updates));
   }
 
   /// Whether [addr, addr + size) lies inside one allocation.
@@ -881,13 +884,14 @@ static int runKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
   return kSuccess;
 }
 
-void tfc_cuda_emulator_stats(unsigned long long out[4]) {
+void tfc_cuda_emulator_stats(unsigned long long out[5]) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   out[0] = s.kernelLaunches;
   out[1] = s.graphLaunches;
   out[2] = s.graphKernels;
   out[3] = s.captures;
+  out[4] = s.updates;
 }
 
 int cuFuncGetParamInfo(void *function, size_t index, size_t *offset,
@@ -940,6 +944,35 @@ int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   ++s.captures;
+  return kSuccess;
+}
+/// As the driver's: an update keeps the graph's topology; each kernel
+/// node may take other parameters and grid, not another function or block.
+int cuGraphExecUpdate_v2(void *exec, void *graph, void *resultInfo) {
+  auto *to = static_cast<Graph *>(exec);
+  auto *from = static_cast<Graph *>(graph);
+  if (!to || !from)
+    return kInvalidValue;
+  // CUgraphExecUpdateResultInfo's first field: 0 success, 2 topology
+  // changed, 5 parameters changed beyond what an update may change.
+  int *result = static_cast<int *>(resultInfo);
+  bool same = to->nodes.size() == from->nodes.size();
+  for (size_t i = 0; same && i < to->nodes.size(); ++i)
+    same = to->nodes[i].function == from->nodes[i].function &&
+           std::equal(to->nodes[i].block, to->nodes[i].block + 3,
+                      from->nodes[i].block);
+  if (!same) {
+    if (result)
+      *result = to->nodes.size() == from->nodes.size() ? 5 : 2;
+    return fail(kGraphExecUpdateFailure,
+                "cuGraphExecUpdate: the graph's kernels or blocks differ");
+  }
+  to->nodes = from->nodes;
+  if (result)
+    *result = 0;
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  ++s.updates;
   return kSuccess;
 }
 int cuGraphLaunch(void *exec, void *) {
