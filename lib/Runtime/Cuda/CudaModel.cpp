@@ -405,14 +405,14 @@ void CudaState::issueRecorded(const std::string &key) {
                                   pointers.back().data()};
       launches.push_back(g);
     }
-    if (cached.exec && driver->updateGraph(cached.exec, launches, error)) {
-      ++graphUpdates;
-    } else {
-      // No graph yet, or one the driver would not update: a new one.
-      driver->destroyGraph(cached.exec);
-      cached.exec = nullptr;
-      if (!driver->captureGraph(launches, cached.exec, error))
+    // An update the driver refuses would refuse again at the next step, and
+    // a new graph per step costs more than the launches: one by one then.
+    if (cached.exec) {
+      if (!driver->updateGraph(cached.exec, launches, error))
         return fallBack();
+      ++graphUpdates;
+    } else if (!driver->captureGraph(launches, cached.exec, error)) {
+      return fallBack();
     }
   }
   if (!driver->launchGraph(cached.exec, error))

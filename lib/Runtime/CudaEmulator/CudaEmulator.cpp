@@ -28,12 +28,14 @@
 // like those on the default stream): a captured launch copies its
 // parameters (their sizes: the image's per-kernel table, also what
 // cuFuncGetParamInfo reports), and a graph launch runs its kernels in
-// capture order.
+// capture order; cuGraphExecUpdate gives an instantiated graph a captured
+// one's parameters and grids (the same functions and blocks).
 //
 // Environment: TFC_CUDA_EMULATOR_CC, the compute capability it reports
 // (default 90); TFC_CUDA_EMULATOR_MEMORY, bytes of device memory (default
 // 8 GiB); TFC_CUDA_EMULATOR_STATS=1, kernel and graph launch counts
-// printed at exit.
+// printed at exit; TFC_CUDA_EMULATOR_REFUSE_UPDATES=1, every
+// cuGraphExecUpdate fails (as a driver's may).
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,6 +163,9 @@ struct State {
   std::vector<std::unique_ptr<Function>> functions;
   /// TFC_CUDA_EMULATOR_STATS: counts printed at exit.
   bool stats = false;
+  /// TFC_CUDA_EMULATOR_REFUSE_UPDATES=1: cuGraphExecUpdate fails as a
+  /// driver's does on a change it cannot apply (the runtime's fallback).
+  bool refuseUpdates = false;
   uint64_t kernelLaunches = 0, graphLaunches = 0, graphKernels = 0,
            captures = 0, updates = 0;
 
@@ -169,6 +174,8 @@ struct State {
     limit = mem ? std::strtoull(mem, nullptr, 10) : (8ull << 30);
     const char *stat = std::getenv("TFC_CUDA_EMULATOR_STATS");
     stats = stat && *stat && std::string(stat) != "0";
+    const char *refuse = std::getenv("TFC_CUDA_EMULATOR_REFUSE_UPDATES");
+    refuseUpdates = refuse && *refuse && std::string(refuse) != "0";
   }
   ~State() {
     if (stats)
@@ -961,7 +968,7 @@ int cuGraphExecUpdate_v2(void *exec, void *graph, void *resultInfo) {
     same = to->nodes[i].function == from->nodes[i].function &&
            std::equal(to->nodes[i].block, to->nodes[i].block + 3,
                       from->nodes[i].block);
-  if (!same) {
+  if (!same || state().refuseUpdates) {
     if (result)
       *result = to->nodes.size() == from->nodes.size() ? 5 : 2;
     return fail(kGraphExecUpdateFailure,
