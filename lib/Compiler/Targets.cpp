@@ -168,6 +168,7 @@ public:
     if (t.cpu.empty() && t.features.empty())
       t.cpu = "x86-64";
     host_ = mlir::tfc::resolveCpuTarget(t);
+    host_.outlineBlocks = !o.inlineBlocks;
     if (!o.gpuArchs.empty())
       cuda_.archs.assign(o.gpuArchs.begin(), o.gpuArchs.end());
     cuda_.cudaPath = o.cudaPath;

@@ -231,7 +231,7 @@ cl::opt<bool> remarks("fusion-remarks",
 
 cl::opt<bool> inlineBlocks(
     "inline-blocks",
-    cl::desc("CPU: compile every layer (block call) in place, instead of the "
+    cl::desc("compile every layer (block call) in place, instead of the "
              "calls that compute the same thing once as one function (the "
              "default; compile time then does not grow with depth)"),
     cl::init(false), cl::cat(options));

@@ -85,35 +85,55 @@ bool touchesMemory(Operation *op) {
          isa<linalg::LinalgDialect>(op->getDialect());
 }
 
-/// Small index buffers that only carry shapes to memref.reshape (filled
-/// and read with scalar stores and loads on the host) must stay host memory:
-/// they become stack allocations, which the check below allows the host to
-/// write.
-void keepShapeBuffersOnHost(ModuleOp module) {
-  SmallVector<memref::AllocOp> shapeBuffers;
+/// Small integer lists the host itself fills and reads must stay host
+/// memory: the shapes memref.reshape takes, and the pointer and condition
+/// lists that the deallocation pipeline hands to its helper (`dealloc_helper`,
+/// where a layer function's results leave ownership to be decided at run
+/// time). A 1-D static buffer of integers used only by the host (scalar
+/// stores and loads, its address, a reshape's shape, a cast passed to a
+/// call) becomes a stack allocation, which the check below allows the host
+/// to access. Returns the functions that receive such lists: their loads
+/// and stores of those arguments are the host's too.
+llvm::DenseSet<Operation *> keepHostListsOnHost(ModuleOp module) {
+  SmallVector<memref::AllocOp> lists;
+  llvm::DenseMap<Operation *, SmallVector<unsigned>> callees;
   module.walk([&](memref::AllocOp alloc) {
-    if (alloc->getParentOfType<gpu::LaunchOp>() ||
-        !alloc.getType().hasStaticShape() || alloc.getType().getRank() != 1)
+    MemRefType type = alloc.getType();
+    if (alloc->getParentOfType<gpu::LaunchOp>() || !type.hasStaticShape() ||
+        type.getRank() != 1 || !type.getElementType().isIntOrIndex())
       return;
-    bool feedsReshape = false;
-    for (OpOperand &use : alloc->getUses()) {
+    SmallVector<std::pair<Operation *, unsigned>> calls;
+    auto hostUse = [&](OpOperand &use) {
       Operation *user = use.getOwner();
-      if (auto reshape = dyn_cast<memref::ReshapeOp>(user);
-          reshape && reshape.getShape() == alloc.getResult()) {
-        feedsReshape = true;
+      if (user->getParentOfType<gpu::LaunchOp>())
+        return false;
+      if (auto reshape = dyn_cast<memref::ReshapeOp>(user))
+        return reshape.getShape() == use.get();
+      if (auto store = dyn_cast<memref::StoreOp>(user))
+        return store.getMemRef() == use.get();
+      if (auto call = dyn_cast<func::CallOp>(user)) {
+        calls.push_back({module.lookupSymbol(call.getCalleeAttr()),
+                         use.getOperandNumber()});
+        return calls.back().first != nullptr;
+      }
+      return isa<memref::LoadOp, memref::DeallocOp,
+                 memref::ExtractAlignedPointerAsIndexOp>(user);
+    };
+    for (OpOperand &use : alloc->getUses()) {
+      if (auto cast = dyn_cast<memref::CastOp>(use.getOwner())) {
+        for (OpOperand &castUse : cast->getUses())
+          if (!isa<func::CallOp>(castUse.getOwner()) || !hostUse(castUse))
+            return;
         continue;
       }
-      if (auto store = dyn_cast<memref::StoreOp>(user);
-          store && store.getMemRef() == alloc.getResult())
-        continue;
-      if (isa<memref::LoadOp, memref::DeallocOp>(user))
-        continue;
-      return;
+      if (!hostUse(use))
+        return;
     }
-    if (feedsReshape)
-      shapeBuffers.push_back(alloc);
+    lists.push_back(alloc);
+    for (auto [callee, operand] : calls)
+      callees[callee].push_back(operand);
   });
-  for (memref::AllocOp alloc : shapeBuffers) {
+  for (memref::AllocOp alloc : lists) {
     OpBuilder b(alloc);
     auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType());
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
@@ -122,12 +142,43 @@ void keepShapeBuffersOnHost(ModuleOp module) {
     alloc.replaceAllUsesWith(alloca.getResult());
     alloc.erase();
   }
+  // A callee all of whose memref arguments are such lists at every call.
+  llvm::DenseSet<Operation *> hostFunctions;
+  for (auto &[callee, operands] : callees) {
+    auto fn = dyn_cast<func::FuncOp>(callee);
+    if (!fn || fn.isExternal() || fn.isPublic())
+      continue;
+    bool all = true;
+    std::optional<SymbolTable::UseRange> uses = fn.getSymbolUses(module);
+    if (!uses)
+      continue;
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call) {
+        all = false;
+        break;
+      }
+      for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
+        if (!isa<MemRefType>(arg.getType()))
+          continue;
+        if (auto cast = arg.getDefiningOp<memref::CastOp>())
+          arg = cast.getSource();
+        if (!arg.getDefiningOp<memref::AllocaOp>())
+          all = false;
+      }
+    }
+    if (all)
+      hostFunctions.insert(fn);
+  }
+  return hostFunctions;
 }
 
 /// Whether `op` writes or reads host memory: the host stack
-/// (memref.alloca) or an entry argument the host holds (`tfc.host`, e.g. the
-/// position `past` of a cached entry, which the runtime never uploads).
-bool onHost(Operation *op) {
+/// (memref.alloca), an argument of a function that only receives host
+/// lists (`hostFunctions`), or an entry argument the host holds
+/// (`tfc.host`, e.g. the position `past` of a cached entry, which the
+/// runtime never uploads).
+bool onHost(Operation *op, const llvm::DenseSet<Operation *> &hostFunctions) {
   Value memref;
   if (auto store = dyn_cast<memref::StoreOp>(op))
     memref = store.getMemRef();
@@ -140,8 +191,11 @@ bool onHost(Operation *op) {
   auto arg = dyn_cast<BlockArgument>(memref);
   auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                 : func::FuncOp();
-  return isa_and_nonnull<memref::LoadOp>(op) && fn &&
-         arg.getOwner() == &fn.front() &&
+  if (!fn || arg.getOwner() != &fn.front())
+    return false;
+  if (hostFunctions.contains(fn))
+    return true;
+  return isa<memref::LoadOp>(op) &&
          fn.getArgAttr(arg.getArgNumber(), "tfc.host");
 }
 
@@ -164,12 +218,13 @@ struct MapLoopsToGPUPass
     getOperation().walk(
         [](gpu::LaunchOp launch) { promoteSharedAllocas(launch); });
 
-    keepShapeBuffersOnHost(getOperation());
+    llvm::DenseSet<Operation *> hostFunctions =
+        keepHostListsOnHost(getOperation());
     WalkResult result =
         getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
           if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
             return WalkResult::skip();
-          if (touchesMemory(op) && !onHost(op)) {
+          if (touchesMemory(op) && !onHost(op, hostFunctions)) {
             op->emitError("this operation would access device memory from the "
                           "host; the CUDA target runs every buffer access in a "
                           "kernel");

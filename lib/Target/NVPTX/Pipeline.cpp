@@ -134,22 +134,26 @@ void tfc::buildCudaTensorPipeline(OpPassManager &pm) {
   // layer (the layers are inline on the GPU).
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   pm.addPass(createCSEPass());
+  // Every layer's ops alike for tfc-outline-blocks (first in the lowering):
+  // what depends on weights only (a merged projection's concat) is made
+  // once, at init.
+  pm.addPass(createHoistBlockInvariants());
 }
 
 void tfc::buildCudaLoweringPipeline(OpPassManager &pm,
                                     const CudaTargetOptions &options,
                                     const CpuTargetOptions &host,
                                     bool deviceCodeOnly) {
-  // The layers stay inline on the GPU's host code (its launches and
-  // transfers are checked per entry). Attention, rotary embeddings and KV
+  // The layers are compiled once, as on the CPU: the host code calls one
+  // function per kind of layer, whose launches are those of the layers
+  // compiled in place (--inline-blocks). Attention, rotary embeddings and KV
   // cache writes read split heads, and attention writes merged ones,
   // through strides (GPU kernels load and store any layout): no copy
   // kernels.
   CudaLowerKernelsOptions lowering;
   lowering.fp32Matmul = options.tf32Matmul ? "tf32" : "ieee";
   buildModelBufferizationPipeline(pm, host, createCudaLowerKernels(lowering),
-                                  /*copiesAsLoops=*/true,
-                                  /*outlineBlocks=*/false,
+                                  /*copiesAsLoops=*/true, host.outlineBlocks,
                                   kernel::createKernelFoldTransposedOperands());
   pm.addPass(createMapLoopsToGPU());
   pm.addPass(createLowerEntryPoints());

@@ -56,3 +56,62 @@ func.func @shape_buffer(%a: memref<?xf32>, %n: i64) -> memref<?x?xf32> {
   memref.dealloc %s : memref<2xi64>
   return %r : memref<?x?xf32>
 }
+
+// -----
+
+// The deallocation pipeline's lists (where a layer function's results leave
+// ownership to run time): pointers and conditions the host fills, passes to
+// its private helper and reads back stay on the host stack, and the helper
+// reads and writes them there.
+// CHECK-LABEL: func.func @dealloc_lists
+// CHECK: %[[P:.*]] = memref.alloca() : memref<2xindex>
+// CHECK: %[[C:.*]] = memref.alloca() : memref<2xi1>
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: call @helper
+// CHECK: memref.load %[[C]]
+// CHECK-NOT: memref.dealloc %[[P]]
+func.func @dealloc_lists(%a: memref<4xf32>, %b: memref<4xf32>) -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = memref.alloc() : memref<2xindex>
+  %c = memref.alloc() : memref<2xi1>
+  %pa = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+  %pb = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+  memref.store %pa, %p[%c0] : memref<2xindex>
+  memref.store %pb, %p[%c1] : memref<2xindex>
+  %pc = memref.cast %p : memref<2xindex> to memref<?xindex>
+  %cc = memref.cast %c : memref<2xi1> to memref<?xi1>
+  call @helper(%pc, %cc) : (memref<?xindex>, memref<?xi1>) -> ()
+  %r = memref.load %c[%c0] : memref<2xi1>
+  memref.dealloc %p : memref<2xindex>
+  memref.dealloc %c : memref<2xi1>
+  return %r : i1
+}
+func.func private @helper(%p: memref<?xindex>, %c: memref<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = memref.load %p[%c0] : memref<?xindex>
+  %y = memref.load %p[%c1] : memref<?xindex>
+  %e = arith.cmpi eq, %x, %y : index
+  memref.store %e, %c[%c0] : memref<?xi1>
+  return
+}
+
+// -----
+
+// A list a kernel reads is device memory: the host may not fill it.
+func.func @device_list(%out: memref<2xi64>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i64
+  %l = memref.alloc() : memref<2xi64>
+  // expected-error @+1 {{this operation would access device memory from the host}}
+  memref.store %one, %l[%c0] : memref<2xi64>
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    %v = memref.load %l[%i] : memref<2xi64>
+    memref.store %v, %out[%i] : memref<2xi64>
+  }
+  memref.dealloc %l : memref<2xi64>
+  return
+}
