@@ -299,8 +299,9 @@ static Value toPointer(OpBuilder &b, Location loc, Value address,
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
 }
 
-Value gpuk::loadGlobalVector(OpBuilder &b, Location loc, const AsyncSource &src,
-                             ValueRange indices, VectorType type) {
+/// The global pointer to src[indices].
+static Value elementPointer(OpBuilder &b, Location loc, const AsyncSource &src,
+                            ValueRange indices) {
   Value element = indexConst(b, loc, 0);
   for (auto [i, v] : llvm::enumerate(indices))
     element = arith::AddIOp::create(
@@ -308,8 +309,13 @@ Value gpuk::loadGlobalVector(OpBuilder &b, Location loc, const AsyncSource &src,
   Value address = arith::AddIOp::create(
       b, loc, src.address,
       arith::MulIOp::create(b, loc, element, indexConst(b, loc, src.bytes)));
+  return toPointer(b, loc, address, /*global=*/1);
+}
+
+Value gpuk::loadGlobalVector(OpBuilder &b, Location loc, const AsyncSource &src,
+                             ValueRange indices, VectorType type) {
   return LLVM::LoadOp::create(b, loc, type,
-                              toPointer(b, loc, address, /*global=*/1),
+                              elementPointer(b, loc, src, indices),
                               /*alignment=*/16);
 }
 
@@ -351,13 +357,8 @@ void gpuk::copyTileAsync(OpBuilder &b, Location loc, const AsyncSource &src,
         idx.push_back(minIndex(b, l, row, lastRow));
         idx.push_back(
             arith::SelectOp::create(b, l, colInside, col, indexConst(b, l, 0)));
-        Value element = indexConst(b, l, 0);
-        for (auto [i, v] : llvm::enumerate(idx))
-          element = add(b, l, element, mul(b, l, v, src.strides[i]));
         Value bytes = indexConst(b, l, src.bytes);
-        Value from =
-            toPointer(b, l, add(b, l, src.address, mul(b, l, element, bytes)),
-                      /*global=*/1);
+        Value from = elementPointer(b, l, src, idx);
         Value dst =
             toPointer(b, l,
                       add(b, l, sharedBase,

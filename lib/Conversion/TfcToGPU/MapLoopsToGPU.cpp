@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tfc {
 #define GEN_PASS_DEF_MAPLOOPSTOGPU
@@ -96,13 +97,13 @@ bool touchesMemory(Operation *op) {
 /// and stores of those arguments are the host's too.
 llvm::DenseSet<Operation *> keepHostListsOnHost(ModuleOp module) {
   SmallVector<memref::AllocOp> lists;
-  llvm::DenseMap<Operation *, SmallVector<unsigned>> callees;
+  llvm::SetVector<Operation *> callees;
   module.walk([&](memref::AllocOp alloc) {
     MemRefType type = alloc.getType();
     if (alloc->getParentOfType<gpu::LaunchOp>() || !type.hasStaticShape() ||
         type.getRank() != 1 || !type.getElementType().isIntOrIndex())
       return;
-    SmallVector<std::pair<Operation *, unsigned>> calls;
+    SmallVector<Operation *> calls;
     auto hostUse = [&](OpOperand &use) {
       Operation *user = use.getOwner();
       if (user->getParentOfType<gpu::LaunchOp>())
@@ -112,9 +113,8 @@ llvm::DenseSet<Operation *> keepHostListsOnHost(ModuleOp module) {
       if (auto store = dyn_cast<memref::StoreOp>(user))
         return store.getMemRef() == use.get();
       if (auto call = dyn_cast<func::CallOp>(user)) {
-        calls.push_back({module.lookupSymbol(call.getCalleeAttr()),
-                         use.getOperandNumber()});
-        return calls.back().first != nullptr;
+        calls.push_back(module.lookupSymbol(call.getCalleeAttr()));
+        return calls.back() != nullptr;
       }
       return isa<memref::LoadOp, memref::DeallocOp,
                  memref::ExtractAlignedPointerAsIndexOp>(user);
@@ -130,8 +130,7 @@ llvm::DenseSet<Operation *> keepHostListsOnHost(ModuleOp module) {
         return;
     }
     lists.push_back(alloc);
-    for (auto [callee, operand] : calls)
-      callees[callee].push_back(operand);
+    callees.insert(calls.begin(), calls.end());
   });
   for (memref::AllocOp alloc : lists) {
     OpBuilder b(alloc);
@@ -144,7 +143,7 @@ llvm::DenseSet<Operation *> keepHostListsOnHost(ModuleOp module) {
   }
   // A callee all of whose memref arguments are such lists at every call.
   llvm::DenseSet<Operation *> hostFunctions;
-  for (auto &[callee, operands] : callees) {
+  for (Operation *callee : callees) {
     auto fn = dyn_cast<func::FuncOp>(callee);
     if (!fn || fn.isExternal() || fn.isPublic())
       continue;
@@ -158,7 +157,7 @@ llvm::DenseSet<Operation *> keepHostListsOnHost(ModuleOp module) {
         all = false;
         break;
       }
-      for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
+      for (Value arg : call.getOperands()) {
         if (!isa<MemRefType>(arg.getType()))
           continue;
         if (auto cast = arg.getDefiningOp<memref::CastOp>())

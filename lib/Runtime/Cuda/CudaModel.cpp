@@ -410,7 +410,6 @@ void CudaState::issueRecorded(const std::string &key) {
     if (cached.exec) {
       if (!driver->updateGraph(cached.exec, launches, error))
         return fallBack();
-      ++graphUpdates;
     } else if (!driver->captureGraph(launches, cached.exec, error)) {
       return fallBack();
     }

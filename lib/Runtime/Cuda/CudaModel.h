@@ -103,9 +103,8 @@ struct CudaState {
     bool noGraph = false;
   };
   std::map<std::string, CachedGraph> graphCache;
-  /// Runs whose launches were one graph (since load), and those of them
-  /// whose graph was updated in place first.
-  uint64_t graphRuns = 0, graphUpdates = 0;
+  /// Runs whose launches were one graph (since load).
+  uint64_t graphRuns = 0;
 
   /// Device buffers for the inputs of entry `entry`, kept across runs (a
   /// graph's launches read them at fixed addresses): input `input`'s,

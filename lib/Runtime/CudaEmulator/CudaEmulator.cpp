@@ -972,7 +972,10 @@ int cuGraphExecUpdate_v2(void *exec, void *graph, void *resultInfo) {
     if (result)
       *result = to->nodes.size() == from->nodes.size() ? 5 : 2;
     return fail(kGraphExecUpdateFailure,
-                "cuGraphExecUpdate: the graph's kernels or blocks differ");
+                same ? "cuGraphExecUpdate: refused "
+                       "(TFC_CUDA_EMULATOR_REFUSE_UPDATES)"
+                     : "cuGraphExecUpdate: the graph's kernels or blocks "
+                       "differ");
   }
   to->nodes = from->nodes;
   if (result)
