@@ -734,7 +734,7 @@ INLINE void split(const float *q, const void *k, const void *v,
       const void *nextV = kv_at(vb, (t0 + n) * s.vs[2], half);
       for (int64_t r = 0; r < rows; r += GROUP_ROWS) {
         int64_t left = rows - r < GROUP_ROWS ? rows - r : GROUP_ROWS;
-        const float *qr[GROUP_ROWS];
+        const float *qr[GROUP_ROWS] = {0};
         for (int64_t i = 0; i < left; ++i)
           qr[i] = row[r + i].q;
         int64_t pre = r == 0 ? ahead : 0;
