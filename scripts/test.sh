@@ -25,7 +25,16 @@ echo "test: $(disk_free) free on the disk of $root"
 # cache outside the tree (TFC_CACHE_DIR) that later runs reuse.
 "$root/scripts/setup-test-data.sh" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
+# The lit suite's slowest files in the run just done (lit's own record of
+# each file's time; ctest shows a passing test's output only with -V).
+slowest_lit() {
+  local times=$build_dir/test/.lit_test_times.txt
+  [[ -f $times ]] || return 0
+  echo "test: the slowest lit files (seconds):"
+  awk '{t = $1 < 0 ? -$1 : $1; printf "%8.1f %s\n", t, $2}' "$times" | sort -gr | sed -n 1,12p
+}
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+slowest_lit
 # The Python package (python/): built against this build, then pytest.
 "$root/scripts/test-python.sh"
 # The suite once more with the host masked down to x86-64-v3 (AVX2 + FMA:
