@@ -18,7 +18,8 @@
 //
 // It is also the reference of the end-to-end tests of compiled models:
 // --weights reads the weights from a .safetensors file (as tfc-run does),
-// --save-inputs writes the generated inputs as .npy files for tfc-run, and
+// --save-inputs writes the generated inputs as .npy files for tfc-run
+// (without evaluating, unless it also compares), and
 // --compare-npy compares the results with .npy files (tfc-run's outputs).
 // --elementwise makes either comparison element by element (the end-to-end
 // tests' criterion, interp::compareElementwise).
@@ -98,7 +99,8 @@ cl::opt<std::string> weightsFile(
     cl::value_desc("file"));
 cl::opt<std::string> saveInputs(
     "save-inputs",
-    cl::desc("Write the generated inputs to DIR/<input name>.npy"),
+    cl::desc("Write the generated inputs to DIR/<input name>.npy (and, "
+             "without --compare or --compare-npy, stop there)"),
     cl::value_desc("dir"));
 cl::list<std::string> compareNpy(
     "compare-npy",
@@ -367,6 +369,13 @@ int main(int argc, char **argv) {
                                     ".npy");
         if (!writeTensor(in, path.str().str()))
           return 1;
+      }
+      // Only the inputs are wanted (test/E2E/Inputs/compare.sh saves them
+      // for tfc-run, then compares in a second call): no evaluation.
+      if (compareNpy.empty() && !other) {
+        outs() << "@" << func.getName() << ": " << inputs->size()
+               << " inputs written to '" << saveInputs << "'\n";
+        continue;
       }
     }
     FailureOr<SmallVector<interp::Tensor>> results =
